@@ -1,0 +1,507 @@
+//! The coordinator's lifecycle and calls (SEMANTICS 2, 3, 4, 6).
+//!
+//! Every call validates in the order SEMANTICS 2 fixes (state, then subtask
+//! range, then content), mutates the slots, runs the commit rule (see
+//! `commit`), and reports what it did. A fatal error moves the instance to
+//! `failed`; `declined` and `storage` errors leave it usable.
+
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::env::Env;
+use crate::error::{Error, Result};
+use crate::savepoint::{Savepoints, TagChanges};
+use crate::slots::{EndEntry, SlotEntry, Slots};
+use crate::state_codec;
+use crate::table::TableLog;
+use crate::types::{checkpoint_name, Config, Entry, Lifecycle, Outcome, RecoveryMode, RestorePoint, END, MAX_CHECKPOINT, MAX_PARALLELISM};
+
+/// What made the commit rule run: decides whether a final commit is due (SEMANTICS 5.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Trigger {
+    /// `checkpoint-complete`.
+    Completion,
+    /// A call that delivered an END entry.
+    EndArrival,
+    /// Any other call.
+    Other,
+}
+
+/// Global-restore bookkeeping while `restoring` (SEMANTICS 6.2).
+#[derive(Clone, Debug)]
+pub(crate) struct Recovery {
+    pub(crate) checkpoint: u64,
+    /// END entries from the state bytes (and synthesized ones for finished writers).
+    pub(crate) persisted_ends: BTreeMap<u32, EndEntry>,
+    pub(crate) restored: BTreeSet<u32>,
+}
+
+/// Accumulates what one call did.
+#[derive(Default)]
+pub(crate) struct CallLog {
+    pub(crate) committed: Vec<u64>,
+    pub(crate) tags: TagChanges,
+    pub(crate) restart_required: bool,
+}
+
+pub struct Coordinator {
+    pub(crate) config: Config,
+    restore: Option<RestorePoint>,
+    pub(crate) life: Lifecycle,
+    pub(crate) commit_user: String,
+    pub(crate) slots: Slots,
+    /// Highest completed checkpoint (none until the first completion or a recovery).
+    pub(crate) completed: Option<u64>,
+    /// Highest checkpoint up to which this instance ran a commit (empty ones included).
+    pub(crate) committed_through: Option<u64>,
+    pub(crate) final_done: bool,
+    pub(crate) log: TableLog,
+    pub(crate) savepoints: Savepoints,
+    pub(crate) recovery: Option<Recovery>,
+    /// The recovery commit wrote a snapshot (in this or an earlier failed attempt).
+    pub(crate) recovery_wrote: bool,
+}
+
+impl Coordinator {
+    /// Stores the configuration; nothing is validated or read until `start`.
+    pub fn new(config: Config, restore: Option<RestorePoint>) -> Self {
+        let parallelism = config.parallelism;
+        let savepoints = Savepoints::new(config.savepoint_auto_tag, config.tag_time_retained_ms);
+        Coordinator {
+            commit_user: config.commit_user.clone(),
+            config,
+            restore,
+            life: Lifecycle::Created,
+            slots: Slots::new(parallelism),
+            completed: None,
+            committed_through: None,
+            final_done: false,
+            log: TableLog::default(),
+            savepoints,
+            recovery: None,
+            recovery_wrote: false,
+        }
+    }
+
+    pub fn state(&self) -> Lifecycle {
+        self.life
+    }
+
+    pub fn commit_user(&self) -> &str {
+        &self.commit_user
+    }
+
+    /// Whether the final commit has happened (SEMANTICS 5.3).
+    pub fn final_committed(&self) -> bool {
+        self.final_done
+    }
+
+    /// Savepoint ids waiting for their snapshot to be committed.
+    pub fn pending_savepoints(&self) -> Vec<u64> {
+        self.savepoints.pending().copied().collect()
+    }
+
+    // --- calls -------------------------------------------------------------
+
+    pub fn start(&mut self, env: &mut dyn Env) -> Result<Outcome> {
+        self.call(|c, log| c.start_inner(env, log))
+    }
+
+    pub fn event(&mut self, env: &mut dyn Env, subtask: u32, attempt: u32, entry: Entry) -> Result<Outcome> {
+        let _ = attempt; // informational only (SEMANTICS 2)
+        self.call(|c, log| c.event_inner(env, subtask, entry, log))
+    }
+
+    pub fn restored(&mut self, env: &mut dyn Env, subtask: u32, attempt: u32, checkpoint: u64, entries: Vec<Entry>) -> Result<Outcome> {
+        let _ = attempt;
+        self.call(|c, log| c.restored_inner(env, subtask, checkpoint, entries, log))
+    }
+
+    pub fn subtask_reset(&mut self, env: &mut dyn Env, subtask: u32, checkpoint: Option<u64>) -> Result<Outcome> {
+        self.call(|c, log| c.reset_inner(env, subtask, checkpoint, log))
+    }
+
+    pub fn checkpoint(&mut self, env: &mut dyn Env, checkpoint: u64) -> Result<Vec<u8>> {
+        let _ = env; // taking state reads nothing
+        let result = self.checkpoint_inner(checkpoint);
+        self.fail_on_fatal(&result);
+        result
+    }
+
+    pub fn checkpoint_complete(&mut self, env: &mut dyn Env, checkpoint: u64) -> Result<Outcome> {
+        self.call(|c, log| c.complete_inner(env, checkpoint, log))
+    }
+
+    pub fn checkpoint_aborted(&mut self, env: &mut dyn Env, checkpoint: u64) -> Result<Outcome> {
+        self.call(|c, log| c.aborted_inner(env, checkpoint, log))
+    }
+
+    pub fn close(&mut self, env: &mut dyn Env) -> Result<Outcome> {
+        let _ = env;
+        if matches!(self.life, Lifecycle::Created | Lifecycle::Restoring | Lifecycle::Running) {
+            self.life = Lifecycle::Closed;
+        }
+        Ok(self.outcome(CallLog::default()))
+    }
+
+    // --- plumbing ------------------------------------------------------------
+
+    fn call(&mut self, f: impl FnOnce(&mut Self, &mut CallLog) -> Result<()>) -> Result<Outcome> {
+        let mut log = CallLog::default();
+        let result = f(self, &mut log);
+        self.fail_on_fatal(&result);
+        result.map(|()| self.outcome(log))
+    }
+
+    fn fail_on_fatal<T>(&mut self, result: &Result<T>) {
+        if let Err(e) = result {
+            if e.kind.is_fatal() && !matches!(self.life, Lifecycle::Closed | Lifecycle::Failed) {
+                self.life = Lifecycle::Failed;
+            }
+        }
+    }
+
+    fn outcome(&self, log: CallLog) -> Outcome {
+        Outcome {
+            state: self.life,
+            committed: log.committed,
+            tags_created: log.tags.created,
+            tags_deleted: log.tags.deleted,
+            restart_required: log.restart_required,
+        }
+    }
+
+    /// The state check every call makes first.
+    fn require(&self, call: &str, allowed: &[Lifecycle]) -> Result<()> {
+        if allowed.contains(&self.life) {
+            Ok(())
+        } else {
+            Err(Error::illegal_state(format!("{call} is not allowed while the coordinator is {}", self.life.name())))
+        }
+    }
+
+    fn require_subtask(&self, call: &str, s: u32) -> Result<()> {
+        if s < self.config.parallelism {
+            Ok(())
+        } else {
+            Err(Error::invalid_event(format!(
+                "{call}: subtask {s} is outside parallelism {}",
+                self.config.parallelism
+            )))
+        }
+    }
+
+    fn require_checkpoint(call: &str, c: u64, end_allowed: bool) -> Result<()> {
+        if c <= MAX_CHECKPOINT || (end_allowed && c == END) {
+            Ok(())
+        } else {
+            Err(Error::invalid_event(format!("{call}: checkpoint id {c} is out of range")))
+        }
+    }
+
+    /// Highest identifier this commit user committed, or highest checkpoint
+    /// this instance ran a commit for, whichever is higher (SEMANTICS 3 rule 2).
+    pub(crate) fn committed_high(&self) -> Option<u64> {
+        self.log.user_high(&self.commit_user).max(self.committed_through)
+    }
+
+    // --- start ---------------------------------------------------------------
+
+    fn start_inner(&mut self, env: &mut dyn Env, log: &mut CallLog) -> Result<()> {
+        if self.life == Lifecycle::Restoring && self.recovery_ready() {
+            // The recovery commit inside an earlier `start` failed on storage: retry it.
+            return self.recovery_commit(env, log);
+        }
+        self.require("start", &[Lifecycle::Created])?;
+        let p = self.config.parallelism;
+        if p == 0 || p > MAX_PARALLELISM {
+            return Err(Error::invalid_config(format!("parallelism {p} is outside 1..={MAX_PARALLELISM}")));
+        }
+        if self.config.commit_user.is_empty() {
+            return Err(Error::invalid_config("the commit user is empty"));
+        }
+        let Some(rp) = &self.restore else {
+            self.log.load(env)?;
+            self.final_done = self.log.has_final(&self.commit_user);
+            self.life = Lifecycle::Running;
+            return Ok(());
+        };
+        let r = rp.checkpoint;
+        Self::require_checkpoint("restore", r, false)?;
+        let state = state_codec::decode(&rp.state)?;
+        if !state.end_entries.is_empty() && state.parallelism != p {
+            return Err(Error::corrupt_state(format!(
+                "cannot rescale a partly finished sink: the state of checkpoint {r} has parallelism {} and END entries, the configuration has {p}",
+                state.parallelism
+            )));
+        }
+        let mut finished = BTreeSet::new();
+        for &s in &rp.finished_subtasks {
+            self.require_subtask("restore (finished subtasks)", s)?;
+            finished.insert(s);
+        }
+        // Everything is valid: read the table (a storage error leaves the instance `created`).
+        self.log.load(env)?;
+        self.commit_user = state.commit_user;
+        self.final_done = self.log.has_final(&self.commit_user);
+        let mut persisted_ends: BTreeMap<u32, EndEntry> = state.end_entries.into_iter().collect();
+        for &s in &finished {
+            persisted_ends.entry(s).or_insert_with(EndEntry::synthesized);
+        }
+        for (s, e) in &persisted_ends {
+            self.slots.set_end(*s, Some(e.clone()));
+        }
+        self.recovery = Some(Recovery { checkpoint: r, persisted_ends, restored: finished });
+        self.life = Lifecycle::Restoring;
+        if self.recovery_ready() {
+            self.recovery_commit(env, log)?;
+        }
+        Ok(())
+    }
+
+    fn recovery_ready(&self) -> bool {
+        self.recovery
+            .as_ref()
+            .is_some_and(|r| r.restored.len() as u64 == u64::from(self.config.parallelism))
+    }
+
+    // --- writer events ---------------------------------------------------------
+
+    fn event_inner(&mut self, env: &mut dyn Env, s: u32, entry: Entry, log: &mut CallLog) -> Result<()> {
+        self.require("event", &[Lifecycle::Running])?;
+        self.require_subtask("event", s)?;
+        let c = entry.checkpoint;
+        Self::require_checkpoint(&format!("event of subtask {s}"), c, true)?;
+        if self.final_done {
+            return Ok(()); // rule 1: nothing after the final commit
+        }
+        if c == END {
+            // Replaces any END entry: the newest report is authoritative; the flag is ignored.
+            let end = EndEntry { committables: entry.committables, watermark: entry.watermark, synthesized: false };
+            self.slots.set_end(s, Some(end));
+            return self.commit_rule(env, Trigger::EndArrival, log);
+        }
+        let max = self.slots.max(s);
+        let covered = max.is_some_and(|m| m >= c);
+        // Rule 2: committed work.
+        if self.committed_high().is_some_and(|h| c <= h) {
+            if covered {
+                return self.commit_rule(env, Trigger::Other, log); // a resend
+            }
+            return Err(Error::invalid_event(format!(
+                "subtask {s} reported checkpoint {c}, which is already committed, but had not reported it before (reused commit user or writer restarted from scratch?)"
+            )));
+        }
+        // Rule 3: a second report for the same checkpoint.
+        if let Some(existing) = self.slots.entry(s, c) {
+            if existing.committables == entry.committables
+                && existing.watermark == entry.watermark
+                && existing.savepoint == entry.savepoint
+            {
+                return self.commit_rule(env, Trigger::Other, log);
+            }
+            return Err(Error::invalid_event(format!(
+                "subtask {s} reported checkpoint {c} again with a different entry"
+            )));
+        }
+        // Rule 4: strictly increasing per writer.
+        if let Some(m) = max.filter(|m| c <= *m) {
+            return Err(Error::invalid_event(format!(
+                "subtask {s} reported checkpoint {c} after checkpoint {m}: checkpoints must increase"
+            )));
+        }
+        // Rule 5.
+        if entry.savepoint {
+            self.savepoints.flagged(c);
+        }
+        self.slots.put_entry(
+            s,
+            c,
+            SlotEntry { committables: entry.committables, watermark: entry.watermark, savepoint: entry.savepoint },
+        );
+        self.slots.set_max(s, Some(c));
+        self.commit_rule(env, Trigger::Other, log)
+    }
+
+    /// Checks a restore event's entries (SEMANTICS 6.1): ids `<= r` or END,
+    /// unique, at most one END.
+    fn validate_restored(s: u32, r: u64, entries: &[Entry]) -> Result<()> {
+        let mut seen = BTreeSet::new();
+        for e in entries {
+            if e.checkpoint != END && e.checkpoint > r {
+                return Err(Error::invalid_event(format!(
+                    "restore event of subtask {s} from checkpoint {r} holds an entry for later checkpoint {}",
+                    checkpoint_name(e.checkpoint)
+                )));
+            }
+            if !seen.insert(e.checkpoint) {
+                return Err(Error::invalid_event(format!(
+                    "restore event of subtask {s} from checkpoint {r} holds checkpoint {} twice",
+                    checkpoint_name(e.checkpoint)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn restored_inner(&mut self, env: &mut dyn Env, s: u32, r: u64, entries: Vec<Entry>, log: &mut CallLog) -> Result<()> {
+        self.require("restored", &[Lifecycle::Restoring, Lifecycle::Running])?;
+        self.require_subtask("restored", s)?;
+        Self::require_checkpoint(&format!("restore event of subtask {s}"), r, false)?;
+        Self::validate_restored(s, r, &entries)?;
+        if self.life == Lifecycle::Restoring {
+            return self.restored_while_restoring(env, s, r, entries, log);
+        }
+        if self.final_done {
+            return Ok(()); // region replays are ignored after the final commit
+        }
+        let high = self.committed_high();
+        let mut end_arrived = false;
+        for e in entries {
+            if e.checkpoint == END {
+                let end = EndEntry { committables: e.committables, watermark: e.watermark, synthesized: false };
+                self.slots.set_end(s, Some(end));
+                end_arrived = true;
+            } else if high.is_some_and(|h| e.checkpoint <= h) {
+                // Already in the table.
+            } else {
+                if e.savepoint {
+                    self.savepoints.flagged(e.checkpoint);
+                }
+                let entry = SlotEntry { committables: e.committables, watermark: e.watermark, savepoint: e.savepoint };
+                self.slots.put_entry(s, e.checkpoint, entry);
+            }
+        }
+        // A writer restored from r has reported everything up to r.
+        let max = self.slots.max(s).max(Some(r));
+        self.slots.set_max(s, max);
+        let trigger = if end_arrived { Trigger::EndArrival } else { Trigger::Other };
+        self.commit_rule(env, trigger, log)
+    }
+
+    fn restored_while_restoring(&mut self, env: &mut dyn Env, s: u32, r: u64, entries: Vec<Entry>, log: &mut CallLog) -> Result<()> {
+        let (expected, persisted) = match &self.recovery {
+            Some(rec) => (rec.checkpoint, rec.persisted_ends.get(&s).cloned()),
+            None => return Err(Error::illegal_state("restored: no restore in progress")),
+        };
+        if r != expected {
+            return Err(Error::invalid_event(format!(
+                "restore event of subtask {s} is from checkpoint {r}, the coordinator restores checkpoint {expected}"
+            )));
+        }
+        // A second restore event replaces the first entirely.
+        self.slots.reset_ordinary(s, None);
+        let mut end = persisted;
+        for e in entries {
+            if e.checkpoint == END {
+                end = Some(EndEntry { committables: e.committables, watermark: e.watermark, synthesized: false });
+            } else {
+                // Kept even if already committed: the recovery filter skips them, and
+                // their savepoint flags still count (a missing tag is re-created).
+                if e.savepoint {
+                    self.savepoints.flagged(e.checkpoint);
+                }
+                let entry = SlotEntry { committables: e.committables, watermark: e.watermark, savepoint: e.savepoint };
+                self.slots.put_entry(s, e.checkpoint, entry);
+            }
+        }
+        self.slots.set_end(s, end);
+        self.slots.set_max(s, Some(r));
+        if let Some(rec) = &mut self.recovery {
+            rec.restored.insert(s);
+        }
+        if self.recovery_ready() {
+            self.recovery_commit(env, log)?;
+        }
+        Ok(())
+    }
+
+    fn reset_inner(&mut self, env: &mut dyn Env, s: u32, r: Option<u64>, log: &mut CallLog) -> Result<()> {
+        self.require("subtask-reset", &[Lifecycle::Restoring, Lifecycle::Running])?;
+        self.require_subtask("subtask-reset", s)?;
+        if let Some(r) = r {
+            Self::require_checkpoint(&format!("subtask-reset of subtask {s}"), r, false)?;
+        }
+        if self.life == Lifecycle::Restoring {
+            // The slot waits for a new restore event; the persisted END entry stays.
+            let persisted = self.recovery.as_ref().and_then(|rec| rec.persisted_ends.get(&s).cloned());
+            self.slots.reset_ordinary(s, None);
+            self.slots.set_end(s, persisted);
+            if let Some(rec) = &mut self.recovery {
+                rec.restored.remove(&s);
+            }
+            return Ok(());
+        }
+        if self.final_done {
+            return Ok(());
+        }
+        self.slots.reset_ordinary(s, r);
+        self.slots.set_end(s, None);
+        self.commit_rule(env, Trigger::Other, log)
+    }
+
+    // --- checkpoint callbacks ------------------------------------------------------
+
+    fn checkpoint_inner(&mut self, n: u64) -> Result<Vec<u8>> {
+        match self.life {
+            Lifecycle::Created | Lifecycle::Restoring => {
+                return Err(Error::declined(format!(
+                    "checkpoint {}: the coordinator is {} and has no state to take yet",
+                    checkpoint_name(n),
+                    self.life.name()
+                )))
+            }
+            Lifecycle::Running => {}
+            _ => self.require("checkpoint", &[Lifecycle::Running])?,
+        }
+        Self::require_checkpoint("checkpoint", n, true)?;
+        // After the final commit no END entry is uncommitted.
+        let ends: Vec<(u32, &EndEntry)> = if self.final_done {
+            Vec::new()
+        } else {
+            self.slots.ends().iter().map(|(s, e)| (*s, e)).collect()
+        };
+        Ok(state_codec::encode(&self.commit_user, self.config.parallelism, ends.into_iter()))
+    }
+
+    fn complete_inner(&mut self, env: &mut dyn Env, n: u64, log: &mut CallLog) -> Result<()> {
+        self.require("checkpoint-complete", &[Lifecycle::Running])?;
+        Self::require_checkpoint("checkpoint-complete", n, true)?;
+        if self.final_done {
+            return Ok(());
+        }
+        // Flink may skip notifications: a completion covers every earlier checkpoint.
+        self.completed = self.completed.max(Some(n));
+        self.commit_rule(env, Trigger::Completion, log)
+    }
+
+    fn aborted_inner(&mut self, env: &mut dyn Env, n: u64, log: &mut CallLog) -> Result<()> {
+        self.require("checkpoint-aborted", &[Lifecycle::Restoring, Lifecycle::Running])?;
+        Self::require_checkpoint("checkpoint-aborted", n, true)?;
+        // Never drops committables: a later completion commits them.
+        self.savepoints.aborted(env, &self.commit_user, n, &mut log.tags)
+    }
+
+    pub(crate) fn finish_recovery(&mut self, r: u64, log: &mut CallLog) {
+        self.life = Lifecycle::Running;
+        self.recovery = None;
+        self.completed = self.completed.max(Some(r));
+        self.committed_through = self.committed_through.max(Some(r));
+        log.restart_required = self.recovery_wrote && self.config.recovery == RecoveryMode::Restart;
+    }
+}
+
+impl core::fmt::Debug for Coordinator {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Coordinator")
+            .field("state", &self.life)
+            .field("commit_user", &self.commit_user)
+            .field("completed", &self.completed)
+            .field("committed_through", &self.committed_through)
+            .field("final_done", &self.final_done)
+            .finish()
+    }
+}
+

@@ -1,0 +1,126 @@
+//! The only two effects the core has: storage and time. The component
+//! bindings implement them with the WIT imports; native hosts and tests
+//! implement them directly (e.g. in memory).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// A storage failure, as returned by the `storage` import.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StorageError {
+    /// The backend failed; for writes the change may or may not have landed.
+    Io(String),
+    /// The key is not acceptable to the backend.
+    InvalidKey(String),
+}
+
+impl core::fmt::Display for StorageError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            StorageError::Io(m) => write!(f, "storage i/o error: {m}"),
+            StorageError::InvalidKey(m) => write!(f, "invalid storage key: {m}"),
+        }
+    }
+}
+
+/// Object-store style key/value storage (see `wit/coordinator.wit`, interface `storage`).
+pub trait Storage {
+    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError>;
+    /// Atomic create; `Ok(true)` if this call created the key, `Ok(false)` if it existed.
+    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError>;
+    /// Overwriting write (hints only).
+    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError>;
+    fn delete(&mut self, key: &str) -> Result<(), StorageError>;
+    /// Keys starting with `prefix`, in byte order.
+    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError>;
+}
+
+/// The time source.
+pub trait Clock {
+    fn now_ms(&mut self) -> u64;
+}
+
+/// Everything a coordinator call may touch.
+pub trait Env: Storage + Clock {}
+impl<T: Storage + Clock> Env for T {}
+
+/// An in-memory storage, for tests and the native replay path.
+#[derive(Clone, Debug, Default)]
+pub struct MemStorage {
+    pub map: alloc::collections::BTreeMap<String, Vec<u8>>,
+}
+
+impl Storage for MemStorage {
+    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        Ok(self.map.get(key).cloned())
+    }
+    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
+        if self.map.contains_key(key) {
+            return Ok(false);
+        }
+        self.map.insert(key.into(), value.to_vec());
+        Ok(true)
+    }
+    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
+        self.map.insert(key.into(), value.to_vec());
+        Ok(())
+    }
+    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
+        self.map.remove(key);
+        Ok(())
+    }
+    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        Ok(self
+            .map
+            .range::<str, _>((core::ops::Bound::Included(prefix), core::ops::Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(k, _)| k.clone())
+            .collect())
+    }
+}
+
+/// A clock that returns `start` first and adds `step` on every later reading.
+#[derive(Clone, Debug, Default)]
+pub struct StepClock {
+    pub next: u64,
+    pub step: u64,
+}
+
+impl Clock for StepClock {
+    fn now_ms(&mut self) -> u64 {
+        let now = self.next;
+        self.next = self.next.saturating_add(self.step);
+        now
+    }
+}
+
+/// Storage plus clock in one value, for native callers.
+#[derive(Clone, Debug, Default)]
+pub struct MemEnv {
+    pub storage: MemStorage,
+    pub clock: StepClock,
+}
+
+impl Storage for MemEnv {
+    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        self.storage.get(key)
+    }
+    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
+        self.storage.put_if_absent(key, value)
+    }
+    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
+        self.storage.put(key, value)
+    }
+    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
+        self.storage.delete(key)
+    }
+    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        self.storage.list(prefix)
+    }
+}
+
+impl Clock for MemEnv {
+    fn now_ms(&mut self) -> u64 {
+        self.clock.now_ms()
+    }
+}

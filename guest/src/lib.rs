@@ -1,0 +1,39 @@
+//! Exactly-once commit coordinator for streaming sinks: a sans-IO core.
+//!
+//! The coordinator is a pure state machine: every call takes the effects it
+//! may use (`env::Storage` + `env::Clock`) as an argument and returns an
+//! outcome; nothing runs in the background. The same code runs natively
+//! (tests, `replay --native`) and inside the WebAssembly component, where the
+//! `bindings` module implements the effects with the WIT imports.
+//!
+//! Modules, one per concern:
+//! - [`slots`]: per-writer bookkeeping and the incremental commit frontier;
+//! - [`commit`]: the commit rule (ordinary, final and recovery commits);
+//! - [`savepoint`]: savepoint auto-tags;
+//! - [`state_codec`]: the coordinator's versioned state bytes;
+//! - [`table`]: the table's snapshot log and tags over `Storage`;
+//! - [`writer`]: the writer-side helper;
+//! - [`coordinator`]: the lifecycle and the calls of SEMANTICS.
+
+extern crate alloc;
+
+pub mod commit;
+pub mod coordinator;
+pub mod env;
+pub mod error;
+pub mod savepoint;
+pub mod slots;
+pub mod state_codec;
+pub mod table;
+pub mod types;
+pub mod wire;
+pub mod writer;
+
+#[cfg(target_arch = "wasm32")]
+mod bindings;
+
+pub use coordinator::Coordinator;
+pub use env::{Clock, Env, MemEnv, MemStorage, StepClock, Storage, StorageError};
+pub use error::{Error, ErrorKind, Result};
+pub use types::*;
+pub use writer::Writer;

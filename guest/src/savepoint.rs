@@ -1,0 +1,91 @@
+//! Savepoint auto-tags (SEMANTICS 5.4).
+//!
+//! The coordinator's own checkpoint is taken before writers learn that a
+//! checkpoint is a savepoint, so the pending set is not persisted: writers
+//! replay the flag from their state after a failover.
+
+use alloc::collections::BTreeSet;
+use alloc::format;
+use alloc::string::String;
+
+use crate::env::Env;
+use crate::error::Result;
+use crate::table::{self, TableLog};
+
+pub fn tag_name(savepoint: u64) -> String {
+    format!("savepoint-{savepoint}")
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Savepoints {
+    enabled: bool,
+    retained_ms: Option<u64>,
+    pending: BTreeSet<u64>,
+    /// Ids aborted during this instance's lifetime: their late flags are ignored.
+    aborted: BTreeSet<u64>,
+}
+
+/// Tags created or deleted by one operation.
+#[derive(Default)]
+pub struct TagChanges {
+    pub created: alloc::vec::Vec<String>,
+    pub deleted: alloc::vec::Vec<String>,
+}
+
+impl Savepoints {
+    pub fn new(enabled: bool, retained_ms: Option<u64>) -> Self {
+        Savepoints { enabled, retained_ms, ..Default::default() }
+    }
+
+    /// An accepted entry for checkpoint `c` carried the savepoint flag.
+    pub fn flagged(&mut self, c: u64) {
+        if self.enabled && !self.aborted.contains(&c) {
+            self.pending.insert(c);
+        }
+    }
+
+    /// After a commit rule with target `t`: tag every pending `s <= t` whose
+    /// snapshot this commit user wrote, then drop it (tagged or not). An id
+    /// leaves the set only once its tag is durable, so a storage error keeps it.
+    pub fn tag_up_to(&mut self, env: &mut dyn Env, log: &mut TableLog, user: &str, t: u64, out: &mut TagChanges) -> Result<()> {
+        while let Some(&s) = self.pending.range(..=t).next() {
+            if let Some(id) = log.find_user_snapshot(env, user, s)? {
+                let name = tag_name(s);
+                if table::create_tag(env, &name, id, s, user, self.retained_ms)? {
+                    out.created.push(name);
+                }
+            }
+            self.pending.remove(&s);
+        }
+        Ok(())
+    }
+
+    /// `checkpoint-aborted(s)`: forget the pending id, remember the abort, and
+    /// delete a tag that already points at this user's snapshot for `s`.
+    pub fn aborted(&mut self, env: &mut dyn Env, user: &str, s: u64, out: &mut TagChanges) -> Result<()> {
+        if !self.enabled {
+            return Ok(());
+        }
+        self.pending.remove(&s);
+        self.aborted.insert(s);
+        let name = tag_name(s);
+        if table::delete_own_tag(env, &name, user, s)? {
+            out.deleted.push(name);
+        }
+        Ok(())
+    }
+
+    /// Once running, aborted ids up to the committed frontier can be
+    /// forgotten: a late event for them is rejected or ignored as committed work.
+    pub fn forget_aborted_up_to(&mut self, committed: u64) {
+        match committed.checked_add(1) {
+            Some(next) => self.aborted = self.aborted.split_off(&next),
+            None => self.aborted.clear(),
+        }
+    }
+
+    pub fn pending(&self) -> impl Iterator<Item = &u64> {
+        self.pending.iter()
+    }
+}
+

@@ -1,0 +1,365 @@
+//! Per-writer bookkeeping (SEMANTICS 3) with an incrementally kept commit
+//! frontier, so that an event costs O(log P) and never scans all slots.
+//!
+//! Slots are sparse: a subtask that never reported anything has no map entry.
+//! Three aggregates are kept up to date by every mutation:
+//! - `frontier`: multiset of `max` over slots without an END entry whose `max` is set;
+//! - `ends`: the END entries (their count says whether every slot ended);
+//! - `index`: checkpoint id -> subtasks holding an ordinary entry for it.
+
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::vec::Vec;
+
+/// An ordinary entry buffered in a slot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SlotEntry {
+    pub committables: Vec<Vec<u8>>,
+    pub watermark: Option<i64>,
+    pub savepoint: bool,
+}
+
+/// A writer's END entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndEntry {
+    pub committables: Vec<Vec<u8>>,
+    pub watermark: Option<i64>,
+    /// Made up for a finished writer whose END entry was not in the state:
+    /// neutral for the END snapshot's watermark (SEMANTICS 6.2).
+    pub synthesized: bool,
+}
+
+impl EndEntry {
+    pub fn synthesized() -> Self {
+        EndEntry { committables: Vec::new(), watermark: None, synthesized: true }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct Slot {
+    max: Option<u64>,
+    entries: BTreeMap<u64, SlotEntry>,
+}
+
+/// A watermark with both infinities (SEMANTICS 3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Watermark {
+    NegInf,
+    At(i64),
+    PosInf,
+}
+
+impl Watermark {
+    pub fn of(w: Option<i64>) -> Self {
+        w.map_or(Watermark::NegInf, Watermark::At)
+    }
+    /// What a snapshot records: `-inf` is "no watermark"; `+inf` is never
+    /// written (it cannot reach a snapshot, see SEMANTICS 3), so it maps to none.
+    pub fn recorded(self) -> Option<i64> {
+        match self {
+            Watermark::At(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Slots {
+    parallelism: u32,
+    slots: BTreeMap<u32, Slot>,
+    ends: BTreeMap<u32, EndEntry>,
+    frontier: BTreeMap<u64, u32>,
+    tracked: u32,
+    index: BTreeMap<u64, BTreeSet<u32>>,
+}
+
+impl Slots {
+    pub fn new(parallelism: u32) -> Self {
+        Slots {
+            parallelism,
+            slots: BTreeMap::new(),
+            ends: BTreeMap::new(),
+            frontier: BTreeMap::new(),
+            tracked: 0,
+            index: BTreeMap::new(),
+        }
+    }
+
+    pub fn parallelism(&self) -> u32 {
+        self.parallelism
+    }
+
+    // --- frontier bookkeeping -------------------------------------------
+
+    /// The frontier contribution of subtask `s`: `Some(max)` when it has no END entry and a max.
+    fn contribution(&self, s: u32) -> Option<u64> {
+        if self.ends.contains_key(&s) {
+            return None;
+        }
+        self.slots.get(&s).and_then(|slot| slot.max)
+    }
+
+    fn detach(&mut self, s: u32) {
+        if let Some(m) = self.contribution(s) {
+            if let Some(n) = self.frontier.get_mut(&m) {
+                *n -= 1;
+                if *n == 0 {
+                    self.frontier.remove(&m);
+                }
+            }
+            self.tracked -= 1;
+        }
+    }
+
+    fn attach(&mut self, s: u32) {
+        if let Some(m) = self.contribution(s) {
+            *self.frontier.entry(m).or_insert(0) += 1;
+            self.tracked += 1;
+        }
+        // Keep the map sparse.
+        if self.slots.get(&s).is_some_and(|slot| slot.max.is_none() && slot.entries.is_empty()) {
+            self.slots.remove(&s);
+        }
+    }
+
+    // --- queries ---------------------------------------------------------
+
+    pub fn max(&self, s: u32) -> Option<u64> {
+        self.slots.get(&s).and_then(|slot| slot.max)
+    }
+
+    pub fn entry(&self, s: u32, c: u64) -> Option<&SlotEntry> {
+        self.slots.get(&s).and_then(|slot| slot.entries.get(&c))
+    }
+
+    pub fn has_end(&self, s: u32) -> bool {
+        self.ends.contains_key(&s)
+    }
+
+    pub fn all_ended(&self) -> bool {
+        self.ends.len() as u64 == u64::from(self.parallelism)
+    }
+
+    pub fn ends(&self) -> &BTreeMap<u32, EndEntry> {
+        &self.ends
+    }
+
+    /// `min over slots without END of max`, or none while any of them has no max
+    /// (or every slot ended).
+    pub fn frontier(&self) -> Option<u64> {
+        let open = u64::from(self.parallelism) - self.ends.len() as u64;
+        if open == 0 || u64::from(self.tracked) < open {
+            return None;
+        }
+        self.frontier.keys().next().copied()
+    }
+
+    /// Checkpoint ids with at least one ordinary entry, up to `t` inclusive.
+    pub fn checkpoints_up_to(&self, t: u64) -> Vec<u64> {
+        self.index.range(..=t).map(|(c, _)| *c).collect()
+    }
+
+    /// Whether any ordinary entry for checkpoint `c` carries committables.
+    pub fn has_committables(&self, c: u64) -> bool {
+        self.each_entry(c).any(|(_, e)| !e.committables.is_empty())
+    }
+
+    /// Entries for checkpoint `c`, in subtask order.
+    pub fn each_entry(&self, c: u64) -> impl Iterator<Item = (u32, &SlotEntry)> + '_ {
+        self.index
+            .get(&c)
+            .into_iter()
+            .flat_map(|subtasks| subtasks.iter())
+            .filter_map(move |s| self.entry(*s, c).map(|e| (*s, e)))
+    }
+
+    /// Watermark of a snapshot for ordinary checkpoint `c`: the minimum over all
+    /// slots of the entry's watermark, `+inf` for an ended slot without one,
+    /// `-inf` for any other slot without one. Costs O(entries at c).
+    pub fn watermark_at(&self, c: u64) -> Watermark {
+        let open = u64::from(self.parallelism) - self.ends.len() as u64;
+        let mut open_with_entry = 0u64;
+        let mut min = Watermark::PosInf;
+        for (s, e) in self.each_entry(c) {
+            if !self.ends.contains_key(&s) {
+                open_with_entry += 1;
+            }
+            min = min.min(Watermark::of(e.watermark));
+        }
+        if open_with_entry < open {
+            return Watermark::NegInf;
+        }
+        min
+    }
+
+    /// Watermark of the END snapshot: minimum over END entries, synthesized
+    /// ones neutral; none when every END entry is synthesized.
+    pub fn end_watermark(&self) -> Option<i64> {
+        let mut min = Watermark::PosInf;
+        for e in self.ends.values().filter(|e| !e.synthesized) {
+            min = min.min(Watermark::of(e.watermark));
+        }
+        min.recorded()
+    }
+
+    // --- mutations -------------------------------------------------------
+
+    /// Inserts or replaces the ordinary entry `c` of subtask `s` (max unchanged).
+    pub fn put_entry(&mut self, s: u32, c: u64, entry: SlotEntry) {
+        self.slots.entry(s).or_default().entries.insert(c, entry);
+        self.index.entry(c).or_default().insert(s);
+    }
+
+    pub fn set_max(&mut self, s: u32, max: Option<u64>) {
+        self.detach(s);
+        self.slots.entry(s).or_default().max = max;
+        self.attach(s);
+    }
+
+    pub fn set_end(&mut self, s: u32, end: Option<EndEntry>) {
+        self.detach(s);
+        match end {
+            Some(e) => {
+                self.ends.insert(s, e);
+            }
+            None => {
+                self.ends.remove(&s);
+            }
+        }
+        self.attach(s);
+    }
+
+    fn unindex(&mut self, s: u32, c: u64) {
+        if let Some(set) = self.index.get_mut(&c) {
+            set.remove(&s);
+            if set.is_empty() {
+                self.index.remove(&c);
+            }
+        }
+    }
+
+    /// Drops ordinary entries above `r` (all with `None`) and sets max to the
+    /// highest remaining entry: a region failover (SEMANTICS 6.1).
+    pub fn reset_ordinary(&mut self, s: u32, r: Option<u64>) {
+        self.detach(s);
+        let dropped: Vec<u64> = match self.slots.get_mut(&s) {
+            Some(slot) => {
+                let kept = match r {
+                    Some(r) if r < u64::MAX => {
+                        let above = slot.entries.split_off(&(r + 1));
+                        let dropped = above.keys().copied().collect();
+                        dropped
+                    }
+                    Some(_) => Vec::new(),
+                    None => {
+                        let all = core::mem::take(&mut slot.entries);
+                        all.keys().copied().collect()
+                    }
+                };
+                slot.max = slot.entries.keys().next_back().copied();
+                kept
+            }
+            None => Vec::new(),
+        };
+        for c in dropped {
+            self.unindex(s, c);
+        }
+        self.attach(s);
+    }
+
+    /// Removes every ordinary entry for checkpoint `c` (after its snapshot is durable).
+    pub fn remove_checkpoint(&mut self, c: u64) {
+        let Some(subtasks) = self.index.remove(&c) else { return };
+        for s in subtasks {
+            if let Some(slot) = self.slots.get_mut(&s) {
+                slot.entries.remove(&c);
+                if slot.max.is_none() && slot.entries.is_empty() {
+                    self.slots.remove(&s);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(w: Option<i64>, data: &[&str]) -> SlotEntry {
+        SlotEntry {
+            committables: data.iter().map(|d| d.as_bytes().to_vec()).collect(),
+            watermark: w,
+            savepoint: false,
+        }
+    }
+
+    fn end(w: Option<i64>) -> EndEntry {
+        EndEntry { committables: alloc::vec![b"e".to_vec()], watermark: w, synthesized: false }
+    }
+
+    #[test]
+    fn frontier_needs_every_open_slot() {
+        let mut s = Slots::new(3);
+        assert_eq!(s.frontier(), None);
+        s.put_entry(0, 5, entry(None, &[]));
+        s.set_max(0, Some(5));
+        s.set_max(1, Some(3));
+        assert_eq!(s.frontier(), None);
+        s.set_max(2, Some(9));
+        assert_eq!(s.frontier(), Some(3));
+        // An ended writer covers everything (K15).
+        s.set_end(1, Some(end(None)));
+        assert_eq!(s.frontier(), Some(5));
+        s.set_end(0, Some(end(None)));
+        s.set_end(2, Some(end(None)));
+        assert!(s.all_ended());
+        assert_eq!(s.frontier(), None);
+        // reset clears END (K22).
+        s.set_end(2, None);
+        assert_eq!(s.frontier(), Some(9));
+    }
+
+    #[test]
+    fn watermark_rules() {
+        let mut s = Slots::new(2);
+        s.put_entry(0, 1, entry(Some(500), &["a"]));
+        s.set_max(0, Some(1));
+        // Subtask 1 reported nothing for 1: -inf.
+        assert_eq!(s.watermark_at(1), Watermark::NegInf);
+        // Ended writer is neutral (K19, L9).
+        s.set_end(1, Some(end(Some(5))));
+        assert_eq!(s.watermark_at(1), Watermark::At(500));
+        s.put_entry(1, 1, entry(None, &[]));
+        assert_eq!(s.watermark_at(1), Watermark::NegInf);
+        assert_eq!(s.end_watermark(), Some(5));
+    }
+
+    #[test]
+    fn reset_drops_above_and_recomputes_max() {
+        let mut s = Slots::new(1);
+        for c in 1..=4 {
+            s.put_entry(0, c, entry(None, &["x"]));
+        }
+        s.set_max(0, Some(4));
+        s.reset_ordinary(0, Some(2));
+        assert_eq!(s.max(0), Some(2));
+        assert_eq!(s.checkpoints_up_to(10), alloc::vec![1, 2]);
+        s.reset_ordinary(0, None);
+        assert_eq!(s.max(0), None);
+        assert!(s.checkpoints_up_to(10).is_empty());
+        assert_eq!(s.frontier(), None);
+    }
+
+    #[test]
+    fn remove_checkpoint_keeps_max() {
+        let mut s = Slots::new(2);
+        s.put_entry(0, 1, entry(None, &["a"]));
+        s.put_entry(1, 1, entry(None, &["b"]));
+        s.set_max(0, Some(1));
+        s.set_max(1, Some(1));
+        let order: Vec<u32> = s.each_entry(1).map(|(s, _)| s).collect();
+        assert_eq!(order, alloc::vec![0, 1]);
+        s.remove_checkpoint(1);
+        assert!(s.entry(0, 1).is_none());
+        assert_eq!(s.frontier(), Some(1));
+    }
+}

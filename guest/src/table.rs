@@ -1,0 +1,465 @@
+//! The table's snapshot log and tags, over the `Storage` trait.
+//!
+//! Layout:
+//! - `snapshot/<id, 20 digits>`: one snapshot, created with one atomic
+//!   `put_if_absent`; ids are dense (a writer creates `n` only after seeing `n-1`);
+//! - `hint/latest-snapshot`: the latest snapshot id as decimal text, an
+//!   overwritable hint written after the creates of a commit (may be stale);
+//! - `tag/<name>`: one tag, created with `put_if_absent`.
+//!
+//! Exactly-once without scanning history: every snapshot carries, for every
+//! commit user, the user's last `(identifier, snapshot id)` as of that
+//! snapshot, and a pointer to the same user's previous snapshot. Reading the
+//! latest snapshot therefore answers "highest identifier committed by this
+//! user", and the atomic create of `latest + 1` proves nothing was appended
+//! in between. A commit in steady state makes `k` creates (one per snapshot)
+//! and one hint put; each snapshot appended by someone else since this
+//! instance last looked costs one extra get and one extra create. The map
+//! grows with the number of distinct commit users, never with the log length.
+
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use serde::{Deserialize, Serialize};
+
+use crate::env::{Env, Storage, StorageError};
+use crate::error::{Error, Result};
+use crate::types::{checkpoint_name, Snapshot, Tag, END};
+use crate::wire::{self, Seq};
+
+pub const SNAPSHOT_PREFIX: &str = "snapshot/";
+pub const TAG_PREFIX: &str = "tag/";
+pub const LATEST_HINT: &str = "hint/latest-snapshot";
+const SNAPSHOT_VERSION: u32 = 1;
+const TAG_VERSION: u32 = 1;
+
+pub fn snapshot_key(id: u64) -> String {
+    format!("{SNAPSHOT_PREFIX}{id:020}")
+}
+
+pub fn tag_key(name: &str) -> String {
+    format!("{TAG_PREFIX}{name}")
+}
+
+fn storage_err(what: &str, e: StorageError) -> Error {
+    Error::storage(format!("{what}: {e}"))
+}
+
+/// A commit user's last snapshot as of some snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserMark {
+    pub identifier: u64,
+    pub snapshot_id: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct UserWire<'a> {
+    commit_user: &'a str,
+    mark: UserMark,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SnapshotWire<'a> {
+    id: u64,
+    commit_user: &'a str,
+    identifier: u64,
+    watermark: Option<i64>,
+    time_ms: u64,
+    #[serde(borrow)]
+    committables: Seq<(u32, &'a [u8])>,
+    /// The same commit user's previous snapshot.
+    previous_of_user: Option<UserMark>,
+    /// Every commit user's last snapshot, this one included.
+    #[serde(borrow)]
+    users: Seq<UserWire<'a>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct TagWire<'a> {
+    name: &'a str,
+    snapshot_id: u64,
+    identifier: u64,
+    /// Whose snapshot the tag points at: an abort deletes only its own tags.
+    commit_user: &'a str,
+    create_time_ms: u64,
+    expire_time_ms: Option<u64>,
+}
+
+/// A decoded snapshot plus the bookkeeping the log needs.
+#[derive(Clone, Debug)]
+pub struct StoredSnapshot {
+    pub snapshot: Snapshot,
+    pub previous_of_user: Option<UserMark>,
+    pub users: BTreeMap<String, UserMark>,
+}
+
+pub fn decode_snapshot(key: &str, bytes: &[u8]) -> Result<StoredSnapshot> {
+    let corrupt = |why: &dyn core::fmt::Display| Error::corrupt_state(format!("table record {key}: {why}"));
+    let (version, rest) = wire::version(bytes).map_err(|e| corrupt(&e))?;
+    if version != SNAPSHOT_VERSION {
+        return Err(corrupt(&wire::DecodeError::UnknownVersion(version)));
+    }
+    let w: SnapshotWire = wire::body(rest).map_err(|e| corrupt(&e))?;
+    Ok(StoredSnapshot {
+        snapshot: Snapshot {
+            id: w.id,
+            commit_user: w.commit_user.to_string(),
+            identifier: w.identifier,
+            watermark: w.watermark,
+            time_ms: w.time_ms,
+            committables: w.committables.0.into_iter().map(|(s, c)| (s, c.to_vec())).collect(),
+        },
+        previous_of_user: w.previous_of_user,
+        users: w.users.0.into_iter().map(|u| (u.commit_user.to_string(), u.mark)).collect(),
+    })
+}
+
+struct DecodedTag {
+    tag: Tag,
+    commit_user: String,
+}
+
+fn decode_tag(key: &str, bytes: &[u8]) -> Result<DecodedTag> {
+    let corrupt = |why: &dyn core::fmt::Display| Error::corrupt_state(format!("table record {key}: {why}"));
+    let (version, rest) = wire::version(bytes).map_err(|e| corrupt(&e))?;
+    if version != TAG_VERSION {
+        return Err(corrupt(&wire::DecodeError::UnknownVersion(version)));
+    }
+    let w: TagWire = wire::body(rest).map_err(|e| corrupt(&e))?;
+    Ok(DecodedTag {
+        tag: Tag {
+            name: w.name.to_string(),
+            snapshot_id: w.snapshot_id,
+            identifier: w.identifier,
+            create_time_ms: w.create_time_ms,
+            expire_time_ms: w.expire_time_ms,
+        },
+        commit_user: w.commit_user.to_string(),
+    })
+}
+
+fn read_snapshot(st: &mut dyn Storage, id: u64) -> Result<Option<StoredSnapshot>> {
+    let key = snapshot_key(id);
+    match st.get(&key).map_err(|e| storage_err(&format!("reading snapshot {id}"), e))? {
+        Some(bytes) => decode_snapshot(&key, &bytes).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Result of writing one snapshot through the exactly-once filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// Created now, with this id.
+    Created(u64),
+    /// An earlier create of this instance that reported an error had landed.
+    Landed(u64),
+    /// Filtered: the commit user already committed this identifier.
+    Skipped,
+}
+
+impl Written {
+    pub fn wrote(self) -> bool {
+        !matches!(self, Written::Skipped)
+    }
+}
+
+/// This instance's view of the log: the latest snapshot it knows of and
+/// every commit user's last snapshot as of it. Kept across calls and
+/// corrected by the atomic create (a conflict means someone appended).
+#[derive(Clone, Debug, Default)]
+pub struct TableLog {
+    loaded: bool,
+    latest: u64,
+    users: BTreeMap<String, UserMark>,
+    /// A create of ours that returned an error: `(snapshot id, identifier)`.
+    /// If a retry finds exactly that snapshot, our write landed.
+    uncertain: Option<(u64, u64)>,
+    /// Snapshots created since the hint was last written.
+    hint_stale: bool,
+}
+
+impl TableLog {
+    pub fn is_loaded(&self) -> bool {
+        self.loaded
+    }
+
+    /// Reads the latest snapshot: the hint, the snapshot it names, then a
+    /// probe forward until a missing id (the hint may be stale).
+    pub fn load(&mut self, st: &mut dyn Storage) -> Result<()> {
+        let hint = st.get(LATEST_HINT).map_err(|e| storage_err("reading the latest-snapshot hint", e))?;
+        let hinted = hint
+            .and_then(|b| core::str::from_utf8(&b).ok().and_then(|s| s.trim().parse::<u64>().ok()))
+            .unwrap_or(0);
+        let mut latest = 0;
+        let mut users = BTreeMap::new();
+        if hinted > 0 {
+            if let Some(s) = read_snapshot(st, hinted)? {
+                latest = hinted;
+                users = s.users;
+            }
+        }
+        loop {
+            let Some(next) = latest.checked_add(1) else { break };
+            match read_snapshot(st, next)? {
+                Some(s) => {
+                    latest = next;
+                    users = s.users;
+                }
+                None => break,
+            }
+        }
+        self.latest = latest;
+        self.users = users;
+        self.loaded = true;
+        Ok(())
+    }
+
+    /// Highest identifier committed by `user`, as far as this view knows.
+    pub fn user_high(&self, user: &str) -> Option<u64> {
+        self.users.get(user).map(|m| m.identifier)
+    }
+
+    pub fn has_final(&self, user: &str) -> bool {
+        self.user_high(user) == Some(END)
+    }
+
+    /// Writes one snapshot for `identifier` unless `user` already committed
+    /// it (SEMANTICS 5.2). The filter is re-checked after every conflict.
+    pub fn commit(
+        &mut self,
+        env: &mut dyn Env,
+        user: &str,
+        identifier: u64,
+        watermark: Option<i64>,
+        committables: &[(u32, &[u8])],
+    ) -> Result<Written> {
+        let what = || format!("committing checkpoint {}", checkpoint_name(identifier));
+        if !self.loaded {
+            self.load(env)?;
+        }
+        loop {
+            if self.user_high(user).is_some_and(|h| identifier <= h) {
+                return Ok(Written::Skipped);
+            }
+            let id = self
+                .latest
+                .checked_add(1)
+                .ok_or_else(|| Error::storage(format!("{}: snapshot ids exhausted", what())))?;
+            let mark = UserMark { identifier, snapshot_id: id };
+            let previous_of_user = self.users.get(user).copied();
+            let mut users: Vec<UserWire> = self
+                .users
+                .iter()
+                .filter(|(u, _)| u.as_str() != user)
+                .map(|(u, m)| UserWire { commit_user: u, mark: *m })
+                .collect();
+            users.push(UserWire { commit_user: user, mark });
+            users.sort_by(|a, b| a.commit_user.cmp(b.commit_user));
+            let bytes = wire::encode(
+                SNAPSHOT_VERSION,
+                &SnapshotWire {
+                    id,
+                    commit_user: user,
+                    identifier,
+                    watermark,
+                    time_ms: env.now_ms(),
+                    committables: Seq(committables.to_vec()),
+                    previous_of_user,
+                    users: Seq(users),
+                },
+            );
+            match env.put_if_absent(&snapshot_key(id), &bytes) {
+                Ok(true) => {
+                    self.latest = id;
+                    self.users.insert(user.to_string(), mark);
+                    self.uncertain = None;
+                    self.hint_stale = true;
+                    return Ok(Written::Created(id));
+                }
+                Ok(false) => {
+                    // Someone appended `id`: adopt it and re-check the filter.
+                    let Some(other) = read_snapshot(env, id)? else {
+                        return Err(Error::storage(format!("{}: snapshot {id} exists but cannot be read", what())));
+                    };
+                    self.latest = id;
+                    self.users = other.users;
+                    self.hint_stale = true;
+                    if self.uncertain == Some((id, identifier)) && other.snapshot.commit_user == user {
+                        self.uncertain = None;
+                        return Ok(Written::Landed(id));
+                    }
+                }
+                Err(e) => {
+                    self.uncertain = Some((id, identifier));
+                    return Err(storage_err(&format!("{} (snapshot {id})", what()), e));
+                }
+            }
+        }
+    }
+
+    /// Writes the latest-snapshot hint if this instance appended since the last one.
+    pub fn write_hint(&mut self, st: &mut dyn Storage) -> Result<()> {
+        if !self.hint_stale {
+            return Ok(());
+        }
+        st.put(LATEST_HINT, format!("{}", self.latest).as_bytes())
+            .map_err(|e| storage_err("writing the latest-snapshot hint", e))?;
+        self.hint_stale = false;
+        Ok(())
+    }
+
+    /// The id of `user`'s snapshot with exactly `identifier`, walking back
+    /// through the user's own snapshots from its latest one (usually zero or
+    /// one read: savepoints are recent).
+    pub fn find_user_snapshot(&mut self, st: &mut dyn Storage, user: &str, identifier: u64) -> Result<Option<u64>> {
+        if !self.loaded {
+            self.load(st)?;
+        }
+        let mut mark = self.users.get(user).copied();
+        while let Some(m) = mark {
+            if m.identifier == identifier {
+                return Ok(Some(m.snapshot_id));
+            }
+            if m.identifier < identifier {
+                return Ok(None);
+            }
+            mark = match read_snapshot(st, m.snapshot_id)? {
+                Some(s) => s.previous_of_user,
+                None => None,
+            };
+        }
+        Ok(None)
+    }
+}
+
+/// Creates tag `name` unless it exists (idempotent). Returns whether it was created.
+pub fn create_tag(
+    env: &mut dyn Env,
+    name: &str,
+    snapshot_id: u64,
+    identifier: u64,
+    user: &str,
+    retained_ms: Option<u64>,
+) -> Result<bool> {
+    let now = env.now_ms();
+    let bytes = wire::encode(
+        TAG_VERSION,
+        &TagWire {
+            name,
+            snapshot_id,
+            identifier,
+            commit_user: user,
+            create_time_ms: now,
+            expire_time_ms: retained_ms.map(|r| now.saturating_add(r)),
+        },
+    );
+    env.put_if_absent(&tag_key(name), &bytes)
+        .map_err(|e| storage_err(&format!("creating tag {name}"), e))
+}
+
+/// Deletes tag `name` if it points at `user`'s snapshot with `identifier`.
+pub fn delete_own_tag(st: &mut dyn Storage, name: &str, user: &str, identifier: u64) -> Result<bool> {
+    let key = tag_key(name);
+    let Some(bytes) = st.get(&key).map_err(|e| storage_err(&format!("reading tag {name}"), e))? else {
+        return Ok(false);
+    };
+    let t = decode_tag(&key, &bytes)?;
+    if t.commit_user != user || t.tag.identifier != identifier {
+        return Ok(false);
+    }
+    st.delete(&key).map_err(|e| storage_err(&format!("deleting tag {name}"), e))?;
+    Ok(true)
+}
+
+// --- read-only access (the `table` interface) -------------------------------
+
+pub fn latest_snapshot(st: &mut dyn Storage) -> Result<Option<Snapshot>> {
+    let mut log = TableLog::default();
+    log.load(st)?;
+    if log.latest == 0 {
+        return Ok(None);
+    }
+    snapshot_by_id(st, log.latest)
+}
+
+pub fn snapshot_by_id(st: &mut dyn Storage, id: u64) -> Result<Option<Snapshot>> {
+    Ok(read_snapshot(st, id)?.map(|s| s.snapshot))
+}
+
+pub fn list_snapshots(st: &mut dyn Storage) -> Result<Vec<Snapshot>> {
+    let mut out = Vec::new();
+    let mut id = 1u64;
+    while let Some(s) = read_snapshot(st, id)? {
+        out.push(s.snapshot);
+        id += 1;
+    }
+    Ok(out)
+}
+
+pub fn list_tags(st: &mut dyn Storage) -> Result<Vec<Tag>> {
+    let keys = st.list(TAG_PREFIX).map_err(|e| storage_err("listing tags", e))?;
+    let mut out = Vec::with_capacity(keys.len());
+    for key in keys {
+        if let Some(bytes) = st.get(&key).map_err(|e| storage_err(&format!("reading {key}"), e))? {
+            out.push(decode_tag(&key, &bytes)?.tag);
+        }
+    }
+    out.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::{MemEnv, StepClock};
+
+    fn commit(log: &mut TableLog, env: &mut MemEnv, user: &str, id: u64) -> Written {
+        log.commit(env, user, id, Some(1), &[(0, b"x".as_slice())]).unwrap()
+    }
+
+    #[test]
+    fn filter_and_conflict() {
+        let mut env = MemEnv::default();
+        let mut a = TableLog::default();
+        let mut b = TableLog::default();
+        assert_eq!(commit(&mut a, &mut env, "u", 1), Written::Created(1));
+        // b has a stale view; the create conflicts, b adopts snapshot 1 and filters.
+        assert_eq!(commit(&mut b, &mut env, "u", 1), Written::Skipped);
+        assert_eq!(commit(&mut b, &mut env, "v", 1), Written::Created(2));
+        assert_eq!(commit(&mut a, &mut env, "u", 2), Written::Created(3));
+        assert_eq!(a.find_user_snapshot(&mut env.storage, "u", 1).unwrap(), Some(1));
+        assert_eq!(a.find_user_snapshot(&mut env.storage, "u", 2).unwrap(), Some(3));
+        assert_eq!(a.find_user_snapshot(&mut env.storage, "v", 2).unwrap(), None);
+        let all = list_snapshots(&mut env.storage).unwrap();
+        assert_eq!(all.iter().map(|s| s.identifier).collect::<Vec<_>>(), alloc::vec![1, 1, 2]);
+    }
+
+    #[test]
+    fn stale_hint_is_probed_past() {
+        let mut env = MemEnv::default();
+        let mut a = TableLog::default();
+        commit(&mut a, &mut env, "u", 1);
+        a.write_hint(&mut env.storage).unwrap();
+        commit(&mut a, &mut env, "u", 2);
+        let mut fresh = TableLog::default();
+        fresh.load(&mut env.storage).unwrap();
+        assert_eq!(fresh.latest, 2);
+        assert_eq!(fresh.user_high("u"), Some(2));
+        assert_eq!(latest_snapshot(&mut env.storage).unwrap().unwrap().identifier, 2);
+    }
+
+    #[test]
+    fn tags_are_idempotent_and_owned() {
+        let mut env = MemEnv { clock: StepClock { next: 10, step: 1 }, ..Default::default() };
+        assert!(create_tag(&mut env, "savepoint-1", 1, 1, "u", Some(5)).unwrap());
+        assert!(!create_tag(&mut env, "savepoint-1", 2, 1, "u", None).unwrap());
+        let st = &mut env.storage;
+        let tags = list_tags(st).unwrap();
+        assert_eq!(tags[0].snapshot_id, 1);
+        assert_eq!(tags[0].expire_time_ms, Some(15));
+        assert!(!delete_own_tag(st, "savepoint-1", "other", 1).unwrap());
+        assert!(delete_own_tag(st, "savepoint-1", "u", 1).unwrap());
+        assert!(list_tags(st).unwrap().is_empty());
+    }
+}

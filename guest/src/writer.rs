@@ -1,0 +1,285 @@
+//! The writer-side helper (SEMANTICS 11): what a writer keeps in its own
+//! checkpointed state so that the coordinator's guarantees hold, and which
+//! event it sends. Every engine gets this half right the same way.
+//!
+//! State bytes, version 1: `{last, entries: [entry], end: option<entry>}`,
+//! with the same bad-input rules as the coordinator state (SEMANTICS 7).
+
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::vec::Vec;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::types::{checkpoint_name, Entry, END, MAX_CHECKPOINT};
+use crate::wire::{self, Seq};
+
+pub const WRITER_STATE_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Buffered {
+    committables: Vec<Vec<u8>>,
+    watermark: Option<i64>,
+    savepoint: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Writer {
+    subtask: u32,
+    /// Highest ordinary checkpoint reported (or restored from).
+    last: Option<u64>,
+    entries: BTreeMap<u64, Buffered>,
+    end: Option<Buffered>,
+    /// `end-input` ran in this attempt (a second call is a bug in the host).
+    ended_here: bool,
+    /// Anything happened since construction: `restore` needs a fresh writer.
+    used: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+struct EntryWire<'a> {
+    checkpoint: u64,
+    #[serde(borrow)]
+    committables: Seq<&'a [u8]>,
+    watermark: Option<i64>,
+    savepoint: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WriterV1<'a> {
+    last: Option<u64>,
+    #[serde(borrow)]
+    entries: Seq<EntryWire<'a>>,
+    #[serde(borrow)]
+    end: Option<EntryWire<'a>>,
+}
+
+impl Writer {
+    pub fn new(subtask: u32) -> Self {
+        Writer { subtask, ..Default::default() }
+    }
+
+    pub fn subtask(&self) -> u32 {
+        self.subtask
+    }
+
+    fn entry(c: u64, b: &Buffered) -> Entry {
+        Entry { checkpoint: c, committables: b.committables.clone(), watermark: b.watermark, savepoint: b.savepoint }
+    }
+
+    /// Buffers the entry for checkpoint `c` (strictly increasing, called for
+    /// every checkpoint, empty or not) and returns the event to send.
+    pub fn report(&mut self, c: u64, committables: Vec<Vec<u8>>, watermark: Option<i64>, savepoint: bool) -> Result<Entry> {
+        let s = self.subtask;
+        if c > MAX_CHECKPOINT {
+            return Err(Error::invalid_event(format!(
+                "writer {s}: report for checkpoint {}: use end-input for END",
+                checkpoint_name(c)
+            )));
+        }
+        if let Some(last) = self.last.filter(|l| c <= *l) {
+            return Err(Error::invalid_event(format!(
+                "writer {s}: report for checkpoint {c} after checkpoint {last}: checkpoints must increase"
+            )));
+        }
+        self.used = true;
+        let b = Buffered { committables, watermark, savepoint };
+        let event = Self::entry(c, &b);
+        self.entries.insert(c, b);
+        self.last = Some(c);
+        Ok(event)
+    }
+
+    /// The END entry to send. A restored END entry gets the new committables
+    /// appended and the combined entry is sent (it is authoritative).
+    pub fn end_input(&mut self, committables: Vec<Vec<u8>>, watermark: Option<i64>) -> Result<Entry> {
+        if self.ended_here {
+            return Err(Error::invalid_event(format!("writer {}: end-input called twice", self.subtask)));
+        }
+        self.used = true;
+        self.ended_here = true;
+        let end = match self.end.take() {
+            Some(mut restored) => {
+                restored.committables.extend(committables);
+                restored.watermark = watermark;
+                restored
+            }
+            None => Buffered { committables, watermark, savepoint: false },
+        };
+        let event = Self::entry(END, &end);
+        self.end = Some(end);
+        Ok(event)
+    }
+
+    /// Drops buffered ordinary entries `<= c`; the END entry stays until the task ends.
+    pub fn checkpoint_complete(&mut self, c: u64) -> Result<()> {
+        self.used = true;
+        match c.checked_add(1) {
+            Some(next) => self.entries = self.entries.split_off(&next),
+            None => self.entries.clear(),
+        }
+        Ok(())
+    }
+
+    /// Clears the savepoint flag of entry `c`, keeping its committables, so a
+    /// later checkpoint never persists a stale savepoint intent.
+    pub fn checkpoint_aborted(&mut self, c: u64) -> Result<()> {
+        self.used = true;
+        if let Some(b) = self.entries.get_mut(&c) {
+            b.savepoint = false;
+        }
+        Ok(())
+    }
+
+    /// The buffer as versioned bytes.
+    pub fn state(&self) -> Vec<u8> {
+        fn wire(c: u64, b: &Buffered) -> EntryWire<'_> {
+            EntryWire {
+                checkpoint: c,
+                committables: Seq(b.committables.iter().map(|x| x.as_slice()).collect()),
+                watermark: b.watermark,
+                savepoint: b.savepoint,
+            }
+        }
+        let v1 = WriterV1 {
+            last: self.last,
+            entries: Seq(self.entries.iter().map(|(c, b)| wire(*c, b)).collect()),
+            end: self.end.as_ref().map(|b| wire(END, b)),
+        };
+        wire::encode(WRITER_STATE_VERSION, &v1)
+    }
+
+    /// Restores a fresh writer from state taken at checkpoint `r`; returns the
+    /// entries of the single `restored(s, r, entries)` event to send. After a
+    /// restore only the END entry stays buffered.
+    pub fn restore(&mut self, bytes: &[u8], r: u64) -> Result<Vec<Entry>> {
+        let s = self.subtask;
+        if self.used {
+            return Err(Error::illegal_state(format!("writer {s}: restore needs a fresh writer")));
+        }
+        if r > MAX_CHECKPOINT {
+            return Err(Error::invalid_event(format!("writer {s}: restore from checkpoint {}", checkpoint_name(r))));
+        }
+        let corrupt = |why: &dyn core::fmt::Display| {
+            Error::corrupt_state(format!("writer {s} state ({} bytes) for checkpoint {r}: {why}", bytes.len()))
+        };
+        let (version, rest) = wire::version(bytes).map_err(|e| corrupt(&e))?;
+        if version != WRITER_STATE_VERSION {
+            return Err(corrupt(&wire::DecodeError::UnknownVersion(version)));
+        }
+        let v1: WriterV1 = wire::body(rest).map_err(|e| corrupt(&e))?;
+        let mut events = Vec::with_capacity(v1.entries.0.len() + 1);
+        let mut prev: Option<u64> = None;
+        for e in v1.entries.0 {
+            if e.checkpoint > r {
+                return Err(corrupt(&format!("entry for checkpoint {} is newer than the restored checkpoint", checkpoint_name(e.checkpoint))));
+            }
+            if prev.is_some_and(|p| e.checkpoint <= p) {
+                return Err(corrupt(&format!("entries out of order at checkpoint {}", e.checkpoint)));
+            }
+            prev = Some(e.checkpoint);
+            let committables = e.committables.0.into_iter().map(|c| c.to_vec()).collect();
+            events.push(Entry { checkpoint: e.checkpoint, committables, watermark: e.watermark, savepoint: e.savepoint });
+        }
+        if v1.last.is_some_and(|l| l > MAX_CHECKPOINT) || (prev.is_some() && v1.last < prev) {
+            return Err(corrupt(&"last reported checkpoint out of range"));
+        }
+        let end = match v1.end {
+            Some(e) if e.checkpoint != END => return Err(corrupt(&"END entry with an ordinary checkpoint id")),
+            Some(e) => {
+                let b = Buffered {
+                    committables: e.committables.0.into_iter().map(|c| c.to_vec()).collect(),
+                    watermark: e.watermark,
+                    savepoint: false,
+                };
+                events.push(Self::entry(END, &b));
+                Some(b)
+            }
+            None => None,
+        };
+        self.used = true;
+        self.entries.clear();
+        self.end = end;
+        self.last = Some(r);
+        Ok(events)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    fn b(s: &str) -> Vec<u8> {
+        s.as_bytes().to_vec()
+    }
+
+    #[test]
+    fn report_must_increase() {
+        let mut w = Writer::new(0);
+        w.report(1, vec![b("a")], Some(5), false).unwrap();
+        assert!(w.report(1, vec![], None, false).is_err());
+        assert!(w.report(END, vec![], None, false).is_err());
+        assert_eq!(w.report(2, vec![], None, true).unwrap().checkpoint, 2);
+    }
+
+    #[test]
+    fn complete_drops_up_to_and_keeps_end() {
+        let mut w = Writer::new(3);
+        w.report(1, vec![b("a")], None, false).unwrap();
+        w.report(2, vec![b("b")], None, false).unwrap();
+        w.end_input(vec![b("e")], Some(9)).unwrap();
+        w.checkpoint_complete(1).unwrap();
+        let mut fresh = Writer::new(3);
+        let events = fresh.restore(&w.state(), 2).unwrap();
+        assert_eq!(events.iter().map(|e| e.checkpoint).collect::<Vec<_>>(), vec![2, END]);
+        // Only END stays buffered after a restore.
+        let again = Writer::new(3).restore(&fresh.state(), 2).unwrap();
+        assert_eq!(again.len(), 1);
+        assert!(again[0].is_end());
+    }
+
+    #[test]
+    fn end_input_appends_to_restored_end() {
+        let mut w = Writer::new(0);
+        w.end_input(vec![b("v1")], Some(1)).unwrap();
+        assert!(w.end_input(vec![], None).is_err());
+        let mut r = Writer::new(0);
+        r.restore(&w.state(), 4).unwrap();
+        let e = r.end_input(vec![b("v2")], Some(2)).unwrap();
+        assert_eq!(e.committables, vec![b("v1"), b("v2")]);
+        assert_eq!(e.watermark, Some(2));
+        assert!(!e.savepoint);
+    }
+
+    #[test]
+    fn abort_clears_flag_keeps_data() {
+        let mut w = Writer::new(0);
+        w.report(5, vec![b("x")], None, true).unwrap();
+        w.checkpoint_aborted(5).unwrap();
+        let events = Writer::new(0).restore(&w.state(), 5).unwrap();
+        assert_eq!(events[0].committables, vec![b("x")]);
+        assert!(!events[0].savepoint);
+    }
+
+    #[test]
+    fn bad_state_is_typed() {
+        let mut w = Writer::new(0);
+        w.report(5, vec![b("x")], None, false).unwrap();
+        let good = w.state();
+        for cut in 0..good.len() {
+            let e = Writer::new(0).restore(&good[..cut], 5).unwrap_err();
+            assert_eq!(e.kind, crate::ErrorKind::CorruptState);
+        }
+        let mut trailing = good.clone();
+        trailing.push(1);
+        assert!(Writer::new(0).restore(&trailing, 5).is_err());
+        let mut version = good.clone();
+        version[0] = 2;
+        assert!(Writer::new(0).restore(&version, 5).unwrap_err().message.contains("version 2"));
+        // Out of range: an entry newer than the restored checkpoint.
+        assert!(Writer::new(0).restore(&good, 4).is_err());
+        // Restore needs a fresh writer.
+        assert_eq!(w.restore(&good, 5).unwrap_err().kind, crate::ErrorKind::IllegalState);
+    }
+}

@@ -1,0 +1,1 @@
+wasmtime::component::bindgen!({ path: "../wit", world: "sink-coordinator" });

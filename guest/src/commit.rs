@@ -39,8 +39,9 @@ impl Coordinator {
         let target = completed.min(frontier);
         self.ordinary_commit(env, target, log)?;
         self.tag_up_to(env, target, log)?;
-        let high = self.committed_high().unwrap_or(0);
-        self.savepoints.forget_aborted_up_to(high);
+        if let Some(high) = self.committed_high() {
+            self.savepoints.forget_aborted_up_to(high);
+        }
         Ok(())
     }
 

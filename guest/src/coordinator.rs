@@ -228,6 +228,12 @@ impl Coordinator {
             self.life = Lifecycle::Running;
             return Ok(());
         };
+        // Subtask range first, then content (SEMANTICS 2).
+        let mut finished = BTreeSet::new();
+        for &s in &rp.finished_subtasks {
+            self.require_subtask("restore (finished subtasks)", s)?;
+            finished.insert(s);
+        }
         let r = rp.checkpoint;
         Self::require_checkpoint("restore", r, false)?;
         let state = state_codec::decode(&rp.state)?;
@@ -236,11 +242,6 @@ impl Coordinator {
                 "cannot rescale a partly finished sink: the state of checkpoint {r} has parallelism {} and END entries, the configuration has {p}",
                 state.parallelism
             )));
-        }
-        let mut finished = BTreeSet::new();
-        for &s in &rp.finished_subtasks {
-            self.require_subtask("restore (finished subtasks)", s)?;
-            finished.insert(s);
         }
         // Everything is valid: read the table (a storage error leaves the instance `created`).
         self.log.load(env)?;

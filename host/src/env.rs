@@ -26,6 +26,20 @@ impl<T: ?Sized> Shared<T> {
     }
 }
 
+impl<T: Storage + Send + 'static> Shared<T> {
+    /// The same value, seen only as a storage.
+    pub fn as_storage(&self) -> Shared<dyn Storage + Send> {
+        Shared(Arc::clone(&self.0) as Arc<Mutex<dyn Storage + Send>>)
+    }
+}
+
+impl<T: Clock + Send + 'static> Shared<T> {
+    /// The same value, seen only as a clock.
+    pub fn as_clock(&self) -> Shared<dyn Clock + Send> {
+        Shared(Arc::clone(&self.0) as Arc<Mutex<dyn Clock + Send>>)
+    }
+}
+
 impl<T: ?Sized> Clone for Shared<T> {
     fn clone(&self) -> Self {
         Shared(Arc::clone(&self.0))

@@ -90,7 +90,7 @@ impl LocalDirStorage {
     }
 
     /// Creates the parent directories of `path`; returns the parent.
-    fn prepare_dir<'p>(&self, key: &str, path: &'p Path) -> Result<&'p Path, StorageError> {
+    fn prepare_dir<'p>(&'p self, key: &str, path: &'p Path) -> Result<&'p Path, StorageError> {
         let dir = path.parent().unwrap_or(&self.root);
         if !dir.is_dir() {
             fs::create_dir_all(dir).map_err(|e| io_error("create the directory of", key, e))?;

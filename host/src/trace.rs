@@ -381,7 +381,7 @@ impl<'a> Field<'a> {
         }
         match self.value {
             Json::Int(i) if (0..=i128::from(MAX_CHECKPOINT)).contains(i) => {
-                u64::try_from(*i).map(Some).map_err(|_| self.err(""))
+                u64::try_from(*i).map(Some).map_err(|_| self.err("a checkpoint number or null"))
             }
             _ => Err(self.err("a checkpoint number in 0..=9223372036854775806 or null")),
         }
@@ -441,10 +441,13 @@ const CONFIG_FIELDS: &[&str] = &[
 
 /// Parses and validates a trace document.
 pub fn parse(text: &str) -> Result<Trace, Malformed> {
-    let doc: Json = serde_json::from_str(text).map_err(|e| {
-        let what = if e.is_syntax() || e.is_eof() { "invalid JSON" } else { "invalid JSON document" };
-        Malformed::new(format!("{what} at line {}, column {}: {e}", e.line(), e.column()))
-    })?;
+    parse_slice(text.as_bytes())
+}
+
+/// Parses and validates a trace document given as bytes (which must be UTF-8).
+pub fn parse_slice(bytes: &[u8]) -> Result<Trace, Malformed> {
+    let doc: Json = serde_json::from_slice(bytes)
+        .map_err(|e| Malformed::new(format!("invalid JSON at line {}, column {}: {e}", e.line(), e.column())))?;
     let top = Obj::new(&doc, "", "a trace")?;
     top.only(&["config", "clock_start_ms", "clock_step_ms", "steps"], "at the top level")?;
 

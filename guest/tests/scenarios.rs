@@ -1,0 +1,166 @@
+//! Scenario tests of the native core against an in-memory table. The
+//! conformance traces under `tests/conformance` cover the catalogue; these
+//! pin the mechanics that traces cannot see (call counts, landed writes).
+
+use sink_coordinator::{
+    table, Clock, Config, Coordinator, Entry, ErrorKind, Lifecycle, MemEnv, RestorePoint, Storage, StorageError, END,
+};
+
+fn e(c: u64, data: &[&str], wm: Option<i64>) -> Entry {
+    Entry { checkpoint: c, committables: data.iter().map(|d| d.as_bytes().to_vec()).collect(), watermark: wm, savepoint: false }
+}
+
+fn identifiers(env: &mut MemEnv) -> Vec<u64> {
+    table::list_snapshots(&mut env.storage).unwrap().iter().map(|s| s.identifier).collect()
+}
+
+fn started(p: u32) -> (Coordinator, MemEnv) {
+    let mut env = MemEnv::default();
+    let mut c = Coordinator::new(Config::new(p, "job"), None);
+    c.start(&mut env).unwrap();
+    (c, env)
+}
+
+#[test]
+fn end_input_across_checkpoints_a7() {
+    let (mut c, mut env) = started(2);
+    c.event(&mut env, 0, 0, e(1, &["v1"], None)).unwrap();
+    c.event(&mut env, 1, 0, e(1, &["v2"], None)).unwrap();
+    assert_eq!(c.checkpoint_complete(&mut env, 1).unwrap().committed, vec![1]);
+    c.event(&mut env, 0, 0, e(END, &["v3"], None)).unwrap();
+    c.event(&mut env, 1, 0, e(2, &["v4"], None)).unwrap();
+    assert_eq!(c.checkpoint_complete(&mut env, 2).unwrap().committed, vec![2]);
+    // The last END entry alone does not commit in streaming mode.
+    assert!(c.event(&mut env, 1, 0, e(END, &["v5"], None)).unwrap().committed.is_empty());
+    assert_eq!(c.checkpoint_complete(&mut env, 3).unwrap().committed, vec![END]);
+    assert_eq!(identifiers(&mut env), vec![1, 2, END]);
+    let end = table::latest_snapshot(&mut env.storage).unwrap().unwrap();
+    assert_eq!(end.committables, vec![(0, b"v3".to_vec()), (1, b"v5".to_vec())]);
+}
+
+/// Fails the next `n` put-class calls; `land` applies them first (ambiguous).
+struct Faulty {
+    env: MemEnv,
+    fail_puts: u32,
+    land: bool,
+    puts: u32,
+    gets: u32,
+}
+
+impl Storage for Faulty {
+    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        self.gets += 1;
+        self.env.get(key)
+    }
+    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
+        self.puts += 1;
+        if self.fail_puts > 0 {
+            self.fail_puts -= 1;
+            if self.land {
+                self.env.put_if_absent(key, value)?;
+            }
+            return Err(StorageError::Io("injected".into()));
+        }
+        self.env.put_if_absent(key, value)
+    }
+    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
+        self.puts += 1;
+        self.env.put(key, value)
+    }
+    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
+        self.env.delete(key)
+    }
+    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        self.env.list(prefix)
+    }
+}
+
+impl Clock for Faulty {
+    fn now_ms(&mut self) -> u64 {
+        self.env.now_ms()
+    }
+}
+
+#[test]
+fn ambiguous_write_is_recognised_on_retry() {
+    let mut f = Faulty { env: MemEnv::default(), fail_puts: 0, land: true, puts: 0, gets: 0 };
+    let mut c = Coordinator::new(Config::new(1, "job"), None);
+    c.start(&mut f).unwrap();
+    c.event(&mut f, 0, 0, e(1, &["v1"], None)).unwrap();
+    f.fail_puts = 1;
+    let err = c.checkpoint_complete(&mut f, 1).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Storage);
+    assert!(err.message.contains("checkpoint 1"), "{}", err.message);
+    assert_eq!(c.state(), Lifecycle::Running);
+    // Repeating the call finds the landed write and does not commit twice.
+    let out = c.checkpoint_complete(&mut f, 1).unwrap();
+    assert_eq!(out.committed, vec![1]);
+    assert_eq!(identifiers(&mut f.env), vec![1]);
+}
+
+#[test]
+fn commit_storage_calls_do_not_grow_with_history() {
+    let mut f = Faulty { env: MemEnv::default(), fail_puts: 0, land: false, puts: 0, gets: 0 };
+    let mut c = Coordinator::new(Config::new(4, "job"), None);
+    c.start(&mut f).unwrap();
+    let mut per_commit = Vec::new();
+    for cp in 1..=200u64 {
+        for s in 0..4 {
+            c.event(&mut f, s, 0, e(cp, &["x"], Some(cp as i64))).unwrap();
+        }
+        let (p0, g0) = (f.puts, f.gets);
+        c.checkpoint_complete(&mut f, cp).unwrap();
+        per_commit.push((f.puts - p0, f.gets - g0));
+    }
+    // One create and one hint put per commit, no reads, at snapshot 1 and at 200.
+    assert!(per_commit.iter().all(|&calls| calls == (2, 0)), "{per_commit:?}");
+}
+
+#[test]
+fn recovery_commits_and_requires_restart() {
+    let (mut c, mut env) = started(1);
+    c.event(&mut env, 0, 0, e(1, &["v1"], None)).unwrap();
+    let state = c.checkpoint(&mut env, 1).unwrap();
+    c.close(&mut env).unwrap();
+    let rp = RestorePoint { checkpoint: 1, state, finished_subtasks: vec![] };
+    let mut c2 = Coordinator::new(Config::new(1, "ignored-user"), Some(rp.clone()));
+    assert_eq!(c2.start(&mut env).unwrap().state, Lifecycle::Restoring);
+    assert_eq!(c2.checkpoint(&mut env, 2).unwrap_err().kind, ErrorKind::Declined);
+    let out = c2.restored(&mut env, 0, 1, 1, vec![e(1, &["v1"], None)]).unwrap();
+    assert_eq!(out.committed, vec![1]);
+    assert!(out.restart_required);
+    assert_eq!(out.state, Lifecycle::Running);
+    // The commit user comes from the state.
+    assert_eq!(table::latest_snapshot(&mut env.storage).unwrap().unwrap().commit_user, "job");
+    // The next incarnation finds it filtered: no restart.
+    let mut c3 = Coordinator::new(Config::new(1, "job"), Some(rp));
+    c3.start(&mut env).unwrap();
+    let out = c3.restored(&mut env, 0, 2, 1, vec![e(1, &["v1"], None)]).unwrap();
+    assert!(out.committed.is_empty() && !out.restart_required);
+}
+
+#[test]
+fn all_finished_recovers_inside_start() {
+    let (mut c, mut env) = started(2);
+    c.event(&mut env, 0, 0, e(END, &["a"], Some(7))).unwrap();
+    c.event(&mut env, 1, 0, e(END, &["b"], Some(3))).unwrap();
+    let state = c.checkpoint(&mut env, 5).unwrap();
+    let rp = RestorePoint { checkpoint: 5, state, finished_subtasks: vec![0, 1] };
+    let mut c2 = Coordinator::new(Config::new(2, "job"), Some(rp));
+    let out = c2.start(&mut env).unwrap();
+    assert_eq!(out.committed, vec![END]);
+    assert_eq!(out.state, Lifecycle::Running);
+    assert_eq!(table::latest_snapshot(&mut env.storage).unwrap().unwrap().watermark, Some(3));
+    assert!(c2.final_committed());
+}
+
+#[test]
+fn fatal_errors_fail_the_instance_and_close_is_quiet() {
+    let (mut c, mut env) = started(1);
+    let err = c.event(&mut env, 1, 0, e(1, &[], None)).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidEvent);
+    assert!(err.message.contains("subtask 1"));
+    assert_eq!(c.state(), Lifecycle::Failed);
+    assert_eq!(c.checkpoint_complete(&mut env, 1).unwrap_err().kind, ErrorKind::IllegalState);
+    assert_eq!(c.close(&mut env).unwrap().state, Lifecycle::Failed);
+}

@@ -1,0 +1,432 @@
+//! Typed handles on the component's exports, speaking the core's Rust types:
+//! [`ComponentCoordinator`] (resource `coordinator`), [`ComponentWriter`]
+//! (resource `writer`) and [`ComponentTable`] (interface `table`).
+//!
+//! Each handle owns one Store. A guest trap (a bug, or the fuel / memory
+//! limit) is reported as [`HostErrorKind::Trap`](crate::error::HostErrorKind)
+//! and the Store is dropped: wasmtime never lets a Store that trapped enter
+//! the component again, and SEMANTICS 8 says the instance is discarded. A
+//! discarded coordinator reports `failed` and answers like any failed
+//! instance (`illegal-state`, `close` succeeds) without entering the guest.
+
+use sink_coordinator::{
+    Config, Entry, ErrorKind, FinalCommitMode, Lifecycle, Outcome, RecoveryMode, RestorePoint, Snapshot, Storage, Tag,
+};
+use wasmtime::component::ResourceAny;
+use wasmtime::Store;
+
+use crate::clock::ManualClock;
+use crate::engine::{wit, Runtime, SinkCoordinator, StoreData};
+use crate::env::HostEnv;
+use crate::error::{HostError, HostResult};
+
+// ---------------------------------------------------------------------------
+// One Store and its instance
+// ---------------------------------------------------------------------------
+
+/// A Store with its instantiated component, until a trap discards both.
+struct Instance {
+    runtime: Runtime,
+    live: Option<(Store<StoreData>, SinkCoordinator)>,
+    /// The Store's environment, recovered after a trap (tables reuse it).
+    discarded_env: Option<HostEnv>,
+    fuel_per_call: Option<u64>,
+    /// The trap that discarded the Store.
+    trap: Option<String>,
+}
+
+impl Instance {
+    fn new(runtime: &Runtime, env: HostEnv) -> HostResult<Self> {
+        let (store, bindings) = runtime.instantiate(env).map_err(|e| HostError::trap(trap_message("instantiation", &e)))?;
+        Ok(Instance {
+            runtime: runtime.clone(),
+            live: Some((store, bindings)),
+            discarded_env: None,
+            fuel_per_call: runtime.options().fuel_per_call,
+            trap: None,
+        })
+    }
+
+    fn is_live(&self) -> bool {
+        self.live.is_some()
+    }
+
+    /// Calls into the guest with a fresh fuel budget. A guest-level error
+    /// becomes a core error; a trap discards the Store.
+    fn call<R>(
+        &mut self,
+        what: &str,
+        f: impl FnOnce(&mut Store<StoreData>, &SinkCoordinator) -> wasmtime::Result<Result<R, wit::Error>>,
+    ) -> HostResult<R> {
+        let Some((store, bindings)) = self.live.as_mut() else {
+            return Err(self.discarded(what));
+        };
+        let result = self.runtime.refuel(store, self.fuel_per_call).and_then(|()| f(store, bindings));
+        match result {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(from_wit_error(e)),
+            Err(e) => {
+                let message = trap_message(what, &e);
+                if let Some((store, _)) = self.live.take() {
+                    self.discarded_env = Some(store.into_data().env);
+                }
+                self.trap = Some(message.clone());
+                Err(HostError::trap(message))
+            }
+        }
+    }
+
+    /// Like `call`, for guest functions that cannot return an error.
+    fn call_infallible<R>(
+        &mut self,
+        what: &str,
+        f: impl FnOnce(&mut Store<StoreData>, &SinkCoordinator) -> wasmtime::Result<R>,
+    ) -> HostResult<R> {
+        self.call(what, |store, bindings| f(store, bindings).map(Ok))
+    }
+
+    /// The error of a call on a discarded Store (`illegal-state`, as for any
+    /// failed instance; nothing enters the guest).
+    fn discarded(&self, what: &str) -> HostError {
+        HostError::core(
+            ErrorKind::IllegalState,
+            format!(
+                "{what}: the instance was discarded after a guest trap ({})",
+                self.trap.as_deref().unwrap_or("unknown trap")
+            ),
+        )
+    }
+}
+
+fn trap_message(what: &str, e: &wasmtime::Error) -> String {
+    match e.downcast_ref::<wasmtime::Trap>() {
+        Some(trap) => format!("guest trapped in {what}: {trap}"),
+        None => format!("guest failed in {what}: {e:#}"),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Coordinator
+// ---------------------------------------------------------------------------
+
+/// One coordinator instance running in the component, in its own Store.
+pub struct ComponentCoordinator {
+    instance: Instance,
+    handle: ResourceAny,
+}
+
+impl ComponentCoordinator {
+    /// Instantiates the component over `env` and constructs a coordinator
+    /// (state `created`). Fails only with a trap.
+    pub fn new(runtime: &Runtime, env: HostEnv, config: &Config, restore: Option<&RestorePoint>) -> HostResult<Self> {
+        let mut instance = Instance::new(runtime, env)?;
+        let config = to_wit_config(config);
+        let restore = restore.map(to_wit_restore);
+        let handle = instance.call_infallible("the coordinator constructor", |store, b| {
+            b.sink_coordinator_coordinator().coordinator().call_constructor(store, &config, restore.as_ref())
+        })?;
+        Ok(ComponentCoordinator { instance, handle })
+    }
+
+    /// Fuel granted to each later call (only when the runtime meters fuel).
+    pub fn set_fuel_per_call(&mut self, fuel: u64) {
+        self.instance.fuel_per_call = Some(fuel);
+    }
+
+    /// True once a trap discarded this instance's Store.
+    pub fn is_discarded(&self) -> bool {
+        !self.instance.is_live()
+    }
+
+    /// The lifecycle state; `failed` once discarded (a trap here discards too).
+    pub fn state(&mut self) -> Lifecycle {
+        if !self.instance.is_live() {
+            return Lifecycle::Failed;
+        }
+        let handle = self.handle;
+        self.instance
+            .call_infallible("state", |store, b| b.sink_coordinator_coordinator().coordinator().call_state(store, handle))
+            .map_or(Lifecycle::Failed, from_wit_lifecycle)
+    }
+
+    fn outcome_call(
+        &mut self,
+        what: &str,
+        f: impl FnOnce(&mut Store<StoreData>, &SinkCoordinator, ResourceAny) -> wasmtime::Result<Result<wit::Outcome, wit::Error>>,
+    ) -> HostResult<Outcome> {
+        let handle = self.handle;
+        self.instance.call(what, |store, b| f(store, b, handle)).map(from_wit_outcome)
+    }
+
+    pub fn start(&mut self) -> HostResult<Outcome> {
+        self.outcome_call("start", |s, b, h| b.sink_coordinator_coordinator().coordinator().call_start(s, h))
+    }
+
+    pub fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome> {
+        let entry = to_wit_entry(entry);
+        self.outcome_call("event", |s, b, h| {
+            b.sink_coordinator_coordinator().coordinator().call_event(s, h, subtask, attempt, &entry)
+        })
+    }
+
+    pub fn restored(&mut self, subtask: u32, attempt: u32, checkpoint: u64, entries: Vec<Entry>) -> HostResult<Outcome> {
+        let entries: Vec<wit::Entry> = entries.into_iter().map(to_wit_entry).collect();
+        self.outcome_call("restored", |s, b, h| {
+            b.sink_coordinator_coordinator().coordinator().call_restored(s, h, subtask, attempt, checkpoint, &entries)
+        })
+    }
+
+    pub fn subtask_reset(&mut self, subtask: u32, checkpoint: Option<u64>) -> HostResult<Outcome> {
+        self.outcome_call("subtask-reset", |s, b, h| {
+            b.sink_coordinator_coordinator().coordinator().call_subtask_reset(s, h, subtask, checkpoint)
+        })
+    }
+
+    pub fn checkpoint(&mut self, checkpoint: u64) -> HostResult<Vec<u8>> {
+        let handle = self.handle;
+        self.instance.call("checkpoint", |s, b| {
+            b.sink_coordinator_coordinator().coordinator().call_checkpoint(s, handle, checkpoint)
+        })
+    }
+
+    pub fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<Outcome> {
+        self.outcome_call("checkpoint-complete", |s, b, h| {
+            b.sink_coordinator_coordinator().coordinator().call_checkpoint_complete(s, h, checkpoint)
+        })
+    }
+
+    pub fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<Outcome> {
+        self.outcome_call("checkpoint-aborted", |s, b, h| {
+            b.sink_coordinator_coordinator().coordinator().call_checkpoint_aborted(s, h, checkpoint)
+        })
+    }
+
+    /// Closes the instance. On a discarded instance this succeeds and
+    /// reports `failed`, like `close` on any failed instance.
+    pub fn close(&mut self) -> HostResult<Outcome> {
+        if !self.instance.is_live() {
+            return Ok(Outcome {
+                state: Lifecycle::Failed,
+                committed: Vec::new(),
+                tags_created: Vec::new(),
+                tags_deleted: Vec::new(),
+                restart_required: false,
+            });
+        }
+        self.outcome_call("close", |s, b, h| b.sink_coordinator_coordinator().coordinator().call_close(s, h))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Writer
+// ---------------------------------------------------------------------------
+
+/// The writer-side helper (SEMANTICS 11) running in the component. It uses
+/// neither storage nor time, so its Store gets a detached environment.
+pub struct ComponentWriter {
+    instance: Instance,
+    handle: ResourceAny,
+}
+
+impl ComponentWriter {
+    pub fn new(runtime: &Runtime, subtask: u32) -> HostResult<Self> {
+        let mut instance = Instance::new(runtime, HostEnv::detached())?;
+        let handle = instance.call_infallible("the writer constructor", |store, b| {
+            b.sink_coordinator_writer().writer().call_constructor(store, subtask)
+        })?;
+        Ok(ComponentWriter { instance, handle })
+    }
+
+    pub fn is_discarded(&self) -> bool {
+        !self.instance.is_live()
+    }
+
+    pub fn report(&mut self, checkpoint: u64, committables: &[Vec<u8>], watermark: Option<i64>, savepoint: bool) -> HostResult<Entry> {
+        let h = self.handle;
+        self.instance
+            .call("writer report", |s, b| {
+                b.sink_coordinator_writer().writer().call_report(s, h, checkpoint, committables, watermark, savepoint)
+            })
+            .map(from_wit_entry)
+    }
+
+    pub fn end_input(&mut self, committables: &[Vec<u8>], watermark: Option<i64>) -> HostResult<Entry> {
+        let h = self.handle;
+        self.instance
+            .call("writer end-input", |s, b| b.sink_coordinator_writer().writer().call_end_input(s, h, committables, watermark))
+            .map(from_wit_entry)
+    }
+
+    pub fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<()> {
+        let h = self.handle;
+        self.instance.call("writer checkpoint-complete", |s, b| {
+            b.sink_coordinator_writer().writer().call_checkpoint_complete(s, h, checkpoint)
+        })
+    }
+
+    pub fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()> {
+        let h = self.handle;
+        self.instance.call("writer checkpoint-aborted", |s, b| {
+            b.sink_coordinator_writer().writer().call_checkpoint_aborted(s, h, checkpoint)
+        })
+    }
+
+    /// The writer's buffer as versioned bytes.
+    pub fn state(&mut self) -> HostResult<Vec<u8>> {
+        let h = self.handle;
+        self.instance
+            .call_infallible("writer state", |s, b| b.sink_coordinator_writer().writer().call_state(s, h))
+    }
+
+    /// Restores from `state` taken at `checkpoint`; returns the entries of
+    /// the single `restored` event to send.
+    pub fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>> {
+        let h = self.handle;
+        self.instance
+            .call("writer restore", |s, b| b.sink_coordinator_writer().writer().call_restore(s, h, state, checkpoint))
+            .map(|entries| entries.into_iter().map(from_wit_entry).collect())
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Table
+// ---------------------------------------------------------------------------
+
+/// Read-only access to a table through the component's `table` interface.
+///
+/// Tables are stateless, so after a trap the next call instantiates a fresh
+/// Store over the same storage. Its clock is detached: reading the table must
+/// not consume readings of a replay's trace clock.
+pub struct ComponentTable {
+    instance: Instance,
+}
+
+impl ComponentTable {
+    pub fn new(runtime: &Runtime, storage: impl Storage + Send + 'static) -> HostResult<Self> {
+        let env = HostEnv::new(storage, ManualClock::new(0, 0));
+        Ok(ComponentTable { instance: Instance::new(runtime, env)? })
+    }
+
+    fn call<R>(
+        &mut self,
+        what: &str,
+        f: impl FnOnce(&mut Store<StoreData>, &SinkCoordinator) -> wasmtime::Result<Result<R, wit::Error>>,
+    ) -> HostResult<R> {
+        if !self.instance.is_live() {
+            if let Some(env) = self.instance.discarded_env.take() {
+                self.instance = Instance::new(&self.instance.runtime, env)?;
+            }
+        }
+        self.instance.call(what, f)
+    }
+
+    pub fn latest_snapshot(&mut self) -> HostResult<Option<Snapshot>> {
+        self.call("latest-snapshot", |s, b| b.sink_coordinator_table().call_latest_snapshot(s))
+            .map(|o| o.map(from_wit_snapshot))
+    }
+
+    pub fn snapshot_by_id(&mut self, id: u64) -> HostResult<Option<Snapshot>> {
+        self.call("snapshot-by-id", |s, b| b.sink_coordinator_table().call_snapshot_by_id(s, id))
+            .map(|o| o.map(from_wit_snapshot))
+    }
+
+    /// Every snapshot, by id.
+    pub fn list_snapshots(&mut self) -> HostResult<Vec<Snapshot>> {
+        self.call("list-snapshots", |s, b| b.sink_coordinator_table().call_list_snapshots(s))
+            .map(|v| v.into_iter().map(from_wit_snapshot).collect())
+    }
+
+    /// Every tag, by name in byte order.
+    pub fn list_tags(&mut self) -> HostResult<Vec<Tag>> {
+        self.call("list-tags", |s, b| b.sink_coordinator_table().call_list_tags(s))
+            .map(|v| v.into_iter().map(from_wit_tag).collect())
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Conversions between the WIT types and the core's types
+// ---------------------------------------------------------------------------
+
+fn to_wit_config(c: &Config) -> wit::Config {
+    wit::Config {
+        parallelism: c.parallelism,
+        commit_user: c.commit_user.clone(),
+        checkpointing: c.checkpointing,
+        final_commit: match c.final_commit {
+            FinalCommitMode::OnCheckpoint => wit::FinalCommitMode::OnCheckpoint,
+            FinalCommitMode::OnEndInput => wit::FinalCommitMode::OnEndInput,
+        },
+        force_create_snapshot: c.force_create_snapshot,
+        savepoint_auto_tag: c.savepoint_auto_tag,
+        tag_time_retained_ms: c.tag_time_retained_ms,
+        recovery: match c.recovery {
+            RecoveryMode::Restart => wit::RecoveryMode::Restart,
+            RecoveryMode::Continue => wit::RecoveryMode::Continue,
+        },
+    }
+}
+
+fn to_wit_restore(r: &RestorePoint) -> wit::RestorePoint {
+    wit::RestorePoint { checkpoint: r.checkpoint, state: r.state.clone(), finished_subtasks: r.finished_subtasks.clone() }
+}
+
+fn to_wit_entry(e: Entry) -> wit::Entry {
+    wit::Entry { checkpoint: e.checkpoint, committables: e.committables, watermark: e.watermark, savepoint: e.savepoint }
+}
+
+fn from_wit_entry(e: wit::Entry) -> Entry {
+    Entry { checkpoint: e.checkpoint, committables: e.committables, watermark: e.watermark, savepoint: e.savepoint }
+}
+
+fn from_wit_lifecycle(l: wit::Lifecycle) -> Lifecycle {
+    match l {
+        wit::Lifecycle::Created => Lifecycle::Created,
+        wit::Lifecycle::Restoring => Lifecycle::Restoring,
+        wit::Lifecycle::Running => Lifecycle::Running,
+        wit::Lifecycle::Closed => Lifecycle::Closed,
+        wit::Lifecycle::Failed => Lifecycle::Failed,
+    }
+}
+
+fn from_wit_outcome(o: wit::Outcome) -> Outcome {
+    Outcome {
+        state: from_wit_lifecycle(o.state),
+        committed: o.committed,
+        tags_created: o.tags_created,
+        tags_deleted: o.tags_deleted,
+        restart_required: o.restart_required,
+    }
+}
+
+fn from_wit_error(e: wit::Error) -> HostError {
+    let kind = match e.kind {
+        wit::ErrorKind::Declined => ErrorKind::Declined,
+        wit::ErrorKind::Storage => ErrorKind::Storage,
+        wit::ErrorKind::IllegalState => ErrorKind::IllegalState,
+        wit::ErrorKind::InvalidEvent => ErrorKind::InvalidEvent,
+        wit::ErrorKind::InvalidConfig => ErrorKind::InvalidConfig,
+        wit::ErrorKind::CorruptState => ErrorKind::CorruptState,
+    };
+    HostError::core(kind, e.message)
+}
+
+fn from_wit_snapshot(s: wit::Snapshot) -> Snapshot {
+    Snapshot {
+        id: s.id,
+        commit_user: s.commit_user,
+        identifier: s.identifier,
+        watermark: s.watermark,
+        time_ms: s.time_ms,
+        committables: s.committables,
+    }
+}
+
+fn from_wit_tag(t: wit::Tag) -> Tag {
+    Tag {
+        name: t.name,
+        snapshot_id: t.snapshot_id,
+        identifier: t.identifier,
+        create_time_ms: t.create_time_ms,
+        expire_time_ms: t.expire_time_ms,
+    }
+}

@@ -1,0 +1,228 @@
+//! One interface over the two ways of running the coordinator: the native
+//! Rust core and the WebAssembly component. The replayer (and later the
+//! simulator) is written once against [`Driver`] and [`CoordinatorApi`].
+
+use sink_coordinator::{Clock, Config, Coordinator, Entry, Lifecycle, Outcome, RestorePoint, Snapshot, Storage, Tag};
+
+use crate::component::{ComponentCoordinator, ComponentTable};
+use crate::engine::Runtime;
+use crate::env::{HostEnv, Shared};
+use crate::error::{HostError, HostResult};
+
+/// The calls of one coordinator instance (SEMANTICS), whatever runs it.
+pub trait CoordinatorApi {
+    /// The lifecycle state; `Failed` after a trap.
+    fn state(&mut self) -> Lifecycle;
+    fn start(&mut self) -> HostResult<Outcome>;
+    fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome>;
+    fn restored(&mut self, subtask: u32, attempt: u32, checkpoint: u64, entries: Vec<Entry>) -> HostResult<Outcome>;
+    fn subtask_reset(&mut self, subtask: u32, checkpoint: Option<u64>) -> HostResult<Outcome>;
+    fn checkpoint(&mut self, checkpoint: u64) -> HostResult<Vec<u8>>;
+    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<Outcome>;
+    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<Outcome>;
+    fn close(&mut self) -> HostResult<Outcome>;
+}
+
+/// Creates coordinator instances over one table and clock, and reads that
+/// table through the same implementation (native or component).
+pub trait Driver {
+    /// A short name for messages: `native` or `component`.
+    fn name(&self) -> &'static str;
+    /// A new instance in `created` state. Fails only if the component traps
+    /// in its constructor.
+    fn create(&mut self, config: Config, restore: Option<RestorePoint>) -> HostResult<Box<dyn CoordinatorApi>>;
+    fn snapshot_by_id(&mut self, id: u64) -> HostResult<Option<Snapshot>>;
+    fn list_snapshots(&mut self) -> HostResult<Vec<Snapshot>>;
+    fn list_tags(&mut self) -> HostResult<Vec<Tag>>;
+}
+
+// ---------------------------------------------------------------------------
+// Native
+// ---------------------------------------------------------------------------
+
+/// The native core with the storage and clock it runs against.
+pub struct NativeCoordinator {
+    inner: Coordinator,
+    env: HostEnv,
+}
+
+impl NativeCoordinator {
+    pub fn new(config: Config, restore: Option<RestorePoint>, env: HostEnv) -> Self {
+        NativeCoordinator { inner: Coordinator::new(config, restore), env }
+    }
+}
+
+impl CoordinatorApi for NativeCoordinator {
+    fn state(&mut self) -> Lifecycle {
+        self.inner.state()
+    }
+    fn start(&mut self) -> HostResult<Outcome> {
+        Ok(self.inner.start(&mut self.env)?)
+    }
+    fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome> {
+        Ok(self.inner.event(&mut self.env, subtask, attempt, entry)?)
+    }
+    fn restored(&mut self, subtask: u32, attempt: u32, checkpoint: u64, entries: Vec<Entry>) -> HostResult<Outcome> {
+        Ok(self.inner.restored(&mut self.env, subtask, attempt, checkpoint, entries)?)
+    }
+    fn subtask_reset(&mut self, subtask: u32, checkpoint: Option<u64>) -> HostResult<Outcome> {
+        Ok(self.inner.subtask_reset(&mut self.env, subtask, checkpoint)?)
+    }
+    fn checkpoint(&mut self, checkpoint: u64) -> HostResult<Vec<u8>> {
+        Ok(self.inner.checkpoint(&mut self.env, checkpoint)?)
+    }
+    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<Outcome> {
+        Ok(self.inner.checkpoint_complete(&mut self.env, checkpoint)?)
+    }
+    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<Outcome> {
+        Ok(self.inner.checkpoint_aborted(&mut self.env, checkpoint)?)
+    }
+    fn close(&mut self) -> HostResult<Outcome> {
+        Ok(self.inner.close(&mut self.env)?)
+    }
+}
+
+impl CoordinatorApi for ComponentCoordinator {
+    fn state(&mut self) -> Lifecycle {
+        ComponentCoordinator::state(self)
+    }
+    fn start(&mut self) -> HostResult<Outcome> {
+        ComponentCoordinator::start(self)
+    }
+    fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome> {
+        ComponentCoordinator::event(self, subtask, attempt, entry)
+    }
+    fn restored(&mut self, subtask: u32, attempt: u32, checkpoint: u64, entries: Vec<Entry>) -> HostResult<Outcome> {
+        ComponentCoordinator::restored(self, subtask, attempt, checkpoint, entries)
+    }
+    fn subtask_reset(&mut self, subtask: u32, checkpoint: Option<u64>) -> HostResult<Outcome> {
+        ComponentCoordinator::subtask_reset(self, subtask, checkpoint)
+    }
+    fn checkpoint(&mut self, checkpoint: u64) -> HostResult<Vec<u8>> {
+        ComponentCoordinator::checkpoint(self, checkpoint)
+    }
+    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<Outcome> {
+        ComponentCoordinator::checkpoint_complete(self, checkpoint)
+    }
+    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<Outcome> {
+        ComponentCoordinator::checkpoint_aborted(self, checkpoint)
+    }
+    fn close(&mut self) -> HostResult<Outcome> {
+        ComponentCoordinator::close(self)
+    }
+}
+
+/// An instance whose creation trapped: it stays `failed` (SEMANTICS 2: calls
+/// fail with `illegal-state`, `close` succeeds and changes nothing).
+pub struct FailedInstance;
+
+impl FailedInstance {
+    fn refuse<T>(&self) -> HostResult<T> {
+        Err(HostError::core(
+            sink_coordinator::ErrorKind::IllegalState,
+            "the instance failed: its component trapped while it was created",
+        ))
+    }
+}
+
+impl CoordinatorApi for FailedInstance {
+    fn state(&mut self) -> Lifecycle {
+        Lifecycle::Failed
+    }
+    fn start(&mut self) -> HostResult<Outcome> {
+        self.refuse()
+    }
+    fn event(&mut self, _: u32, _: u32, _: Entry) -> HostResult<Outcome> {
+        self.refuse()
+    }
+    fn restored(&mut self, _: u32, _: u32, _: u64, _: Vec<Entry>) -> HostResult<Outcome> {
+        self.refuse()
+    }
+    fn subtask_reset(&mut self, _: u32, _: Option<u64>) -> HostResult<Outcome> {
+        self.refuse()
+    }
+    fn checkpoint(&mut self, _: u64) -> HostResult<Vec<u8>> {
+        self.refuse()
+    }
+    fn checkpoint_complete(&mut self, _: u64) -> HostResult<Outcome> {
+        self.refuse()
+    }
+    fn checkpoint_aborted(&mut self, _: u64) -> HostResult<Outcome> {
+        self.refuse()
+    }
+    fn close(&mut self) -> HostResult<Outcome> {
+        Ok(Outcome {
+            state: Lifecycle::Failed,
+            committed: Vec::new(),
+            tags_created: Vec::new(),
+            tags_deleted: Vec::new(),
+            restart_required: false,
+        })
+    }
+}
+
+/// Runs the native core against a shared storage and clock.
+pub struct NativeDriver {
+    storage: Shared<dyn Storage + Send>,
+    clock: Shared<dyn Clock + Send>,
+}
+
+impl NativeDriver {
+    pub fn new(storage: Shared<dyn Storage + Send>, clock: Shared<dyn Clock + Send>) -> Self {
+        NativeDriver { storage, clock }
+    }
+}
+
+impl Driver for NativeDriver {
+    fn name(&self) -> &'static str {
+        "native"
+    }
+    fn create(&mut self, config: Config, restore: Option<RestorePoint>) -> HostResult<Box<dyn CoordinatorApi>> {
+        let env = HostEnv::new(self.storage.clone(), self.clock.clone());
+        Ok(Box::new(NativeCoordinator::new(config, restore, env)))
+    }
+    fn snapshot_by_id(&mut self, id: u64) -> HostResult<Option<Snapshot>> {
+        Ok(sink_coordinator::table::snapshot_by_id(&mut self.storage, id)?)
+    }
+    fn list_snapshots(&mut self) -> HostResult<Vec<Snapshot>> {
+        Ok(sink_coordinator::table::list_snapshots(&mut self.storage)?)
+    }
+    fn list_tags(&mut self) -> HostResult<Vec<Tag>> {
+        Ok(sink_coordinator::table::list_tags(&mut self.storage)?)
+    }
+}
+
+/// Runs the component (one Store per instance) against a shared storage
+/// and clock; reads the table through the component's `table` interface.
+pub struct ComponentDriver {
+    runtime: Runtime,
+    storage: Shared<dyn Storage + Send>,
+    clock: Shared<dyn Clock + Send>,
+    table: ComponentTable,
+}
+
+impl ComponentDriver {
+    pub fn new(runtime: &Runtime, storage: Shared<dyn Storage + Send>, clock: Shared<dyn Clock + Send>) -> HostResult<Self> {
+        let table = ComponentTable::new(runtime, storage.clone())?;
+        Ok(ComponentDriver { runtime: runtime.clone(), storage, clock, table })
+    }
+}
+
+impl Driver for ComponentDriver {
+    fn name(&self) -> &'static str {
+        "component"
+    }
+    fn create(&mut self, config: Config, restore: Option<RestorePoint>) -> HostResult<Box<dyn CoordinatorApi>> {
+        let env = HostEnv::new(self.storage.clone(), self.clock.clone());
+        Ok(Box::new(ComponentCoordinator::new(&self.runtime, env, &config, restore.as_ref())?))
+    }
+    fn snapshot_by_id(&mut self, id: u64) -> HostResult<Option<Snapshot>> {
+        self.table.snapshot_by_id(id)
+    }
+    fn list_snapshots(&mut self) -> HostResult<Vec<Snapshot>> {
+        self.table.list_snapshots()
+    }
+    fn list_tags(&mut self) -> HostResult<Vec<Tag>> {
+        self.table.list_tags()
+    }
+}

@@ -17,17 +17,17 @@ build: wasm-target
 	$(CARGO) build --release -p sink-coordinator-host
 
 test: wasm-target
-	$(CARGO) test --release --workspace
+	$(CARGO) test --release --workspace --no-fail-fast
 
 wasm: build
 	@$(SINKCOORD) wasm
 
 # Cargo's progress goes to stderr (and -q silences it): stdout carries only
-# the document.
+# the document. Precompiled components are cached under target/ (trusted).
 replay: wasm-target
 	@test -n "$(TRACE)" || { echo "usage: make -s replay TRACE=FILE [NATIVE=1]" >&2; exit 2; }
 	@$(CARGO) build -q --release -p sink-coordinator-host
-	@$(SINKCOORD) replay $(if $(NATIVE),--native) "$(TRACE)"
+	@SINKCOORD_CACHE_DIR="$(CURDIR)/target/cwasm-cache" $(SINKCOORD) replay $(if $(NATIVE),--native) "$(TRACE)"
 
 # The guest is built for wasm32-unknown-unknown; rustup does not fetch the
 # target by itself (RUSTUP_AUTO_INSTALL=0).

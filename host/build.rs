@@ -36,7 +36,13 @@ fn run() -> Result<(), String> {
         .to_path_buf();
     let out_dir = PathBuf::from(var("OUT_DIR")?);
 
-    for path in ["guest/src", "guest/Cargo.toml", "wit", "Cargo.lock", "Cargo.toml"] {
+    for path in [
+        "guest/src",
+        "guest/Cargo.toml",
+        "wit",
+        "Cargo.lock",
+        "Cargo.toml",
+    ] {
         println!("cargo:rerun-if-changed={}", ws.join(path).display());
     }
     println!("cargo:rerun-if-env-changed=RUSTUP_TOOLCHAIN");
@@ -50,7 +56,14 @@ fn run() -> Result<(), String> {
         .arg("rustc")
         .arg("--manifest-path")
         .arg(ws.join("guest").join("Cargo.toml"))
-        .args(["-p", "sink-coordinator", "--lib", "--locked", "--profile", "wasm"])
+        .args([
+            "-p",
+            "sink-coordinator",
+            "--lib",
+            "--locked",
+            "--profile",
+            "wasm",
+        ])
         .args(["--target", WASM_TARGET, "--crate-type", "cdylib"])
         .arg("--target-dir")
         .arg(&guest_target)
@@ -77,7 +90,8 @@ fn run() -> Result<(), String> {
         .join(WASM_TARGET)
         .join("wasm")
         .join("sink_coordinator.wasm");
-    let core = fs::read(&core_path).map_err(|e| format!("cannot read {}: {e}", core_path.display()))?;
+    let core =
+        fs::read(&core_path).map_err(|e| format!("cannot read {}: {e}", core_path.display()))?;
     let component = wit_component::ComponentEncoder::default()
         .module(&core)
         .and_then(|enc| enc.validate(true).encode())
@@ -104,7 +118,10 @@ fn check_wasm_target() -> Result<(), String> {
         .output()
         .map_err(|e| format!("cannot run `{rustc} --print sysroot`: {e}"))?;
     let sysroot = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let lib = Path::new(&sysroot).join("lib").join("rustlib").join(WASM_TARGET);
+    let lib = Path::new(&sysroot)
+        .join("lib")
+        .join("rustlib")
+        .join(WASM_TARGET);
     if out.status.success() && !sysroot.is_empty() && !lib.is_dir() {
         return Err(format!(
             "the Rust target `{WASM_TARGET}` is not installed (no {}).\n\

@@ -28,7 +28,10 @@ pub struct ManualClock {
 
 impl ManualClock {
     pub fn new(start_ms: u64, step_ms: u64) -> Self {
-        ManualClock { next: start_ms, step: step_ms }
+        ManualClock {
+            next: start_ms,
+            step: step_ms,
+        }
     }
 
     /// The next reading returns `ms`; later ones add the step again.

@@ -10,7 +10,8 @@
 //! instance (`illegal-state`, `close` succeeds) without entering the guest.
 
 use sink_coordinator::{
-    Config, Entry, ErrorKind, FinalCommitMode, Lifecycle, Outcome, RecoveryMode, RestorePoint, Snapshot, Storage, Tag,
+    Config, Entry, ErrorKind, FinalCommitMode, Lifecycle, Outcome, RecoveryMode, RestorePoint,
+    Snapshot, Storage, Tag,
 };
 use wasmtime::component::ResourceAny;
 use wasmtime::Store;
@@ -37,7 +38,9 @@ struct Instance {
 
 impl Instance {
     fn new(runtime: &Runtime, env: HostEnv) -> HostResult<Self> {
-        let (store, bindings) = runtime.instantiate(env).map_err(|e| HostError::trap(trap_message("instantiation", &e)))?;
+        let (store, bindings) = runtime
+            .instantiate(env)
+            .map_err(|e| HostError::trap(trap_message("instantiation", &e)))?;
         Ok(Instance {
             runtime: runtime.clone(),
             live: Some((store, bindings)),
@@ -56,12 +59,18 @@ impl Instance {
     fn call<R>(
         &mut self,
         what: &str,
-        f: impl FnOnce(&mut Store<StoreData>, &SinkCoordinator) -> wasmtime::Result<Result<R, wit::Error>>,
+        f: impl FnOnce(
+            &mut Store<StoreData>,
+            &SinkCoordinator,
+        ) -> wasmtime::Result<Result<R, wit::Error>>,
     ) -> HostResult<R> {
         let Some((store, bindings)) = self.live.as_mut() else {
             return Err(self.discarded(what));
         };
-        let result = self.runtime.refuel(store, self.fuel_per_call).and_then(|()| f(store, bindings));
+        let result = self
+            .runtime
+            .refuel(store, self.fuel_per_call)
+            .and_then(|()| f(store, bindings));
         match result {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(from_wit_error(e)),
@@ -118,12 +127,19 @@ pub struct ComponentCoordinator {
 impl ComponentCoordinator {
     /// Instantiates the component over `env` and constructs a coordinator
     /// (state `created`). Fails only with a trap.
-    pub fn new(runtime: &Runtime, env: HostEnv, config: &Config, restore: Option<&RestorePoint>) -> HostResult<Self> {
+    pub fn new(
+        runtime: &Runtime,
+        env: HostEnv,
+        config: &Config,
+        restore: Option<&RestorePoint>,
+    ) -> HostResult<Self> {
         let mut instance = Instance::new(runtime, env)?;
         let config = to_wit_config(config);
         let restore = restore.map(to_wit_restore);
         let handle = instance.call_infallible("the coordinator constructor", |store, b| {
-            b.sink_coordinator_coordinator().coordinator().call_constructor(store, &config, restore.as_ref())
+            b.sink_coordinator_coordinator()
+                .coordinator()
+                .call_constructor(store, &config, restore.as_ref())
         })?;
         Ok(ComponentCoordinator { instance, handle })
     }
@@ -145,59 +161,91 @@ impl ComponentCoordinator {
         }
         let handle = self.handle;
         self.instance
-            .call_infallible("state", |store, b| b.sink_coordinator_coordinator().coordinator().call_state(store, handle))
+            .call_infallible("state", |store, b| {
+                b.sink_coordinator_coordinator()
+                    .coordinator()
+                    .call_state(store, handle)
+            })
             .map_or(Lifecycle::Failed, from_wit_lifecycle)
     }
 
     fn outcome_call(
         &mut self,
         what: &str,
-        f: impl FnOnce(&mut Store<StoreData>, &SinkCoordinator, ResourceAny) -> wasmtime::Result<Result<wit::Outcome, wit::Error>>,
+        f: impl FnOnce(
+            &mut Store<StoreData>,
+            &SinkCoordinator,
+            ResourceAny,
+        ) -> wasmtime::Result<Result<wit::Outcome, wit::Error>>,
     ) -> HostResult<Outcome> {
         let handle = self.handle;
-        self.instance.call(what, |store, b| f(store, b, handle)).map(from_wit_outcome)
+        self.instance
+            .call(what, |store, b| f(store, b, handle))
+            .map(from_wit_outcome)
     }
 
     pub fn start(&mut self) -> HostResult<Outcome> {
-        self.outcome_call("start", |s, b, h| b.sink_coordinator_coordinator().coordinator().call_start(s, h))
+        self.outcome_call("start", |s, b, h| {
+            b.sink_coordinator_coordinator()
+                .coordinator()
+                .call_start(s, h)
+        })
     }
 
     pub fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome> {
         let entry = to_wit_entry(entry);
         self.outcome_call("event", |s, b, h| {
-            b.sink_coordinator_coordinator().coordinator().call_event(s, h, subtask, attempt, &entry)
+            b.sink_coordinator_coordinator()
+                .coordinator()
+                .call_event(s, h, subtask, attempt, &entry)
         })
     }
 
-    pub fn restored(&mut self, subtask: u32, attempt: u32, checkpoint: u64, entries: Vec<Entry>) -> HostResult<Outcome> {
+    pub fn restored(
+        &mut self,
+        subtask: u32,
+        attempt: u32,
+        checkpoint: u64,
+        entries: Vec<Entry>,
+    ) -> HostResult<Outcome> {
         let entries: Vec<wit::Entry> = entries.into_iter().map(to_wit_entry).collect();
         self.outcome_call("restored", |s, b, h| {
-            b.sink_coordinator_coordinator().coordinator().call_restored(s, h, subtask, attempt, checkpoint, &entries)
+            b.sink_coordinator_coordinator()
+                .coordinator()
+                .call_restored(s, h, subtask, attempt, checkpoint, &entries)
         })
     }
 
     pub fn subtask_reset(&mut self, subtask: u32, checkpoint: Option<u64>) -> HostResult<Outcome> {
         self.outcome_call("subtask-reset", |s, b, h| {
-            b.sink_coordinator_coordinator().coordinator().call_subtask_reset(s, h, subtask, checkpoint)
+            b.sink_coordinator_coordinator()
+                .coordinator()
+                .call_subtask_reset(s, h, subtask, checkpoint)
         })
     }
 
     pub fn checkpoint(&mut self, checkpoint: u64) -> HostResult<Vec<u8>> {
         let handle = self.handle;
         self.instance.call("checkpoint", |s, b| {
-            b.sink_coordinator_coordinator().coordinator().call_checkpoint(s, handle, checkpoint)
+            b.sink_coordinator_coordinator()
+                .coordinator()
+                .call_checkpoint(s, handle, checkpoint)
         })
     }
 
     pub fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<Outcome> {
         self.outcome_call("checkpoint-complete", |s, b, h| {
-            b.sink_coordinator_coordinator().coordinator().call_checkpoint_complete(s, h, checkpoint)
+            b.sink_coordinator_coordinator()
+                .coordinator()
+                .call_checkpoint_complete(s, h, checkpoint)
         })
     }
 
     pub fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<Outcome> {
         self.outcome_call("checkpoint-aborted", |s, b, h| {
-            b.sink_coordinator_coordinator().coordinator().call_checkpoint_aborted(s, h, checkpoint)
+            b.sink_coordinator_coordinator()
+                .coordinator()
+                .call_checkpoint_aborted(s, h, checkpoint)
         })
     }
 
@@ -213,7 +261,11 @@ impl ComponentCoordinator {
                 restart_required: false,
             });
         }
-        self.outcome_call("close", |s, b, h| b.sink_coordinator_coordinator().coordinator().call_close(s, h))
+        self.outcome_call("close", |s, b, h| {
+            b.sink_coordinator_coordinator()
+                .coordinator()
+                .call_close(s, h)
+        })
     }
 }
 
@@ -232,7 +284,9 @@ impl ComponentWriter {
     pub fn new(runtime: &Runtime, subtask: u32) -> HostResult<Self> {
         let mut instance = Instance::new(runtime, HostEnv::detached())?;
         let handle = instance.call_infallible("the writer constructor", |store, b| {
-            b.sink_coordinator_writer().writer().call_constructor(store, subtask)
+            b.sink_coordinator_writer()
+                .writer()
+                .call_constructor(store, subtask)
         })?;
         Ok(ComponentWriter { instance, handle })
     }
@@ -241,41 +295,67 @@ impl ComponentWriter {
         !self.instance.is_live()
     }
 
-    pub fn report(&mut self, checkpoint: u64, committables: &[Vec<u8>], watermark: Option<i64>, savepoint: bool) -> HostResult<Entry> {
+    pub fn report(
+        &mut self,
+        checkpoint: u64,
+        committables: &[Vec<u8>],
+        watermark: Option<i64>,
+        savepoint: bool,
+    ) -> HostResult<Entry> {
         let h = self.handle;
         self.instance
             .call("writer report", |s, b| {
-                b.sink_coordinator_writer().writer().call_report(s, h, checkpoint, committables, watermark, savepoint)
+                b.sink_coordinator_writer().writer().call_report(
+                    s,
+                    h,
+                    checkpoint,
+                    committables,
+                    watermark,
+                    savepoint,
+                )
             })
             .map(from_wit_entry)
     }
 
-    pub fn end_input(&mut self, committables: &[Vec<u8>], watermark: Option<i64>) -> HostResult<Entry> {
+    pub fn end_input(
+        &mut self,
+        committables: &[Vec<u8>],
+        watermark: Option<i64>,
+    ) -> HostResult<Entry> {
         let h = self.handle;
         self.instance
-            .call("writer end-input", |s, b| b.sink_coordinator_writer().writer().call_end_input(s, h, committables, watermark))
+            .call("writer end-input", |s, b| {
+                b.sink_coordinator_writer()
+                    .writer()
+                    .call_end_input(s, h, committables, watermark)
+            })
             .map(from_wit_entry)
     }
 
     pub fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<()> {
         let h = self.handle;
         self.instance.call("writer checkpoint-complete", |s, b| {
-            b.sink_coordinator_writer().writer().call_checkpoint_complete(s, h, checkpoint)
+            b.sink_coordinator_writer()
+                .writer()
+                .call_checkpoint_complete(s, h, checkpoint)
         })
     }
 
     pub fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()> {
         let h = self.handle;
         self.instance.call("writer checkpoint-aborted", |s, b| {
-            b.sink_coordinator_writer().writer().call_checkpoint_aborted(s, h, checkpoint)
+            b.sink_coordinator_writer()
+                .writer()
+                .call_checkpoint_aborted(s, h, checkpoint)
         })
     }
 
     /// The writer's buffer as versioned bytes.
     pub fn state(&mut self) -> HostResult<Vec<u8>> {
         let h = self.handle;
-        self.instance
-            .call_infallible("writer state", |s, b| b.sink_coordinator_writer().writer().call_state(s, h))
+        self.instance.call_infallible("writer state", |s, b| {
+            b.sink_coordinator_writer().writer().call_state(s, h)
+        })
     }
 
     /// Restores from `state` taken at `checkpoint`; returns the entries of
@@ -283,7 +363,11 @@ impl ComponentWriter {
     pub fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>> {
         let h = self.handle;
         self.instance
-            .call("writer restore", |s, b| b.sink_coordinator_writer().writer().call_restore(s, h, state, checkpoint))
+            .call("writer restore", |s, b| {
+                b.sink_coordinator_writer()
+                    .writer()
+                    .call_restore(s, h, state, checkpoint)
+            })
             .map(|entries| entries.into_iter().map(from_wit_entry).collect())
     }
 }
@@ -304,13 +388,18 @@ pub struct ComponentTable {
 impl ComponentTable {
     pub fn new(runtime: &Runtime, storage: impl Storage + Send + 'static) -> HostResult<Self> {
         let env = HostEnv::new(storage, ManualClock::new(0, 0));
-        Ok(ComponentTable { instance: Instance::new(runtime, env)? })
+        Ok(ComponentTable {
+            instance: Instance::new(runtime, env)?,
+        })
     }
 
     fn call<R>(
         &mut self,
         what: &str,
-        f: impl FnOnce(&mut Store<StoreData>, &SinkCoordinator) -> wasmtime::Result<Result<R, wit::Error>>,
+        f: impl FnOnce(
+            &mut Store<StoreData>,
+            &SinkCoordinator,
+        ) -> wasmtime::Result<Result<R, wit::Error>>,
     ) -> HostResult<R> {
         if !self.instance.is_live() {
             if let Some(env) = self.instance.discarded_env.take() {
@@ -321,25 +410,33 @@ impl ComponentTable {
     }
 
     pub fn latest_snapshot(&mut self) -> HostResult<Option<Snapshot>> {
-        self.call("latest-snapshot", |s, b| b.sink_coordinator_table().call_latest_snapshot(s))
-            .map(|o| o.map(from_wit_snapshot))
+        self.call("latest-snapshot", |s, b| {
+            b.sink_coordinator_table().call_latest_snapshot(s)
+        })
+        .map(|o| o.map(from_wit_snapshot))
     }
 
     pub fn snapshot_by_id(&mut self, id: u64) -> HostResult<Option<Snapshot>> {
-        self.call("snapshot-by-id", |s, b| b.sink_coordinator_table().call_snapshot_by_id(s, id))
-            .map(|o| o.map(from_wit_snapshot))
+        self.call("snapshot-by-id", |s, b| {
+            b.sink_coordinator_table().call_snapshot_by_id(s, id)
+        })
+        .map(|o| o.map(from_wit_snapshot))
     }
 
     /// Every snapshot, by id.
     pub fn list_snapshots(&mut self) -> HostResult<Vec<Snapshot>> {
-        self.call("list-snapshots", |s, b| b.sink_coordinator_table().call_list_snapshots(s))
-            .map(|v| v.into_iter().map(from_wit_snapshot).collect())
+        self.call("list-snapshots", |s, b| {
+            b.sink_coordinator_table().call_list_snapshots(s)
+        })
+        .map(|v| v.into_iter().map(from_wit_snapshot).collect())
     }
 
     /// Every tag, by name in byte order.
     pub fn list_tags(&mut self) -> HostResult<Vec<Tag>> {
-        self.call("list-tags", |s, b| b.sink_coordinator_table().call_list_tags(s))
-            .map(|v| v.into_iter().map(from_wit_tag).collect())
+        self.call("list-tags", |s, b| {
+            b.sink_coordinator_table().call_list_tags(s)
+        })
+        .map(|v| v.into_iter().map(from_wit_tag).collect())
     }
 }
 
@@ -367,15 +464,29 @@ fn to_wit_config(c: &Config) -> wit::Config {
 }
 
 fn to_wit_restore(r: &RestorePoint) -> wit::RestorePoint {
-    wit::RestorePoint { checkpoint: r.checkpoint, state: r.state.clone(), finished_subtasks: r.finished_subtasks.clone() }
+    wit::RestorePoint {
+        checkpoint: r.checkpoint,
+        state: r.state.clone(),
+        finished_subtasks: r.finished_subtasks.clone(),
+    }
 }
 
 fn to_wit_entry(e: Entry) -> wit::Entry {
-    wit::Entry { checkpoint: e.checkpoint, committables: e.committables, watermark: e.watermark, savepoint: e.savepoint }
+    wit::Entry {
+        checkpoint: e.checkpoint,
+        committables: e.committables,
+        watermark: e.watermark,
+        savepoint: e.savepoint,
+    }
 }
 
 fn from_wit_entry(e: wit::Entry) -> Entry {
-    Entry { checkpoint: e.checkpoint, committables: e.committables, watermark: e.watermark, savepoint: e.savepoint }
+    Entry {
+        checkpoint: e.checkpoint,
+        committables: e.committables,
+        watermark: e.watermark,
+        savepoint: e.savepoint,
+    }
 }
 
 fn from_wit_lifecycle(l: wit::Lifecycle) -> Lifecycle {

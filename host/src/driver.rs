@@ -2,9 +2,12 @@
 //! Rust core and the WebAssembly component. The replayer (and later the
 //! simulator) is written once against [`Driver`] and [`CoordinatorApi`].
 
-use sink_coordinator::{Clock, Config, Coordinator, Entry, Lifecycle, Outcome, RestorePoint, Snapshot, Storage, Tag};
+use sink_coordinator::{
+    Clock, Config, Coordinator, Entry, Lifecycle, Outcome, RestorePoint, Snapshot, Storage, Tag,
+    Writer,
+};
 
-use crate::component::{ComponentCoordinator, ComponentTable};
+use crate::component::{ComponentCoordinator, ComponentTable, ComponentWriter};
 use crate::engine::Runtime;
 use crate::env::{HostEnv, Shared};
 use crate::error::{HostError, HostResult};
@@ -15,12 +18,106 @@ pub trait CoordinatorApi {
     fn state(&mut self) -> Lifecycle;
     fn start(&mut self) -> HostResult<Outcome>;
     fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome>;
-    fn restored(&mut self, subtask: u32, attempt: u32, checkpoint: u64, entries: Vec<Entry>) -> HostResult<Outcome>;
+    fn restored(
+        &mut self,
+        subtask: u32,
+        attempt: u32,
+        checkpoint: u64,
+        entries: Vec<Entry>,
+    ) -> HostResult<Outcome>;
     fn subtask_reset(&mut self, subtask: u32, checkpoint: Option<u64>) -> HostResult<Outcome>;
     fn checkpoint(&mut self, checkpoint: u64) -> HostResult<Vec<u8>>;
     fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<Outcome>;
     fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<Outcome>;
     fn close(&mut self) -> HostResult<Outcome>;
+}
+
+/// The writer-side helper (SEMANTICS 11), whatever runs it.
+pub trait WriterApi {
+    fn report(
+        &mut self,
+        checkpoint: u64,
+        committables: Vec<Vec<u8>>,
+        watermark: Option<i64>,
+        savepoint: bool,
+    ) -> HostResult<Entry>;
+    fn end_input(
+        &mut self,
+        committables: Vec<Vec<u8>>,
+        watermark: Option<i64>,
+    ) -> HostResult<Entry>;
+    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<()>;
+    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()>;
+    fn state(&mut self) -> HostResult<Vec<u8>>;
+    fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>>;
+}
+
+impl WriterApi for Writer {
+    fn report(
+        &mut self,
+        checkpoint: u64,
+        committables: Vec<Vec<u8>>,
+        watermark: Option<i64>,
+        savepoint: bool,
+    ) -> HostResult<Entry> {
+        Ok(Writer::report(
+            self,
+            checkpoint,
+            committables,
+            watermark,
+            savepoint,
+        )?)
+    }
+    fn end_input(
+        &mut self,
+        committables: Vec<Vec<u8>>,
+        watermark: Option<i64>,
+    ) -> HostResult<Entry> {
+        Ok(Writer::end_input(self, committables, watermark)?)
+    }
+    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<()> {
+        Ok(Writer::checkpoint_complete(self, checkpoint)?)
+    }
+    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()> {
+        Ok(Writer::checkpoint_aborted(self, checkpoint)?)
+    }
+    fn state(&mut self) -> HostResult<Vec<u8>> {
+        Ok(Writer::state(self))
+    }
+    fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>> {
+        Ok(Writer::restore(self, state, checkpoint)?)
+    }
+}
+
+impl WriterApi for ComponentWriter {
+    fn report(
+        &mut self,
+        checkpoint: u64,
+        committables: Vec<Vec<u8>>,
+        watermark: Option<i64>,
+        savepoint: bool,
+    ) -> HostResult<Entry> {
+        ComponentWriter::report(self, checkpoint, &committables, watermark, savepoint)
+    }
+    fn end_input(
+        &mut self,
+        committables: Vec<Vec<u8>>,
+        watermark: Option<i64>,
+    ) -> HostResult<Entry> {
+        ComponentWriter::end_input(self, &committables, watermark)
+    }
+    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<()> {
+        ComponentWriter::checkpoint_complete(self, checkpoint)
+    }
+    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()> {
+        ComponentWriter::checkpoint_aborted(self, checkpoint)
+    }
+    fn state(&mut self) -> HostResult<Vec<u8>> {
+        ComponentWriter::state(self)
+    }
+    fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>> {
+        ComponentWriter::restore(self, state, checkpoint)
+    }
 }
 
 /// Creates coordinator instances over one table and clock, and reads that
@@ -30,7 +127,13 @@ pub trait Driver {
     fn name(&self) -> &'static str;
     /// A new instance in `created` state. Fails only if the component traps
     /// in its constructor.
-    fn create(&mut self, config: Config, restore: Option<RestorePoint>) -> HostResult<Box<dyn CoordinatorApi>>;
+    fn create(
+        &mut self,
+        config: Config,
+        restore: Option<RestorePoint>,
+    ) -> HostResult<Box<dyn CoordinatorApi>>;
+    /// A fresh writer helper for `subtask`.
+    fn create_writer(&mut self, subtask: u32) -> HostResult<Box<dyn WriterApi>>;
     fn snapshot_by_id(&mut self, id: u64) -> HostResult<Option<Snapshot>>;
     fn list_snapshots(&mut self) -> HostResult<Vec<Snapshot>>;
     fn list_tags(&mut self) -> HostResult<Vec<Tag>>;
@@ -48,7 +151,10 @@ pub struct NativeCoordinator {
 
 impl NativeCoordinator {
     pub fn new(config: Config, restore: Option<RestorePoint>, env: HostEnv) -> Self {
-        NativeCoordinator { inner: Coordinator::new(config, restore), env }
+        NativeCoordinator {
+            inner: Coordinator::new(config, restore),
+            env,
+        }
     }
 }
 
@@ -62,11 +168,21 @@ impl CoordinatorApi for NativeCoordinator {
     fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome> {
         Ok(self.inner.event(&mut self.env, subtask, attempt, entry)?)
     }
-    fn restored(&mut self, subtask: u32, attempt: u32, checkpoint: u64, entries: Vec<Entry>) -> HostResult<Outcome> {
-        Ok(self.inner.restored(&mut self.env, subtask, attempt, checkpoint, entries)?)
+    fn restored(
+        &mut self,
+        subtask: u32,
+        attempt: u32,
+        checkpoint: u64,
+        entries: Vec<Entry>,
+    ) -> HostResult<Outcome> {
+        Ok(self
+            .inner
+            .restored(&mut self.env, subtask, attempt, checkpoint, entries)?)
     }
     fn subtask_reset(&mut self, subtask: u32, checkpoint: Option<u64>) -> HostResult<Outcome> {
-        Ok(self.inner.subtask_reset(&mut self.env, subtask, checkpoint)?)
+        Ok(self
+            .inner
+            .subtask_reset(&mut self.env, subtask, checkpoint)?)
     }
     fn checkpoint(&mut self, checkpoint: u64) -> HostResult<Vec<u8>> {
         Ok(self.inner.checkpoint(&mut self.env, checkpoint)?)
@@ -92,7 +208,13 @@ impl CoordinatorApi for ComponentCoordinator {
     fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome> {
         ComponentCoordinator::event(self, subtask, attempt, entry)
     }
-    fn restored(&mut self, subtask: u32, attempt: u32, checkpoint: u64, entries: Vec<Entry>) -> HostResult<Outcome> {
+    fn restored(
+        &mut self,
+        subtask: u32,
+        attempt: u32,
+        checkpoint: u64,
+        entries: Vec<Entry>,
+    ) -> HostResult<Outcome> {
         ComponentCoordinator::restored(self, subtask, attempt, checkpoint, entries)
     }
     fn subtask_reset(&mut self, subtask: u32, checkpoint: Option<u64>) -> HostResult<Outcome> {
@@ -177,12 +299,22 @@ impl Driver for NativeDriver {
     fn name(&self) -> &'static str {
         "native"
     }
-    fn create(&mut self, config: Config, restore: Option<RestorePoint>) -> HostResult<Box<dyn CoordinatorApi>> {
+    fn create(
+        &mut self,
+        config: Config,
+        restore: Option<RestorePoint>,
+    ) -> HostResult<Box<dyn CoordinatorApi>> {
         let env = HostEnv::new(self.storage.clone(), self.clock.clone());
         Ok(Box::new(NativeCoordinator::new(config, restore, env)))
     }
+    fn create_writer(&mut self, subtask: u32) -> HostResult<Box<dyn WriterApi>> {
+        Ok(Box::new(Writer::new(subtask)))
+    }
     fn snapshot_by_id(&mut self, id: u64) -> HostResult<Option<Snapshot>> {
-        Ok(sink_coordinator::table::snapshot_by_id(&mut self.storage, id)?)
+        Ok(sink_coordinator::table::snapshot_by_id(
+            &mut self.storage,
+            id,
+        )?)
     }
     fn list_snapshots(&mut self) -> HostResult<Vec<Snapshot>> {
         Ok(sink_coordinator::table::list_snapshots(&mut self.storage)?)
@@ -202,9 +334,18 @@ pub struct ComponentDriver {
 }
 
 impl ComponentDriver {
-    pub fn new(runtime: &Runtime, storage: Shared<dyn Storage + Send>, clock: Shared<dyn Clock + Send>) -> HostResult<Self> {
+    pub fn new(
+        runtime: &Runtime,
+        storage: Shared<dyn Storage + Send>,
+        clock: Shared<dyn Clock + Send>,
+    ) -> HostResult<Self> {
         let table = ComponentTable::new(runtime, storage.clone())?;
-        Ok(ComponentDriver { runtime: runtime.clone(), storage, clock, table })
+        Ok(ComponentDriver {
+            runtime: runtime.clone(),
+            storage,
+            clock,
+            table,
+        })
     }
 }
 
@@ -212,9 +353,21 @@ impl Driver for ComponentDriver {
     fn name(&self) -> &'static str {
         "component"
     }
-    fn create(&mut self, config: Config, restore: Option<RestorePoint>) -> HostResult<Box<dyn CoordinatorApi>> {
+    fn create(
+        &mut self,
+        config: Config,
+        restore: Option<RestorePoint>,
+    ) -> HostResult<Box<dyn CoordinatorApi>> {
         let env = HostEnv::new(self.storage.clone(), self.clock.clone());
-        Ok(Box::new(ComponentCoordinator::new(&self.runtime, env, &config, restore.as_ref())?))
+        Ok(Box::new(ComponentCoordinator::new(
+            &self.runtime,
+            env,
+            &config,
+            restore.as_ref(),
+        )?))
+    }
+    fn create_writer(&mut self, subtask: u32) -> HostResult<Box<dyn WriterApi>> {
+        Ok(Box::new(ComponentWriter::new(&self.runtime, subtask)?))
     }
     fn snapshot_by_id(&mut self, id: u64) -> HostResult<Option<Snapshot>> {
         self.table.snapshot_by_id(id)

@@ -22,7 +22,9 @@ impl<T: ?Sized> Shared<T> {
     /// Locks the value. A panic while locked cannot leave a storage or clock
     /// half-updated in a way later readers must avoid, so poisoning is ignored.
     pub fn lock(&self) -> MutexGuard<'_, T> {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -79,7 +81,19 @@ pub struct HostEnv {
 
 impl HostEnv {
     pub fn new(storage: impl Storage + Send + 'static, clock: impl Clock + Send + 'static) -> Self {
-        HostEnv { storage: Box::new(storage), clock: Box::new(clock) }
+        HostEnv {
+            storage: Box::new(storage),
+            clock: Box::new(clock),
+        }
+    }
+
+    /// For Stores that must not touch a table or time (e.g. a writer): an
+    /// empty in-memory storage and a clock stuck at 0.
+    pub fn detached() -> Self {
+        HostEnv::new(
+            sink_coordinator::MemStorage::default(),
+            crate::clock::ManualClock::new(0, 0),
+        )
     }
 }
 

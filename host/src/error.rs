@@ -42,7 +42,10 @@ pub struct HostError {
 
 impl HostError {
     pub fn new(kind: HostErrorKind, message: impl Into<String>) -> Self {
-        HostError { kind, message: message.into() }
+        HostError {
+            kind,
+            message: message.into(),
+        }
     }
 
     pub fn trap(message: impl Into<String>) -> Self {
@@ -56,7 +59,10 @@ impl HostError {
 
 impl From<Error> for HostError {
     fn from(e: Error) -> Self {
-        HostError { kind: HostErrorKind::Core(e.kind), message: e.message }
+        HostError {
+            kind: HostErrorKind::Core(e.kind),
+            message: e.message,
+        }
     }
 }
 

@@ -17,6 +17,7 @@ pub mod env;
 pub mod error;
 pub mod render;
 pub mod replay;
+pub mod sim;
 pub mod storage;
 pub mod trace;
 

@@ -19,7 +19,11 @@ use sink_coordinator_host::storage::LocalDirStorage;
 use sink_coordinator_host::{component::ComponentTable, render};
 
 #[derive(Parser, Debug)]
-#[command(name = "sinkcoord", version, about = "Host for the exactly-once sink coordinator component")]
+#[command(
+    name = "sinkcoord",
+    version,
+    about = "Host for the exactly-once sink coordinator component"
+)]
 struct Cli {
     /// Run this component file instead of the embedded one.
     #[arg(long, global = true, value_name = "FILE")]
@@ -64,10 +68,16 @@ struct Failure {
 
 impl Failure {
     fn host(message: impl Into<String>) -> Self {
-        Failure { code: 1, message: message.into() }
+        Failure {
+            code: 1,
+            message: message.into(),
+        }
     }
     fn malformed(message: impl Into<String>) -> Self {
-        Failure { code: 2, message: message.into() }
+        Failure {
+            code: 2,
+            message: message.into(),
+        }
     }
 }
 
@@ -103,11 +113,24 @@ fn print(text: &str) -> Result<(), Failure> {
         .map_err(|e| Failure::host(format!("cannot write to stdout: {e}")))
 }
 
+/// The component runtime; `SINKCOORD_CACHE_DIR` names an (optional,
+/// trusted) directory of precompiled components.
 fn runtime(cli: &Cli) -> Result<Runtime, Failure> {
+    let options = RuntimeOptions {
+        cache_dir: std::env::var_os("SINKCOORD_CACHE_DIR")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from),
+        ..RuntimeOptions::default()
+    };
     match &cli.component {
-        Some(path) => Runtime::from_file(path, RuntimeOptions::default())
-            .map_err(|e| Failure::host(format!("cannot load the component {}: {e:#}", path.display()))),
-        None => Runtime::embedded().map_err(|e| Failure::host(format!("cannot load the embedded component: {e}"))),
+        Some(path) => Runtime::from_file(path, options).map_err(|e| {
+            Failure::host(format!(
+                "cannot load the component {}: {e:#}",
+                path.display()
+            ))
+        }),
+        None => Runtime::new(EMBEDDED_WASM, options)
+            .map_err(|e| Failure::host(format!("cannot load the embedded component: {e:#}"))),
     }
 }
 
@@ -126,7 +149,9 @@ fn cmd_replay(cli: &Cli, args: &ReplayArgs) -> Result<String, Failure> {
     };
     match replay::replay(&trace, mode) {
         Ok(result) => Ok(result.render()),
-        Err(ReplayError::Malformed(m)) => Err(Failure::malformed(format!("{}: {m}", args.trace.display()))),
+        Err(ReplayError::Malformed(m)) => {
+            Err(Failure::malformed(format!("{}: {m}", args.trace.display())))
+        }
         Err(e @ ReplayError::Host(_)) => Err(Failure::host(e.to_string())),
     }
 }
@@ -139,7 +164,10 @@ fn cmd_wasm(cli: &Cli) -> Result<String, Failure> {
                 .len();
             Ok(format!("{}\n{len} bytes\n", path.display()))
         }
-        None => Ok(format!("{EMBEDDED_WASM_PATH}\n{} bytes\n", EMBEDDED_WASM.len())),
+        None => Ok(format!(
+            "{EMBEDDED_WASM_PATH}\n{} bytes\n",
+            EMBEDDED_WASM.len()
+        )),
     }
 }
 
@@ -147,13 +175,22 @@ fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
     let storage = LocalDirStorage::open_existing(&args.dir)
         .map_err(|e| Failure::host(format!("cannot open the table {}: {e}", args.dir.display())))?;
     let runtime = runtime(cli)?;
-    let mut table = ComponentTable::new(&runtime, storage).map_err(|e| Failure::host(e.to_string()))?;
-    let snapshots = table.list_snapshots().map_err(|e| Failure::host(format!("cannot list snapshots: {e}")))?;
-    let tags = table.list_tags().map_err(|e| Failure::host(format!("cannot list tags: {e}")))?;
+    let mut table =
+        ComponentTable::new(&runtime, storage).map_err(|e| Failure::host(e.to_string()))?;
+    let snapshots = table
+        .list_snapshots()
+        .map_err(|e| Failure::host(format!("cannot list snapshots: {e}")))?;
+    let tags = table
+        .list_tags()
+        .map_err(|e| Failure::host(format!("cannot list tags: {e}")))?;
     if args.json {
         return Ok(render::render_table(&snapshots, &tags));
     }
-    let mut out = format!("table {}\n{} snapshot(s)\n", args.dir.display(), snapshots.len());
+    let mut out = format!(
+        "table {}\n{} snapshot(s)\n",
+        args.dir.display(),
+        snapshots.len()
+    );
     for s in &snapshots {
         out.push_str(&format!(
             "  snapshot {}: commit user {}, identifier {}, watermark {}, time {} ms, {} committable(s)\n",
@@ -173,7 +210,8 @@ fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
             t.snapshot_id,
             render::checkpoint(t.identifier),
             t.create_time_ms,
-            t.expire_time_ms.map_or_else(|| "never".into(), |e| format!("{e} ms")),
+            t.expire_time_ms
+                .map_or_else(|| "never".into(), |e| format!("{e} ms")),
         ));
     }
     Ok(out)

@@ -140,10 +140,20 @@ mod tests {
     fn canonical_layout() {
         let result = ReplayResult {
             steps: vec![
-                StepResult { state: Lifecycle::Running, committed: vec![1, END], ..StepResult::new(Lifecycle::Running) },
-                StepResult { state_bytes: Some(41), ..StepResult::new(Lifecycle::Running) },
                 StepResult {
-                    error: Some(HostError::new(HostErrorKind::Core(ErrorKind::InvalidEvent), "bad \"x\"\n")),
+                    state: Lifecycle::Running,
+                    committed: vec![1, END],
+                    ..StepResult::new(Lifecycle::Running)
+                },
+                StepResult {
+                    state_bytes: Some(41),
+                    ..StepResult::new(Lifecycle::Running)
+                },
+                StepResult {
+                    error: Some(HostError::new(
+                        HostErrorKind::Core(ErrorKind::InvalidEvent),
+                        "bad \"x\"\n",
+                    )),
                     tags_created: vec!["savepoint-3".into()],
                     ..StepResult::new(Lifecycle::Failed)
                 },
@@ -179,8 +189,15 @@ mod tests {
 }
 "#;
         assert_eq!(render(&result), expected.replace("\\ufffd", "\u{fffd}"));
-        let empty = ReplayResult { steps: vec![], snapshots: vec![], tags: vec![] };
-        assert_eq!(render(&empty), "{\n  \"steps\": [],\n  \"snapshots\": [],\n  \"tags\": []\n}\n");
+        let empty = ReplayResult {
+            steps: vec![],
+            snapshots: vec![],
+            tags: vec![],
+        };
+        assert_eq!(
+            render(&empty),
+            "{\n  \"steps\": [],\n  \"snapshots\": [],\n  \"tags\": []\n}\n"
+        );
         // The document is valid JSON.
         let _: serde_json::Value = serde_json::from_str(&render(&result)).unwrap();
     }

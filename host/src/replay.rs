@@ -121,7 +121,14 @@ pub fn replay(trace: &Trace, mode: Mode<'_>) -> Result<ReplayResult, ReplayError
                 .map_err(|e| ReplayError::Host(format!("cannot instantiate the component: {e}")))?,
         ),
     };
-    Replayer { storage, clock, driver: driver.as_mut(), instances: BTreeMap::new(), kept: BTreeMap::new() }.run(trace)
+    Replayer {
+        storage,
+        clock,
+        driver: driver.as_mut(),
+        instances: BTreeMap::new(),
+        kept: BTreeMap::new(),
+    }
+    .run(trace)
 }
 
 /// The table's keys of interest at one moment.
@@ -149,12 +156,25 @@ impl Replayer<'_> {
             let state = match self.instances.get_mut(&step.instance) {
                 Some(instance) => instance.state(),
                 // parse() guarantees every step names an instance that exists.
-                None => return Err(ReplayError::Host(format!("step {index}: no instance {:?}", step.instance))),
+                None => {
+                    return Err(ReplayError::Host(format!(
+                        "step {index}: no instance {:?}",
+                        step.instance
+                    )))
+                }
             };
             let mut result = StepResult::new(state);
             result.committed = self.new_identifiers(&before, &after)?;
-            result.tags_created = after.tags.difference(&before.tags).map(|k| tag_name(k)).collect();
-            result.tags_deleted = before.tags.difference(&after.tags).map(|k| tag_name(k)).collect();
+            result.tags_created = after
+                .tags
+                .difference(&before.tags)
+                .map(|k| tag_name(k))
+                .collect();
+            result.tags_deleted = before
+                .tags
+                .difference(&after.tags)
+                .map(|k| tag_name(k))
+                .collect();
             result.state_bytes = state_bytes;
             match outcome {
                 Ok(Some(outcome)) => result.restart_required = outcome.restart_required,
@@ -163,15 +183,28 @@ impl Replayer<'_> {
             }
             steps.push(result);
         }
-        let snapshots = self.suspended(|d| d.list_snapshots()).map_err(|e| table_error("list the snapshots", e))?;
-        let tags = self.suspended(|d| d.list_tags()).map_err(|e| table_error("list the tags", e))?;
-        Ok(ReplayResult { steps, snapshots, tags })
+        let snapshots = self
+            .suspended(|d| d.list_snapshots())
+            .map_err(|e| table_error("list the snapshots", e))?;
+        let tags = self
+            .suspended(|d| d.list_tags())
+            .map_err(|e| table_error("list the tags", e))?;
+        Ok(ReplayResult {
+            steps,
+            snapshots,
+            tags,
+        })
     }
 
     /// Runs one step. Returns the call's outcome (`None` for calls without
     /// one) and, for a successful checkpoint, the state's length.
     #[allow(clippy::type_complexity)]
-    fn apply(&mut self, index: usize, name: &str, op: &Op) -> Result<(HostResult<Option<Outcome>>, Option<usize>), ReplayError> {
+    fn apply(
+        &mut self,
+        index: usize,
+        name: &str,
+        op: &Op,
+    ) -> Result<(HostResult<Option<Outcome>>, Option<usize>), ReplayError> {
         let some = |r: HostResult<Outcome>| r.map(Some);
         Ok(match op {
             Op::Start { config } => {
@@ -179,7 +212,12 @@ impl Replayer<'_> {
                 self.instances.remove(name);
                 (self.create_and_start(name, config.clone(), None), None)
             }
-            Op::Failover { checkpoint, finished_subtasks, config, state } => {
+            Op::Failover {
+                checkpoint,
+                finished_subtasks,
+                config,
+                state,
+            } => {
                 let restore = match checkpoint {
                     None => None,
                     Some(c) => {
@@ -195,13 +233,27 @@ impl Replayer<'_> {
                                 ),
                             })?,
                         };
-                        Some(RestorePoint { checkpoint: *c, state: bytes, finished_subtasks: finished_subtasks.clone() })
+                        Some(RestorePoint {
+                            checkpoint: *c,
+                            state: bytes,
+                            finished_subtasks: finished_subtasks.clone(),
+                        })
                     }
                 };
                 self.instances.remove(name);
                 (self.create_and_start(name, config.clone(), restore), None)
             }
-            Op::Event { subtask, attempt, entry } => (some(self.instance(name)?.event(*subtask, *attempt, entry.clone())), None),
+            Op::Event {
+                subtask,
+                attempt,
+                entry,
+            } => (
+                some(
+                    self.instance(name)?
+                        .event(*subtask, *attempt, entry.clone()),
+                ),
+                None,
+            ),
             Op::Checkpoint { checkpoint } => match self.instance(name)?.checkpoint(*checkpoint) {
                 Ok(bytes) => {
                     let len = bytes.len();
@@ -211,12 +263,35 @@ impl Replayer<'_> {
                 // A declined checkpoint keeps nothing.
                 Err(e) => (Err(e), None),
             },
-            Op::Complete { checkpoint } => (some(self.instance(name)?.checkpoint_complete(*checkpoint)), None),
-            Op::Abort { checkpoint } => (some(self.instance(name)?.checkpoint_aborted(*checkpoint)), None),
-            Op::ResetSubtask { subtask, checkpoint } => (some(self.instance(name)?.subtask_reset(*subtask, *checkpoint)), None),
-            Op::Restored { subtask, attempt, checkpoint, entries } => {
-                (some(self.instance(name)?.restored(*subtask, *attempt, *checkpoint, entries.clone())), None)
-            }
+            Op::Complete { checkpoint } => (
+                some(self.instance(name)?.checkpoint_complete(*checkpoint)),
+                None,
+            ),
+            Op::Abort { checkpoint } => (
+                some(self.instance(name)?.checkpoint_aborted(*checkpoint)),
+                None,
+            ),
+            Op::ResetSubtask {
+                subtask,
+                checkpoint,
+            } => (
+                some(self.instance(name)?.subtask_reset(*subtask, *checkpoint)),
+                None,
+            ),
+            Op::Restored {
+                subtask,
+                attempt,
+                checkpoint,
+                entries,
+            } => (
+                some(self.instance(name)?.restored(
+                    *subtask,
+                    *attempt,
+                    *checkpoint,
+                    entries.clone(),
+                )),
+                None,
+            ),
             Op::Close => (some(self.instance(name)?.close()), None),
             Op::Clock { ms } => {
                 self.clock.lock().set_next(*ms);
@@ -229,7 +304,12 @@ impl Replayer<'_> {
         })
     }
 
-    fn create_and_start(&mut self, name: &str, config: sink_coordinator::Config, restore: Option<RestorePoint>) -> HostResult<Option<Outcome>> {
+    fn create_and_start(
+        &mut self,
+        name: &str,
+        config: sink_coordinator::Config,
+        restore: Option<RestorePoint>,
+    ) -> HostResult<Option<Outcome>> {
         match self.driver.create(config, restore) {
             Ok(mut instance) => {
                 let outcome = instance.start();
@@ -237,20 +317,26 @@ impl Replayer<'_> {
                 outcome.map(Some)
             }
             Err(e) => {
-                self.instances.insert(name.to_string(), Box::new(FailedInstance));
+                self.instances
+                    .insert(name.to_string(), Box::new(FailedInstance));
                 Err(e)
             }
         }
     }
 
     fn instance(&mut self, name: &str) -> Result<&mut Box<dyn CoordinatorApi>, ReplayError> {
-        self.instances
-            .get_mut(name)
-            .ok_or_else(|| ReplayError::Host(format!("no instance {name:?} (the trace was not validated)")))
+        self.instances.get_mut(name).ok_or_else(|| {
+            ReplayError::Host(format!(
+                "no instance {name:?} (the trace was not validated)"
+            ))
+        })
     }
 
     /// Runs a table read of the replayer itself, with storage faults off.
-    fn suspended<T>(&mut self, read: impl FnOnce(&mut dyn Driver) -> HostResult<T>) -> HostResult<T> {
+    fn suspended<T>(
+        &mut self,
+        read: impl FnOnce(&mut dyn Driver) -> HostResult<T>,
+    ) -> HostResult<T> {
         self.storage.lock().set_suspended(true);
         let result = read(&mut *self.driver);
         self.storage.lock().set_suspended(false);
@@ -263,7 +349,9 @@ impl Replayer<'_> {
         let snapshots = storage.list(SNAPSHOT_PREFIX);
         let tags = storage.list(TAG_PREFIX);
         storage.set_suspended(false);
-        let list_error = |e: sink_coordinator::StorageError| ReplayError::Host(format!("cannot list the table: {e}"));
+        let list_error = |e: sink_coordinator::StorageError| {
+            ReplayError::Host(format!("cannot list the table: {e}"))
+        };
         Ok(TableKeys {
             snapshots: snapshots.map_err(list_error)?.into_iter().collect(),
             tags: tags.map_err(list_error)?.into_iter().collect(),
@@ -272,13 +360,19 @@ impl Replayer<'_> {
 
     /// The identifiers of the snapshots in `after` but not in `before`, in id
     /// order, decoded through the driver's own table reader.
-    fn new_identifiers(&mut self, before: &TableKeys, after: &TableKeys) -> Result<Vec<u64>, ReplayError> {
+    fn new_identifiers(
+        &mut self,
+        before: &TableKeys,
+        after: &TableKeys,
+    ) -> Result<Vec<u64>, ReplayError> {
         let mut ids = Vec::new();
         for key in after.snapshots.difference(&before.snapshots) {
             let id = key
                 .strip_prefix(SNAPSHOT_PREFIX)
                 .and_then(|digits| digits.parse::<u64>().ok())
-                .ok_or_else(|| ReplayError::Host(format!("the table holds an unexpected key {key:?}")))?;
+                .ok_or_else(|| {
+                    ReplayError::Host(format!("the table holds an unexpected key {key:?}"))
+                })?;
             ids.push(id);
         }
         // Keys are zero-padded, but sort numerically rather than rely on it.
@@ -287,7 +381,11 @@ impl Replayer<'_> {
         for id in ids {
             match self.suspended(|d| d.snapshot_by_id(id)) {
                 Ok(Some(snapshot)) => identifiers.push(snapshot.identifier),
-                Ok(None) => return Err(ReplayError::Host(format!("snapshot {id} was listed but cannot be read"))),
+                Ok(None) => {
+                    return Err(ReplayError::Host(format!(
+                        "snapshot {id} was listed but cannot be read"
+                    )))
+                }
                 Err(e) => return Err(table_error(&format!("read snapshot {id}"), e)),
             }
         }

@@ -109,7 +109,14 @@ impl Storage for LocalDirStorage {
         match fs::read(&path) {
             Ok(bytes) => Ok(Some(bytes)),
             // A directory is a key prefix, not a key.
-            Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::IsADirectory | io::ErrorKind::NotADirectory) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::NotFound
+                        | io::ErrorKind::IsADirectory
+                        | io::ErrorKind::NotADirectory
+                ) =>
+            {
                 Ok(None)
             }
             Err(e) => Err(io_error("read", key, e)),
@@ -119,7 +126,9 @@ impl Storage for LocalDirStorage {
     fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
         let path = self.key_path(key)?;
         let dir = self.prepare_dir(key, &path)?;
-        let tmp = self.write_temp(dir, value).map_err(|e| io_error("write", key, e))?;
+        let tmp = self
+            .write_temp(dir, value)
+            .map_err(|e| io_error("write", key, e))?;
         // link(2) fails if the name exists: an atomic create that publishes a
         // complete, fsynced file, or nothing.
         let linked = fs::hard_link(&tmp, &path);
@@ -137,7 +146,9 @@ impl Storage for LocalDirStorage {
     fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
         let path = self.key_path(key)?;
         let dir = self.prepare_dir(key, &path)?;
-        let tmp = self.write_temp(dir, value).map_err(|e| io_error("write", key, e))?;
+        let tmp = self
+            .write_temp(dir, value)
+            .map_err(|e| io_error("write", key, e))?;
         // rename(2) replaces the target atomically.
         if let Err(e) = fs::rename(&tmp, &path) {
             let _ = fs::remove_file(&tmp);
@@ -154,7 +165,14 @@ impl Storage for LocalDirStorage {
                 sync_dir(dir).map_err(|e| io_error("sync the directory of", key, e))
             }
             // Deleting a missing key succeeds.
-            Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::IsADirectory | io::ErrorKind::NotADirectory) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::NotFound
+                        | io::ErrorKind::IsADirectory
+                        | io::ErrorKind::NotADirectory
+                ) =>
+            {
                 Ok(())
             }
             Err(e) => Err(io_error("delete", key, e)),
@@ -172,7 +190,11 @@ impl Storage for LocalDirStorage {
         }
         let mut keys = Vec::new();
         if dir.is_dir() {
-            let base = if dir_part.is_empty() { String::new() } else { format!("{dir_part}/") };
+            let base = if dir_part.is_empty() {
+                String::new()
+            } else {
+                format!("{dir_part}/")
+            };
             walk(&dir, &base, prefix, &mut keys).map_err(|e| io_error("list", prefix, e))?;
         }
         // String order is byte order.
@@ -186,7 +208,9 @@ fn walk(dir: &Path, base: &str, prefix: &str, keys: &mut Vec<String>) -> io::Res
     for entry in fs::read_dir(dir)? {
         let entry = entry?;
         // Names that are not UTF-8 or are temporary files cannot be keys.
-        let Ok(name) = entry.file_name().into_string() else { continue };
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
         if name.starts_with(TMP_PREFIX) {
             continue;
         }
@@ -209,26 +233,38 @@ fn walk(dir: &Path, base: &str, prefix: &str, keys: &mut Vec<String>) -> io::Res
 
 fn check_chars(what: &str, s: &str) -> Result<(), StorageError> {
     if s.contains('\\') {
-        return Err(StorageError::InvalidKey(format!("{what} {s:?} contains a backslash")));
+        return Err(StorageError::InvalidKey(format!(
+            "{what} {s:?} contains a backslash"
+        )));
     }
     if s.contains('\0') {
-        return Err(StorageError::InvalidKey(format!("{what} {s:?} contains NUL")));
+        return Err(StorageError::InvalidKey(format!(
+            "{what} {s:?} contains NUL"
+        )));
     }
     if s.starts_with('/') {
-        return Err(StorageError::InvalidKey(format!("{what} {s:?} is absolute")));
+        return Err(StorageError::InvalidKey(format!(
+            "{what} {s:?} is absolute"
+        )));
     }
     Ok(())
 }
 
 fn check_segment(what: &str, s: &str, segment: &str) -> Result<(), StorageError> {
     if segment.is_empty() {
-        return Err(StorageError::InvalidKey(format!("{what} {s:?} has an empty segment")));
+        return Err(StorageError::InvalidKey(format!(
+            "{what} {s:?} has an empty segment"
+        )));
     }
     if segment == "." || segment == ".." {
-        return Err(StorageError::InvalidKey(format!("{what} {s:?} has a {segment:?} segment")));
+        return Err(StorageError::InvalidKey(format!(
+            "{what} {s:?} has a {segment:?} segment"
+        )));
     }
     if segment.starts_with(TMP_PREFIX) {
-        return Err(StorageError::InvalidKey(format!("{what} {s:?} uses the reserved name prefix {TMP_PREFIX:?}")));
+        return Err(StorageError::InvalidKey(format!(
+            "{what} {s:?} uses the reserved name prefix {TMP_PREFIX:?}"
+        )));
     }
     Ok(())
 }
@@ -239,7 +275,8 @@ fn check_key(key: &str) -> Result<(), StorageError> {
         return Err(StorageError::InvalidKey("empty key".into()));
     }
     check_chars("key", key)?;
-    key.split('/').try_for_each(|segment| check_segment("key", key, segment))
+    key.split('/')
+        .try_for_each(|segment| check_segment("key", key, segment))
 }
 
 /// A prefix: like a key, except that it may be empty and its last segment
@@ -247,7 +284,9 @@ fn check_key(key: &str) -> Result<(), StorageError> {
 fn check_prefix(prefix: &str) -> Result<(), StorageError> {
     check_chars("prefix", prefix)?;
     match prefix.rsplit_once('/') {
-        Some((dirs, _)) => dirs.split('/').try_for_each(|segment| check_segment("prefix", prefix, segment)),
+        Some((dirs, _)) => dirs
+            .split('/')
+            .try_for_each(|segment| check_segment("prefix", prefix, segment)),
         None => Ok(()),
     }
 }
@@ -275,7 +314,12 @@ pub enum CallKind {
 }
 
 impl CallKind {
-    pub const ALL: [CallKind; 4] = [CallKind::Put, CallKind::Get, CallKind::List, CallKind::Delete];
+    pub const ALL: [CallKind; 4] = [
+        CallKind::Put,
+        CallKind::Get,
+        CallKind::List,
+        CallKind::Delete,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -314,7 +358,9 @@ impl FaultMode {
     }
 
     pub fn parse(name: &str) -> Option<Self> {
-        [FaultMode::Fail, FaultMode::Ambiguous].into_iter().find(|m| m.name() == name)
+        [FaultMode::Fail, FaultMode::Ambiguous]
+            .into_iter()
+            .find(|m| m.name() == name)
     }
 }
 
@@ -342,7 +388,11 @@ pub struct FaultyStorage<S> {
 
 impl<S> FaultyStorage<S> {
     pub fn new(inner: S) -> Self {
-        FaultyStorage { inner, queues: Default::default(), suspended: false }
+        FaultyStorage {
+            inner,
+            queues: Default::default(),
+            suspended: false,
+        }
     }
 
     pub fn inner(&self) -> &S {
@@ -401,9 +451,9 @@ impl<S> FaultyStorage<S> {
 fn injected(op: &str, key: &str, mode: FaultMode) -> StorageError {
     match mode {
         FaultMode::Fail => StorageError::Io(format!("injected fault: {op} {key:?} failed")),
-        FaultMode::Ambiguous => {
-            StorageError::Io(format!("injected fault: {op} {key:?} reported an error after it was applied"))
-        }
+        FaultMode::Ambiguous => StorageError::Io(format!(
+            "injected fault: {op} {key:?} reported an error after it was applied"
+        )),
     }
 }
 
@@ -467,7 +517,8 @@ mod tests {
     impl TempDir {
         fn new(name: &str) -> Self {
             let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-            let dir = std::env::temp_dir().join(format!("sinkcoord-test-{name}-{}-{n}", std::process::id()));
+            let dir = std::env::temp_dir()
+                .join(format!("sinkcoord-test-{name}-{}-{n}", std::process::id()));
             let _ = fs::remove_dir_all(&dir);
             fs::create_dir_all(&dir).unwrap();
             TempDir(dir)
@@ -487,7 +538,10 @@ mod tests {
         assert_eq!(st.get("snapshot/1").unwrap(), None);
         assert!(st.put_if_absent("snapshot/1", b"first").unwrap());
         assert!(!st.put_if_absent("snapshot/1", b"second").unwrap());
-        assert_eq!(st.get("snapshot/1").unwrap().as_deref(), Some(&b"first"[..]));
+        assert_eq!(
+            st.get("snapshot/1").unwrap().as_deref(),
+            Some(&b"first"[..])
+        );
         st.put("hint/latest", b"a").unwrap();
         st.put("hint/latest", b"bb").unwrap();
         assert_eq!(st.get("hint/latest").unwrap().as_deref(), Some(&b"bb"[..]));
@@ -497,7 +551,10 @@ mod tests {
         // A directory is not a key.
         assert_eq!(st.get("snapshot").unwrap(), None);
         // No temporary file is left behind.
-        let names: Vec<_> = fs::read_dir(dir.0.join("table/snapshot")).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = fs::read_dir(dir.0.join("table/snapshot"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("1")]);
         // A second handle on the same directory sees the same table.
         let mut other = LocalDirStorage::open_existing(dir.0.join("table")).unwrap();
@@ -508,14 +565,43 @@ mod tests {
     fn local_dir_confines_keys() {
         let dir = TempDir::new("confine");
         let mut st = LocalDirStorage::open(dir.0.join("table")).unwrap();
-        for bad in ["", "/etc/passwd", "../x", "a/../../x", "a//b", "a/", "./a", "a\\b", "a\0b", ".sinkcoord-tmp.1"] {
-            assert!(matches!(st.get(bad), Err(StorageError::InvalidKey(_))), "get {bad:?}");
-            assert!(matches!(st.put_if_absent(bad, b"x"), Err(StorageError::InvalidKey(_))), "put_if_absent {bad:?}");
-            assert!(matches!(st.put(bad, b"x"), Err(StorageError::InvalidKey(_))), "put {bad:?}");
-            assert!(matches!(st.delete(bad), Err(StorageError::InvalidKey(_))), "delete {bad:?}");
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "a//b",
+            "a/",
+            "./a",
+            "a\\b",
+            "a\0b",
+            ".sinkcoord-tmp.1",
+        ] {
+            assert!(
+                matches!(st.get(bad), Err(StorageError::InvalidKey(_))),
+                "get {bad:?}"
+            );
+            assert!(
+                matches!(
+                    st.put_if_absent(bad, b"x"),
+                    Err(StorageError::InvalidKey(_))
+                ),
+                "put_if_absent {bad:?}"
+            );
+            assert!(
+                matches!(st.put(bad, b"x"), Err(StorageError::InvalidKey(_))),
+                "put {bad:?}"
+            );
+            assert!(
+                matches!(st.delete(bad), Err(StorageError::InvalidKey(_))),
+                "delete {bad:?}"
+            );
         }
         for bad in ["/", "../", "a//", "a\\", "/snapshot/"] {
-            assert!(matches!(st.list(bad), Err(StorageError::InvalidKey(_))), "list {bad:?}");
+            assert!(
+                matches!(st.list(bad), Err(StorageError::InvalidKey(_))),
+                "list {bad:?}"
+            );
         }
         // Nothing was written outside (or inside) the root.
         assert!(!dir.0.join("x").exists());
@@ -526,13 +612,37 @@ mod tests {
     fn local_dir_lists_in_byte_order() {
         let dir = TempDir::new("list");
         let mut st = LocalDirStorage::open(dir.0.join("table")).unwrap();
-        for key in ["snapshot/00000000000000000010", "snapshot/00000000000000000002", "tag/savepoint-3", "tag/Z", "tag/a/b", "snap", "hint"] {
+        for key in [
+            "snapshot/00000000000000000010",
+            "snapshot/00000000000000000002",
+            "tag/savepoint-3",
+            "tag/Z",
+            "tag/a/b",
+            "snap",
+            "hint",
+        ] {
             assert!(st.put_if_absent(key, key.as_bytes()).unwrap());
         }
-        assert_eq!(st.list("snapshot/").unwrap(), ["snapshot/00000000000000000002", "snapshot/00000000000000000010"]);
-        assert_eq!(st.list("tag/").unwrap(), ["tag/Z", "tag/a/b", "tag/savepoint-3"]);
+        assert_eq!(
+            st.list("snapshot/").unwrap(),
+            [
+                "snapshot/00000000000000000002",
+                "snapshot/00000000000000000010"
+            ]
+        );
+        assert_eq!(
+            st.list("tag/").unwrap(),
+            ["tag/Z", "tag/a/b", "tag/savepoint-3"]
+        );
         assert_eq!(st.list("tag/s").unwrap(), ["tag/savepoint-3"]);
-        assert_eq!(st.list("snap").unwrap(), ["snap", "snapshot/00000000000000000002", "snapshot/00000000000000000010"]);
+        assert_eq!(
+            st.list("snap").unwrap(),
+            [
+                "snap",
+                "snapshot/00000000000000000002",
+                "snapshot/00000000000000000010"
+            ]
+        );
         assert_eq!(st.list("missing/").unwrap(), Vec::<String>::new());
         assert_eq!(st.list("").unwrap().len(), 7);
         // The listing equals MemStorage's for the same keys.
@@ -541,7 +651,11 @@ mod tests {
             mem.put(&key, b"").unwrap();
         }
         for prefix in ["", "s", "snapshot/", "tag/", "tag/a", "hint"] {
-            assert_eq!(st.list(prefix).unwrap(), mem.list(prefix).unwrap(), "prefix {prefix:?}");
+            assert_eq!(
+                st.list(prefix).unwrap(),
+                mem.list(prefix).unwrap(),
+                "prefix {prefix:?}"
+            );
         }
     }
 
@@ -591,10 +705,17 @@ mod tests {
         assert!(st.put("b", b"2").is_err());
         assert_eq!(st.inner().map.len(), 2, "ambiguous writes landed");
         assert!(st.delete("a").is_err());
-        assert_eq!(st.inner().map.keys().collect::<Vec<_>>(), ["b"], "ambiguous delete landed");
+        assert_eq!(
+            st.inner().map.keys().collect::<Vec<_>>(),
+            ["b"],
+            "ambiguous delete landed"
+        );
         st.push_fault(CallKind::Put, fault(0, 1, FaultMode::Fail));
         assert!(st.put_if_absent("c", b"3").is_err());
-        assert!(!st.inner().map.contains_key("c"), "failed write did not land");
+        assert!(
+            !st.inner().map.contains_key("c"),
+            "failed write did not land"
+        );
     }
 
     #[test]

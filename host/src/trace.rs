@@ -42,19 +42,49 @@ pub struct Step {
 /// `failover` configurations already merged over the trace's `config`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Op {
-    Start { config: Config },
-    Event { subtask: u32, attempt: u32, entry: Entry },
-    Checkpoint { checkpoint: u64 },
-    Complete { checkpoint: u64 },
-    Abort { checkpoint: u64 },
-    ResetSubtask { subtask: u32, checkpoint: Option<u64> },
-    Restored { subtask: u32, attempt: u32, checkpoint: u64, entries: Vec<Entry> },
+    Start {
+        config: Config,
+    },
+    Event {
+        subtask: u32,
+        attempt: u32,
+        entry: Entry,
+    },
+    Checkpoint {
+        checkpoint: u64,
+    },
+    Complete {
+        checkpoint: u64,
+    },
+    Abort {
+        checkpoint: u64,
+    },
+    ResetSubtask {
+        subtask: u32,
+        checkpoint: Option<u64>,
+    },
+    Restored {
+        subtask: u32,
+        attempt: u32,
+        checkpoint: u64,
+        entries: Vec<Entry>,
+    },
     /// `state` is the decoded `state_hex`; `finished_subtasks` is empty when
     /// `checkpoint` is `None` (the field is ignored then).
-    Failover { checkpoint: Option<u64>, finished_subtasks: Vec<u32>, config: Config, state: Option<Vec<u8>> },
+    Failover {
+        checkpoint: Option<u64>,
+        finished_subtasks: Vec<u32>,
+        config: Config,
+        state: Option<Vec<u8>>,
+    },
     Close,
-    Clock { ms: u64 },
-    StorageFault { call: CallKind, fault: Fault },
+    Clock {
+        ms: u64,
+    },
+    StorageFault {
+        call: CallKind,
+        fault: Fault,
+    },
 }
 
 impl Op {
@@ -91,11 +121,19 @@ pub struct Malformed {
 
 impl Malformed {
     fn new(message: impl Into<String>) -> Self {
-        Malformed { step: None, op: None, field: None, message: message.into() }
+        Malformed {
+            step: None,
+            op: None,
+            field: None,
+            message: message.into(),
+        }
     }
 
     fn at(field: &str, message: impl Into<String>) -> Self {
-        Malformed { field: Some(field.to_string()), ..Malformed::new(message) }
+        Malformed {
+            field: Some(field.to_string()),
+            ..Malformed::new(message)
+        }
     }
 
     /// Places an error raised while checking step `index`.
@@ -238,8 +276,14 @@ struct Obj<'a> {
 impl<'a> Obj<'a> {
     fn new(value: &'a Json, path: &str, what: &str) -> Result<Self, Malformed> {
         match value {
-            Json::Object(fields) => Ok(Obj { fields, path: path.to_string() }),
-            other => Err(Malformed::at_opt(path, format!("expected {what} (an object), got {}", other.describe()))),
+            Json::Object(fields) => Ok(Obj {
+                fields,
+                path: path.to_string(),
+            }),
+            other => Err(Malformed::at_opt(
+                path,
+                format!("expected {what} (an object), got {}", other.describe()),
+            )),
         }
     }
 
@@ -257,7 +301,10 @@ impl<'a> Obj<'a> {
             if !allowed.contains(&name.as_str()) {
                 return Err(Malformed::at(
                     &self.field_path(name),
-                    format!("unknown field {name:?} {context} (allowed: {})", allowed.join(", ")),
+                    format!(
+                        "unknown field {name:?} {context} (allowed: {})",
+                        allowed.join(", ")
+                    ),
                 ));
             }
         }
@@ -270,13 +317,22 @@ impl<'a> Obj<'a> {
 
     fn required(&self, name: &str) -> Result<Field<'a>, Malformed> {
         match self.get(name) {
-            Some(value) => Ok(Field { value, path: self.field_path(name) }),
-            None => Err(Malformed::at(&self.field_path(name), format!("missing required field {name:?}"))),
+            Some(value) => Ok(Field {
+                value,
+                path: self.field_path(name),
+            }),
+            None => Err(Malformed::at(
+                &self.field_path(name),
+                format!("missing required field {name:?}"),
+            )),
         }
     }
 
     fn optional(&self, name: &str) -> Option<Field<'a>> {
-        self.get(name).map(|value| Field { value, path: self.field_path(name) })
+        self.get(name).map(|value| Field {
+            value,
+            path: self.field_path(name),
+        })
     }
 }
 
@@ -299,7 +355,10 @@ struct Field<'a> {
 
 impl<'a> Field<'a> {
     fn err(&self, expected: &str) -> Malformed {
-        Malformed::at(&self.path, format!("expected {expected}, got {}", self.value.describe()))
+        Malformed::at(
+            &self.path,
+            format!("expected {expected}, got {}", self.value.describe()),
+        )
     }
 
     fn int_in(&self, lo: i128, hi: i128, expected: &str) -> Result<i128, Malformed> {
@@ -348,7 +407,10 @@ impl<'a> Field<'a> {
             Json::Array(items) => Ok(items
                 .iter()
                 .enumerate()
-                .map(|(i, value)| Field { value, path: format!("{}[{i}]", self.path) })
+                .map(|(i, value)| Field {
+                    value,
+                    path: format!("{}[{i}]", self.path),
+                })
                 .collect()),
             _ => Err(self.err("a list")),
         }
@@ -380,9 +442,9 @@ impl<'a> Field<'a> {
             return Ok(None);
         }
         match self.value {
-            Json::Int(i) if (0..=i128::from(MAX_CHECKPOINT)).contains(i) => {
-                u64::try_from(*i).map(Some).map_err(|_| self.err("a checkpoint number or null"))
-            }
+            Json::Int(i) if (0..=i128::from(MAX_CHECKPOINT)).contains(i) => u64::try_from(*i)
+                .map(Some)
+                .map_err(|_| self.err("a checkpoint number or null")),
             _ => Err(self.err("a checkpoint number in 0..=9223372036854775806 or null")),
         }
     }
@@ -405,7 +467,9 @@ fn opt_watermark(obj: &Obj<'_>) -> Result<Option<i64>, Malformed> {
     match obj.optional("watermark") {
         None => Ok(None),
         Some(f) if f.is_null() => Ok(None),
-        Some(f) => f.i64().map(Some).map_err(|_| f.err("a watermark (an integer in -9223372036854775808..=9223372036854775807) or null")),
+        Some(f) => f.i64().map(Some).map_err(|_| {
+            f.err("a watermark (an integer in -9223372036854775808..=9223372036854775807) or null")
+        }),
     }
 }
 
@@ -413,7 +477,11 @@ fn opt_watermark(obj: &Obj<'_>) -> Result<Option<i64>, Malformed> {
 fn opt_committables(obj: &Obj<'_>) -> Result<Vec<Vec<u8>>, Malformed> {
     match obj.optional("committables") {
         None => Ok(Vec::new()),
-        Some(f) => f.array()?.iter().map(|c| c.str().map(|s| s.as_bytes().to_vec())).collect(),
+        Some(f) => f
+            .array()?
+            .iter()
+            .map(|c| c.str().map(|s| s.as_bytes().to_vec()))
+            .collect(),
     }
 }
 
@@ -446,15 +514,30 @@ pub fn parse(text: &str) -> Result<Trace, Malformed> {
 
 /// Parses and validates a trace document given as bytes (which must be UTF-8).
 pub fn parse_slice(bytes: &[u8]) -> Result<Trace, Malformed> {
-    let doc: Json = serde_json::from_slice(bytes)
-        .map_err(|e| Malformed::new(format!("invalid JSON at line {}, column {}: {e}", e.line(), e.column())))?;
+    let doc: Json = serde_json::from_slice(bytes).map_err(|e| {
+        // serde_json appends " at line L column C"; say it once, up front.
+        let text = e.to_string();
+        let suffix = format!(" at line {} column {}", e.line(), e.column());
+        let what = text.strip_suffix(&suffix).unwrap_or(&text);
+        Malformed::new(format!(
+            "invalid JSON at line {}, column {}: {what}",
+            e.line(),
+            e.column()
+        ))
+    })?;
     let top = Obj::new(&doc, "", "a trace")?;
-    top.only(&["config", "clock_start_ms", "clock_step_ms", "steps"], "at the top level")?;
+    top.only(
+        &["config", "clock_start_ms", "clock_step_ms", "steps"],
+        "at the top level",
+    )?;
 
     let config_field = top.required("config")?;
     let config_obj = config_field.object("the configuration")?;
     config_obj.only(CONFIG_FIELDS, "in config")?;
-    let base = Config::new(config_obj.required("parallelism")?.u32()?, config_obj.required("commit_user")?.str()?);
+    let base = Config::new(
+        config_obj.required("parallelism")?.u32()?,
+        config_obj.required("commit_user")?.str()?,
+    );
     let config = apply_config(base, &config_obj)?;
 
     let clock_start_ms = opt_u64(&top, "clock_start_ms", 0)?;
@@ -466,16 +549,24 @@ pub fn parse_slice(bytes: &[u8]) -> Result<Trace, Malformed> {
     let mut instances: BTreeSet<String> = BTreeSet::new();
     for (index, item) in steps_field.array()?.iter().enumerate() {
         let op_name = match &item.value {
-            Json::Object(fields) => fields.iter().find(|(k, _)| k == "op").and_then(|(_, v)| match v {
-                Json::Str(s) => Some(s.as_str()),
-                _ => None,
-            }),
+            Json::Object(fields) => {
+                fields
+                    .iter()
+                    .find(|(k, _)| k == "op")
+                    .and_then(|(_, v)| match v {
+                        Json::Str(s) => Some(s.as_str()),
+                        _ => None,
+                    })
+            }
             _ => None,
         };
         let step = parse_step(item, &config).map_err(|e| e.in_step(index, op_name))?;
         let creates = matches!(step.op, Op::Start { .. } | Op::Failover { .. });
         if index == 0 && !creates {
-            return Err(Malformed::at("op", "the first step must be \"start\" or \"failover\"").in_step(index, op_name));
+            return Err(
+                Malformed::at("op", "the first step must be \"start\" or \"failover\"")
+                    .in_step(index, op_name),
+            );
         }
         if !creates && !instances.contains(&step.instance) {
             return Err(Malformed::at(
@@ -490,7 +581,12 @@ pub fn parse_slice(bytes: &[u8]) -> Result<Trace, Malformed> {
         instances.insert(step.instance.clone());
         steps.push(step);
     }
-    Ok(Trace { config, clock_start_ms, clock_step_ms, steps })
+    Ok(Trace {
+        config,
+        clock_start_ms,
+        clock_step_ms,
+        steps,
+    })
 }
 
 /// Applies the optional config fields of `obj` over `config`.
@@ -509,13 +605,17 @@ fn apply_config(mut config: Config, obj: &Obj<'_>) -> Result<Config, Malformed> 
             _ => return Err(f.err("\"on-checkpoint\" or \"on-end-input\"")),
         };
     }
-    config.force_create_snapshot = opt_bool(obj, "force_create_snapshot", config.force_create_snapshot)?;
+    config.force_create_snapshot =
+        opt_bool(obj, "force_create_snapshot", config.force_create_snapshot)?;
     config.savepoint_auto_tag = opt_bool(obj, "savepoint_auto_tag", config.savepoint_auto_tag)?;
     if let Some(f) = obj.optional("tag_time_retained_ms") {
         config.tag_time_retained_ms = if f.is_null() {
             None
         } else {
-            Some(f.u64().map_err(|_| f.err("an integer in 0..=18446744073709551615 or null"))?)
+            Some(
+                f.u64()
+                    .map_err(|_| f.err("an integer in 0..=18446744073709551615 or null"))?,
+            )
         };
     }
     if let Some(f) = obj.optional("recovery") {
@@ -557,8 +657,16 @@ const OPS: &[&str] = &[
 fn parse_step(item: &Field<'_>, config: &Config) -> Result<Step, Malformed> {
     // Field paths inside a step are relative to the step.
     let obj = match item.value {
-        Json::Object(fields) => Obj { fields, path: String::new() },
-        other => return Err(Malformed::new(format!("expected a step (an object), got {}", other.describe()))),
+        Json::Object(fields) => Obj {
+            fields,
+            path: String::new(),
+        },
+        other => {
+            return Err(Malformed::new(format!(
+                "expected a step (an object), got {}",
+                other.describe()
+            )))
+        }
     };
     let op_name = obj.required("op")?.str()?;
     let instance = match obj.optional("instance") {
@@ -567,7 +675,14 @@ fn parse_step(item: &Field<'_>, config: &Config) -> Result<Step, Malformed> {
     };
     let fields: &[&str] = match op_name {
         "start" => &["config"],
-        "event" => &["subtask", "attempt", "checkpoint", "committables", "watermark", "savepoint"],
+        "event" => &[
+            "subtask",
+            "attempt",
+            "checkpoint",
+            "committables",
+            "watermark",
+            "savepoint",
+        ],
         "checkpoint" | "complete" | "abort" => &["checkpoint"],
         "reset_subtask" => &["subtask", "checkpoint"],
         "restored" => &["subtask", "attempt", "checkpoint", "entries"],
@@ -576,7 +691,10 @@ fn parse_step(item: &Field<'_>, config: &Config) -> Result<Step, Malformed> {
         "clock" => &["ms"],
         "storage_fault" => &["call", "mode", "skip", "count"],
         other => {
-            return Err(Malformed::at("op", format!("unknown op {other:?} (expected one of: {})", OPS.join(", "))));
+            return Err(Malformed::at(
+                "op",
+                format!("unknown op {other:?} (expected one of: {})", OPS.join(", ")),
+            ));
         }
     };
     let mut allowed = vec!["op", "instance"];
@@ -584,15 +702,23 @@ fn parse_step(item: &Field<'_>, config: &Config) -> Result<Step, Malformed> {
     obj.only(&allowed, &format!("for op {op_name:?}"))?;
 
     let op = match op_name {
-        "start" => Op::Start { config: config_override(&obj, config)? },
+        "start" => Op::Start {
+            config: config_override(&obj, config)?,
+        },
         "event" => Op::Event {
             subtask: obj.required("subtask")?.u32()?,
             attempt: opt_u32(&obj, "attempt", 0)?,
             entry: parse_entry(&obj)?,
         },
-        "checkpoint" => Op::Checkpoint { checkpoint: obj.required("checkpoint")?.checkpoint(true)? },
-        "complete" => Op::Complete { checkpoint: obj.required("checkpoint")?.checkpoint(true)? },
-        "abort" => Op::Abort { checkpoint: obj.required("checkpoint")?.checkpoint(true)? },
+        "checkpoint" => Op::Checkpoint {
+            checkpoint: obj.required("checkpoint")?.checkpoint(true)?,
+        },
+        "complete" => Op::Complete {
+            checkpoint: obj.required("checkpoint")?.checkpoint(true)?,
+        },
+        "abort" => Op::Abort {
+            checkpoint: obj.required("checkpoint")?.checkpoint(true)?,
+        },
         "reset_subtask" => Op::ResetSubtask {
             subtask: obj.required("subtask")?.u32()?,
             checkpoint: obj.required("checkpoint")?.checkpoint_or_null()?,
@@ -604,10 +730,18 @@ fn parse_step(item: &Field<'_>, config: &Config) -> Result<Step, Malformed> {
             let mut entries = Vec::new();
             for item in obj.required("entries")?.array()? {
                 let entry_obj = item.object("an entry")?;
-                entry_obj.only(&["checkpoint", "committables", "watermark", "savepoint"], "in an entry")?;
+                entry_obj.only(
+                    &["checkpoint", "committables", "watermark", "savepoint"],
+                    "in an entry",
+                )?;
                 entries.push(parse_entry(&entry_obj)?);
             }
-            Op::Restored { subtask, attempt, checkpoint, entries }
+            Op::Restored {
+                subtask,
+                attempt,
+                checkpoint,
+                entries,
+            }
         }
         "failover" => {
             let checkpoint = obj.required("checkpoint")?.checkpoint_or_null()?;
@@ -619,16 +753,30 @@ fn parse_step(item: &Field<'_>, config: &Config) -> Result<Step, Malformed> {
                 None => None,
                 Some(f) => {
                     if checkpoint.is_none() {
-                        return Err(Malformed::at("state_hex", "\"state_hex\" needs a checkpoint number, not null"));
+                        return Err(Malformed::at(
+                            "state_hex",
+                            "\"state_hex\" needs a checkpoint number, not null",
+                        ));
                     }
                     Some(decode_hex(f.str()?).map_err(|m| Malformed::at("state_hex", m))?)
                 }
             };
-            let finished_subtasks = if checkpoint.is_some() { finished } else { Vec::new() };
-            Op::Failover { checkpoint, finished_subtasks, config, state }
+            let finished_subtasks = if checkpoint.is_some() {
+                finished
+            } else {
+                Vec::new()
+            };
+            Op::Failover {
+                checkpoint,
+                finished_subtasks,
+                config,
+                state,
+            }
         }
         "close" => Op::Close,
-        "clock" => Op::Clock { ms: obj.required("ms")?.u64()? },
+        "clock" => Op::Clock {
+            ms: obj.required("ms")?.u64()?,
+        },
         "storage_fault" => {
             let call_field = obj.required("call")?;
             let call = call_field
@@ -647,7 +795,10 @@ fn parse_step(item: &Field<'_>, config: &Config) -> Result<Step, Malformed> {
             if count < 1 {
                 return Err(Malformed::at("count", "a fault's count must be at least 1"));
             }
-            Op::StorageFault { call, fault: Fault { skip, count, mode } }
+            Op::StorageFault {
+                call,
+                fault: Fault { skip, count, mode },
+            }
         }
         // Every name was matched above.
         other => return Err(Malformed::at("op", format!("unknown op {other:?}"))),
@@ -667,7 +818,7 @@ fn parse_entry(obj: &Obj<'_>) -> Result<Entry, Malformed> {
 
 /// Hex (either case) to bytes.
 fn decode_hex(s: &str) -> Result<Vec<u8>, String> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(format!("not valid hex: odd number of digits ({})", s.len()));
     }
     let digit = |i: usize, c: u8| -> Result<u8, String> {
@@ -675,7 +826,9 @@ fn decode_hex(s: &str) -> Result<Vec<u8>, String> {
             b'0'..=b'9' => Ok(c - b'0'),
             b'a'..=b'f' => Ok(c - b'a' + 10),
             b'A'..=b'F' => Ok(c - b'A' + 10),
-            _ => Err(format!("not valid hex: unexpected character at position {i}")),
+            _ => Err(format!(
+                "not valid hex: unexpected character at position {i}"
+            )),
         }
     };
     s.as_bytes()
@@ -727,12 +880,24 @@ mod tests {
             Op::Event {
                 subtask: 1,
                 attempt: 0,
-                entry: Entry { checkpoint: 3, committables: vec![b"a".to_vec(), b"b".to_vec()], watermark: Some(-5), savepoint: true }
+                entry: Entry {
+                    checkpoint: 3,
+                    committables: vec![b"a".to_vec(), b"b".to_vec()],
+                    watermark: Some(-5),
+                    savepoint: true
+                }
             }
         );
-        assert!(matches!(&t.steps[2].op, Op::Event { attempt: 2, entry, .. } if entry.checkpoint == END));
+        assert!(
+            matches!(&t.steps[2].op, Op::Event { attempt: 2, entry, .. } if entry.checkpoint == END)
+        );
         match &t.steps[8].op {
-            Op::Failover { checkpoint, finished_subtasks, config, state } => {
+            Op::Failover {
+                checkpoint,
+                finished_subtasks,
+                config,
+                state,
+            } => {
                 assert_eq!(*checkpoint, Some(3));
                 assert_eq!(finished_subtasks, &[0]);
                 assert_eq!(config.recovery, RecoveryMode::Continue);
@@ -741,11 +906,20 @@ mod tests {
             other => panic!("{other:?}"),
         }
         // finished_subtasks is ignored with a null checkpoint.
-        assert!(matches!(&t.steps[9].op, Op::Failover { finished_subtasks, .. } if finished_subtasks.is_empty()));
+        assert!(
+            matches!(&t.steps[9].op, Op::Failover { finished_subtasks, .. } if finished_subtasks.is_empty())
+        );
         assert_eq!(t.steps[10].instance, "b");
         assert_eq!(
             t.steps[12].op,
-            Op::StorageFault { call: CallKind::Put, fault: Fault { skip: 2, count: 1, mode: FaultMode::Ambiguous } }
+            Op::StorageFault {
+                call: CallKind::Put,
+                fault: Fault {
+                    skip: 2,
+                    count: 1,
+                    mode: FaultMode::Ambiguous
+                }
+            }
         );
     }
 
@@ -763,28 +937,100 @@ mod tests {
     fn reports_step_and_field() {
         let cases: &[(&str, Option<usize>, Option<&str>)] = &[
             (r#"{"op": "start", "bogus": 1}"#, Some(0), Some("bogus")),
-            (r#"{"op": "start"}, {"op": "event", "checkpoint": 1}"#, Some(1), Some("subtask")),
-            (r#"{"op": "start"}, {"op": "reset_subtask", "subtask": 0, "checkpoint": "end"}"#, Some(1), Some("checkpoint")),
-            (r#"{"op": "start"}, {"op": "reset_subtask", "subtask": 0}"#, Some(1), Some("checkpoint")),
-            (r#"{"op": "start"}, {"op": "storage_fault", "call": "get", "mode": "fail", "count": 0}"#, Some(1), Some("count")),
-            (r#"{"op": "event", "subtask": 0, "checkpoint": 1}"#, Some(0), Some("op")),
-            (r#"{"op": "start"}, {"op": "close", "instance": "other"}"#, Some(1), Some("instance")),
-            (r#"{"op": "start"}, {"op": "event", "subtask": -1, "checkpoint": 1}"#, Some(1), Some("subtask")),
-            (r#"{"op": "start"}, {"op": "event", "subtask": 0, "checkpoint": 9223372036854775807}"#, Some(1), Some("checkpoint")),
-            (r#"{"op": "start"}, {"op": "event", "subtask": 0, "checkpoint": 1.5}"#, Some(1), Some("checkpoint")),
-            (r#"{"op": "start"}, {"op": "restored", "subtask": 0, "checkpoint": 1, "entries": [{"checkpoint": 1, "attempt": 0}]}"#, Some(1), Some("entries[0].attempt")),
-            (r#"{"op": "start"}, {"op": "restored", "subtask": 0, "checkpoint": "end", "entries": []}"#, Some(1), Some("checkpoint")),
-            (r#"{"op": "failover", "checkpoint": null, "state_hex": "00"}"#, Some(0), Some("state_hex")),
-            (r#"{"op": "failover", "checkpoint": 1, "state_hex": "0g"}"#, Some(0), Some("state_hex")),
-            (r#"{"op": "start", "config": {"parallelism": 4294967296}}"#, Some(0), Some("config.parallelism")),
-            (r#"{"op": "start"}, {"op": "clock", "ms": -1}"#, Some(1), Some("ms")),
-            (r#"{"op": "start"}, {"op": "event", "subtask": 0, "checkpoint": 1, "committables": [1]}"#, Some(1), Some("committables[0]")),
+            (
+                r#"{"op": "start"}, {"op": "event", "checkpoint": 1}"#,
+                Some(1),
+                Some("subtask"),
+            ),
+            (
+                r#"{"op": "start"}, {"op": "reset_subtask", "subtask": 0, "checkpoint": "end"}"#,
+                Some(1),
+                Some("checkpoint"),
+            ),
+            (
+                r#"{"op": "start"}, {"op": "reset_subtask", "subtask": 0}"#,
+                Some(1),
+                Some("checkpoint"),
+            ),
+            (
+                r#"{"op": "start"}, {"op": "storage_fault", "call": "get", "mode": "fail", "count": 0}"#,
+                Some(1),
+                Some("count"),
+            ),
+            (
+                r#"{"op": "event", "subtask": 0, "checkpoint": 1}"#,
+                Some(0),
+                Some("op"),
+            ),
+            (
+                r#"{"op": "start"}, {"op": "close", "instance": "other"}"#,
+                Some(1),
+                Some("instance"),
+            ),
+            (
+                r#"{"op": "start"}, {"op": "event", "subtask": -1, "checkpoint": 1}"#,
+                Some(1),
+                Some("subtask"),
+            ),
+            (
+                r#"{"op": "start"}, {"op": "event", "subtask": 0, "checkpoint": 9223372036854775807}"#,
+                Some(1),
+                Some("checkpoint"),
+            ),
+            (
+                r#"{"op": "start"}, {"op": "event", "subtask": 0, "checkpoint": 1.5}"#,
+                Some(1),
+                Some("checkpoint"),
+            ),
+            (
+                r#"{"op": "start"}, {"op": "restored", "subtask": 0, "checkpoint": 1, "entries": [{"checkpoint": 1, "attempt": 0}]}"#,
+                Some(1),
+                Some("entries[0].attempt"),
+            ),
+            (
+                r#"{"op": "start"}, {"op": "restored", "subtask": 0, "checkpoint": "end", "entries": []}"#,
+                Some(1),
+                Some("checkpoint"),
+            ),
+            (
+                r#"{"op": "failover", "checkpoint": null, "state_hex": "00"}"#,
+                Some(0),
+                Some("state_hex"),
+            ),
+            (
+                r#"{"op": "failover", "checkpoint": 1, "state_hex": "0g"}"#,
+                Some(0),
+                Some("state_hex"),
+            ),
+            (
+                r#"{"op": "start", "config": {"parallelism": 4294967296}}"#,
+                Some(0),
+                Some("config.parallelism"),
+            ),
+            (
+                r#"{"op": "start"}, {"op": "clock", "ms": -1}"#,
+                Some(1),
+                Some("ms"),
+            ),
+            (
+                r#"{"op": "start"}, {"op": "event", "subtask": 0, "checkpoint": 1, "committables": [1]}"#,
+                Some(1),
+                Some("committables[0]"),
+            ),
             (r#"{"op": "start"}, {"op": "nope"}"#, Some(1), Some("op")),
-            (r#"{"op": "start"}, {"op": "event", "subtask": 0, "attempt": null, "checkpoint": 1}"#, Some(1), Some("attempt")),
+            (
+                r#"{"op": "start"}, {"op": "event", "subtask": 0, "attempt": null, "checkpoint": 1}"#,
+                Some(1),
+                Some("attempt"),
+            ),
         ];
         for (steps, step, field) in cases {
             let e = malformed(&with_steps(steps));
-            assert_eq!((e.step, e.field.as_deref()), (*step, *field), "{steps}: {e}");
+            assert_eq!(
+                (e.step, e.field.as_deref()),
+                (*step, *field),
+                "{steps}: {e}"
+            );
             let text = e.to_string();
             if let Some(i) = step {
                 assert!(text.contains(&format!("step {i}")), "{text}");
@@ -796,18 +1042,27 @@ mod tests {
     fn top_level_rules() {
         let e = malformed(r#"{"config": {"parallelism": 1}, "steps": []}"#);
         assert_eq!(e.field.as_deref(), Some("config.commit_user"));
-        let e = malformed(r#"{"config": {"parallelism": 1, "commit_user": "u", "x": 1}, "steps": []}"#);
+        let e =
+            malformed(r#"{"config": {"parallelism": 1, "commit_user": "u", "x": 1}, "steps": []}"#);
         assert_eq!(e.field.as_deref(), Some("config.x"));
         let e = malformed(&format!("{{{HEAD}, \"steps\": [], \"extra\": true}}"));
         assert_eq!(e.field.as_deref(), Some("extra"));
         let e = malformed(&format!("{{{HEAD}}}"));
         assert_eq!(e.field.as_deref(), Some("steps"));
-        let e = malformed(&format!("{{{HEAD}, \"clock_step_ms\": 1.0, \"steps\": []}}"));
+        let e = malformed(&format!(
+            "{{{HEAD}, \"clock_step_ms\": 1.0, \"steps\": []}}"
+        ));
         assert_eq!(e.field.as_deref(), Some("clock_step_ms"));
         let e = malformed("[1, 2]");
         assert!(e.to_string().contains("expected a trace"), "{e}");
-        let e = malformed(&format!("{{{HEAD}, \"steps\": [{{\"op\": \"start\", \"op\": \"close\"}}]}}"));
-        assert!(e.to_string().contains("duplicate field \\\"op\\\"") || e.to_string().contains("duplicate field"), "{e}");
+        let e = malformed(&format!(
+            "{{{HEAD}, \"steps\": [{{\"op\": \"start\", \"op\": \"close\"}}]}}"
+        ));
+        assert!(
+            e.to_string().contains("duplicate field \\\"op\\\"")
+                || e.to_string().contains("duplicate field"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -6,10 +6,11 @@ use std::process::Command;
 
 use sink_coordinator::{Config, Entry, ErrorKind, Lifecycle, MemStorage, Storage};
 use sink_coordinator_host::clock::ManualClock;
+use sink_coordinator_host::driver::{ComponentDriver, Driver, NativeDriver};
 use sink_coordinator_host::env::{HostEnv, Shared};
 use sink_coordinator_host::storage::LocalDirStorage;
 use sink_coordinator_host::{
-    render, ComponentCoordinator, ComponentTable, ComponentWriter, HostErrorKind, Runtime, RuntimeOptions,
+    render, ComponentCoordinator, ComponentTable, HostErrorKind, Runtime, RuntimeOptions,
 };
 
 fn entry(checkpoint: u64, committables: &[&str]) -> Entry {
@@ -31,11 +32,15 @@ fn temp_dir(name: &str) -> PathBuf {
 #[test]
 fn trap_is_reported_and_the_host_stays_usable() {
     let runtime = Runtime::embedded().unwrap();
-    assert!(runtime.options().fuel_per_call.is_some(), "the default runtime meters fuel");
+    assert!(
+        runtime.options().fuel_per_call.is_some(),
+        "the default runtime meters fuel"
+    );
     let storage = Shared::new(MemStorage::default());
     let env = || HostEnv::new(storage.clone(), ManualClock::new(0, 0));
 
-    let mut coordinator = ComponentCoordinator::new(&runtime, env(), &Config::new(1, "job"), None).unwrap();
+    let mut coordinator =
+        ComponentCoordinator::new(&runtime, env(), &Config::new(1, "job"), None).unwrap();
     coordinator.start().unwrap();
     assert_eq!(coordinator.state(), Lifecycle::Running);
 
@@ -51,12 +56,20 @@ fn trap_is_reported_and_the_host_stays_usable() {
     // Later calls fail like on any failed instance, without entering the guest.
     coordinator.set_fuel_per_call(u64::MAX);
     let err = coordinator.event(0, 0, entry(1, &["a"])).unwrap_err();
-    assert_eq!(err.kind, HostErrorKind::Core(ErrorKind::IllegalState), "{err}");
-    assert_eq!(coordinator.checkpoint(1).unwrap_err().kind, HostErrorKind::Core(ErrorKind::IllegalState));
+    assert_eq!(
+        err.kind,
+        HostErrorKind::Core(ErrorKind::IllegalState),
+        "{err}"
+    );
+    assert_eq!(
+        coordinator.checkpoint(1).unwrap_err().kind,
+        HostErrorKind::Core(ErrorKind::IllegalState)
+    );
     assert_eq!(coordinator.close().unwrap().state, Lifecycle::Failed);
 
     // The runtime and the table are fine: a new instance works.
-    let mut fresh = ComponentCoordinator::new(&runtime, env(), &Config::new(1, "job"), None).unwrap();
+    let mut fresh =
+        ComponentCoordinator::new(&runtime, env(), &Config::new(1, "job"), None).unwrap();
     assert_eq!(fresh.start().unwrap().state, Lifecycle::Running);
     fresh.event(0, 0, entry(1, &["a"])).unwrap();
     fresh.checkpoint_complete(1).unwrap();
@@ -69,15 +82,46 @@ fn trap_is_reported_and_the_host_stays_usable() {
 #[test]
 fn fuel_limit_from_runtime_options() {
     let runtime = Runtime::new(
-        &std::fs::read(sink_coordinator_host::engine::EMBEDDED_WASM_PATH)
-            .unwrap_or_else(|_| sink_coordinator_host::engine::EMBEDDED_WASM.to_vec()),
-        RuntimeOptions { fuel_per_call: Some(1), max_memory_bytes: None },
+        sink_coordinator_host::engine::EMBEDDED_WASM,
+        RuntimeOptions {
+            fuel_per_call: Some(1),
+            ..RuntimeOptions::default()
+        },
     )
     .unwrap();
-    // Even instantiation needs more than one unit of fuel, or the constructor does.
-    let result = ComponentCoordinator::new(&runtime, HostEnv::detached(), &Config::new(1, "job"), None)
-        .and_then(|mut c| c.start());
+    // One unit of fuel is not enough to instantiate, construct or start.
+    let result =
+        ComponentCoordinator::new(&runtime, HostEnv::detached(), &Config::new(1, "job"), None)
+            .and_then(|mut c| c.start());
     assert_eq!(result.unwrap_err().kind, HostErrorKind::Trap);
+}
+
+#[test]
+fn precompiled_cache_is_written_and_reused() {
+    let dir = temp_dir("cache");
+    let options = RuntimeOptions {
+        cache_dir: Some(dir.clone()),
+        ..RuntimeOptions::default()
+    };
+    let first = Runtime::new(
+        sink_coordinator_host::engine::EMBEDDED_WASM,
+        options.clone(),
+    )
+    .unwrap();
+    let cached: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(cached.len(), 1, "{cached:?}");
+    // The second runtime loads the precompiled file; both run the same code.
+    let second = Runtime::new(sink_coordinator_host::engine::EMBEDDED_WASM, options).unwrap();
+    for runtime in [&first, &second] {
+        let mut c =
+            ComponentCoordinator::new(runtime, HostEnv::detached(), &Config::new(1, "job"), None)
+                .unwrap();
+        assert_eq!(c.start().unwrap().state, Lifecycle::Running);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -87,7 +131,8 @@ fn local_dir_table_end_to_end() {
     let runtime = Runtime::embedded().unwrap();
     let storage = LocalDirStorage::open(&table_dir).unwrap();
     let env = HostEnv::new(storage, ManualClock::new(1000, 0));
-    let mut coordinator = ComponentCoordinator::new(&runtime, env, &Config::new(2, "job-1"), None).unwrap();
+    let mut coordinator =
+        ComponentCoordinator::new(&runtime, env, &Config::new(2, "job-1"), None).unwrap();
     coordinator.start().unwrap();
     coordinator.event(0, 0, entry(1, &["a0"])).unwrap();
     coordinator.event(1, 0, entry(1, &["a1"])).unwrap();
@@ -95,22 +140,43 @@ fn local_dir_table_end_to_end() {
     assert_eq!(coordinator.close().unwrap().state, Lifecycle::Closed);
 
     // Read back through a new handle on the directory: component and native agree.
-    let mut table = ComponentTable::new(&runtime, LocalDirStorage::open_existing(&table_dir).unwrap()).unwrap();
+    let mut table = ComponentTable::new(
+        &runtime,
+        LocalDirStorage::open_existing(&table_dir).unwrap(),
+    )
+    .unwrap();
     let snapshots = table.list_snapshots().unwrap();
     assert_eq!(snapshots.len(), 1, "{snapshots:?}");
     assert_eq!(snapshots[0].identifier, 1);
     assert_eq!(snapshots[0].commit_user, "job-1");
     assert_eq!(snapshots[0].time_ms, 1000);
-    assert_eq!(snapshots[0].committables, vec![(0, b"a0".to_vec()), (1, b"a1".to_vec())]);
+    assert_eq!(
+        snapshots[0].committables,
+        vec![(0, b"a0".to_vec()), (1, b"a1".to_vec())]
+    );
     assert_eq!(table.latest_snapshot().unwrap().as_ref(), snapshots.last());
-    assert_eq!(table.snapshot_by_id(snapshots[0].id).unwrap().as_ref(), Some(&snapshots[0]));
+    assert_eq!(
+        table.snapshot_by_id(snapshots[0].id).unwrap().as_ref(),
+        Some(&snapshots[0])
+    );
     let mut native_storage = LocalDirStorage::open_existing(&table_dir).unwrap();
-    assert_eq!(sink_coordinator::table::list_snapshots(&mut native_storage).unwrap(), snapshots);
-    assert!(native_storage.list("").unwrap().iter().all(|k| !k.contains(".sinkcoord-tmp")));
+    assert_eq!(
+        sink_coordinator::table::list_snapshots(&mut native_storage).unwrap(),
+        snapshots
+    );
+    assert!(native_storage
+        .list("")
+        .unwrap()
+        .iter()
+        .all(|k| !k.contains(".sinkcoord-tmp")));
 
     // A restarted job with the same commit user does not commit checkpoint 1 twice.
-    let env = HostEnv::new(LocalDirStorage::open_existing(&table_dir).unwrap(), ManualClock::new(2000, 0));
-    let mut again = ComponentCoordinator::new(&runtime, env, &Config::new(2, "job-1"), None).unwrap();
+    let env = HostEnv::new(
+        LocalDirStorage::open_existing(&table_dir).unwrap(),
+        ManualClock::new(2000, 0),
+    );
+    let mut again =
+        ComponentCoordinator::new(&runtime, env, &Config::new(2, "job-1"), None).unwrap();
     again.start().unwrap();
     let _ = again.event(0, 0, entry(1, &["a0"]));
     let _ = again.event(1, 0, entry(1, &["a1"]));
@@ -119,35 +185,105 @@ fn local_dir_table_end_to_end() {
 
     // The CLI shows the same table.
     let tags = table.list_tags().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord")).arg("inspect").arg(&table_dir).arg("--json").output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), render::render_table(&snapshots, &tags));
-    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord")).arg("inspect").arg(&table_dir).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
+        .arg("inspect")
+        .arg(&table_dir)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        render::render_table(&snapshots, &tags)
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
+        .arg("inspect")
+        .arg(&table_dir)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("1 snapshot(s)"));
-    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord")).arg("inspect").arg(dir.join("missing")).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
+        .arg("inspect")
+        .arg(dir.join("missing"))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
-fn writer_helper() {
+fn writer_helper_native_and_component_agree() {
     let runtime = Runtime::embedded().unwrap();
-    let mut writer = ComponentWriter::new(&runtime, 3).unwrap();
-    let sent = writer.report(1, &[b"x".to_vec()], Some(5), true).unwrap();
-    assert_eq!(sent, Entry { checkpoint: 1, committables: vec![b"x".to_vec()], watermark: Some(5), savepoint: true });
-    let state = writer.state().unwrap();
-    assert!(!state.is_empty());
-    let mut garbage = ComponentWriter::new(&runtime, 3).unwrap();
-    let err = garbage.restore(&[0xff, 0xff, 0xff], 1).unwrap_err();
-    assert_eq!(err.kind, HostErrorKind::Core(ErrorKind::CorruptState), "{err}");
+    let storage = Shared::new(MemStorage::default());
+    let clock = Shared::new(ManualClock::new(0, 0));
+    let mut native = NativeDriver::new(storage.as_storage(), clock.as_clock());
+    let mut component =
+        ComponentDriver::new(&runtime, storage.as_storage(), clock.as_clock()).unwrap();
+    let mut outputs = Vec::new();
+    for driver in [&mut native as &mut dyn Driver, &mut component] {
+        let mut w = driver.create_writer(3).unwrap();
+        let sent = w.report(1, vec![b"x".to_vec()], Some(5), true).unwrap();
+        assert_eq!(
+            sent,
+            Entry {
+                checkpoint: 1,
+                committables: vec![b"x".to_vec()],
+                watermark: Some(5),
+                savepoint: true
+            }
+        );
+        w.report(2, vec![b"y".to_vec()], None, false).unwrap();
+        // Checkpoints must increase: a helper error, not a trap.
+        let err = w.report(2, vec![], None, false).unwrap_err();
+        assert_eq!(
+            err.kind,
+            HostErrorKind::Core(ErrorKind::InvalidEvent),
+            "{err}"
+        );
+        let end = w.end_input(vec![b"z".to_vec()], Some(9)).unwrap();
+        w.checkpoint_aborted(2).unwrap();
+        w.checkpoint_complete(1).unwrap();
+        let state = w.state().unwrap();
+        let mut restored = driver.create_writer(3).unwrap();
+        let replay = restored.restore(&state, 2).unwrap();
+        let err = driver
+            .create_writer(3)
+            .unwrap()
+            .restore(&[0xff, 0xff, 0xff], 1)
+            .unwrap_err();
+        assert_eq!(
+            err.kind,
+            HostErrorKind::Core(ErrorKind::CorruptState),
+            "{err}"
+        );
+        outputs.push((end, state, replay, err.message));
+    }
+    assert_eq!(
+        outputs[0], outputs[1],
+        "native and component writers differ"
+    );
 }
 
 #[test]
 fn wasm_subcommand_prints_path_and_size() {
-    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord")).arg("wasm").output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
+        .arg("wasm")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("sink-coordinator.wasm"), "{text}");
-    assert!(text.contains(&format!("{} bytes", sink_coordinator_host::engine::EMBEDDED_WASM.len())), "{text}");
+    assert!(
+        text.contains(&format!(
+            "{} bytes",
+            sink_coordinator_host::engine::EMBEDDED_WASM.len()
+        )),
+        "{text}"
+    );
 }

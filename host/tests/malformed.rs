@@ -22,7 +22,11 @@ fn replay(path: &PathBuf, native: bool) -> (Option<i32>, String, String) {
         cmd.arg("--native");
     }
     let out = cmd.arg(path).output().expect("run sinkcoord");
-    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 fn steps(steps: &str) -> String {
@@ -33,29 +37,97 @@ fn steps(steps: &str) -> String {
 fn malformed_traces_exit_2_with_located_messages() {
     // (file name, document, substrings stderr must contain)
     let cases: Vec<(&str, String, Vec<&str>)> = vec![
-        ("bad-json", "{\n  \"config\": {\"parallelism\": 2,,\n".into(), vec!["invalid JSON", "line 2", "column"]),
-        ("unknown-field", steps(r#"{"op": "start"}, {"op": "close", "bogus": 1}"#), vec!["step 1", "\"bogus\""]),
-        ("unknown-config-field", steps(r#"{"op": "start", "config": {"paralelism": 3}}"#), vec!["step 0", "config.paralelism"]),
-        ("missing-field", steps(r#"{"op": "start"}, {"op": "event", "checkpoint": 1}"#), vec!["step 1", "\"subtask\""]),
-        ("end-in-reset", steps(r#"{"op": "start"}, {"op": "reset_subtask", "subtask": 0, "checkpoint": "end"}"#), vec!["step 1", "\"checkpoint\""]),
-        ("count-0", steps(r#"{"op": "start"}, {"op": "storage_fault", "call": "put", "mode": "fail", "count": 0}"#), vec!["step 1", "\"count\""]),
-        ("first-not-start", steps(r#"{"op": "event", "subtask": 0, "checkpoint": 1}"#), vec!["step 0", "first step"]),
-        ("no-instance", steps(r#"{"op": "start"}, {"op": "close", "instance": "b"}"#), vec!["step 1", "\"instance\"", "\"b\""]),
-        ("failover-without-bytes", steps(r#"{"op": "start"}, {"op": "checkpoint", "checkpoint": 1}, {"op": "failover", "checkpoint": 2}"#), vec!["step 2", "\"checkpoint\"", "no state bytes"]),
-        ("failover-other-instance", steps(r#"{"op": "start"}, {"op": "checkpoint", "checkpoint": 1}, {"op": "failover", "checkpoint": 1, "instance": "b"}"#), vec!["step 2", "no state bytes"]),
-        ("subtask-too-big", steps(r#"{"op": "start"}, {"op": "event", "subtask": 4294967296, "checkpoint": 1}"#), vec!["step 1", "\"subtask\""]),
-        ("state-hex-null", steps(r#"{"op": "failover", "checkpoint": null, "state_hex": "00"}"#), vec!["step 0", "\"state_hex\""]),
-        ("missing-config", r#"{"steps": []}"#.into(), vec!["\"config\""]),
+        (
+            "bad-json",
+            "{\n  \"config\": {\"parallelism\": 2,,\n".into(),
+            vec!["invalid JSON", "line 2", "column"],
+        ),
+        (
+            "unknown-field",
+            steps(r#"{"op": "start"}, {"op": "close", "bogus": 1}"#),
+            vec!["step 1", "\"bogus\""],
+        ),
+        (
+            "unknown-config-field",
+            steps(r#"{"op": "start", "config": {"paralelism": 3}}"#),
+            vec!["step 0", "config.paralelism"],
+        ),
+        (
+            "missing-field",
+            steps(r#"{"op": "start"}, {"op": "event", "checkpoint": 1}"#),
+            vec!["step 1", "\"subtask\""],
+        ),
+        (
+            "end-in-reset",
+            steps(r#"{"op": "start"}, {"op": "reset_subtask", "subtask": 0, "checkpoint": "end"}"#),
+            vec!["step 1", "\"checkpoint\""],
+        ),
+        (
+            "count-0",
+            steps(
+                r#"{"op": "start"}, {"op": "storage_fault", "call": "put", "mode": "fail", "count": 0}"#,
+            ),
+            vec!["step 1", "\"count\""],
+        ),
+        (
+            "first-not-start",
+            steps(r#"{"op": "event", "subtask": 0, "checkpoint": 1}"#),
+            vec!["step 0", "first step"],
+        ),
+        (
+            "no-instance",
+            steps(r#"{"op": "start"}, {"op": "close", "instance": "b"}"#),
+            vec!["step 1", "\"instance\"", "\"b\""],
+        ),
+        (
+            "failover-without-bytes",
+            steps(
+                r#"{"op": "start"}, {"op": "checkpoint", "checkpoint": 1}, {"op": "failover", "checkpoint": 2}"#,
+            ),
+            vec!["step 2", "\"checkpoint\"", "no state bytes"],
+        ),
+        (
+            "failover-other-instance",
+            steps(
+                r#"{"op": "start"}, {"op": "checkpoint", "checkpoint": 1}, {"op": "failover", "checkpoint": 1, "instance": "b"}"#,
+            ),
+            vec!["step 2", "no state bytes"],
+        ),
+        (
+            "subtask-too-big",
+            steps(r#"{"op": "start"}, {"op": "event", "subtask": 4294967296, "checkpoint": 1}"#),
+            vec!["step 1", "\"subtask\""],
+        ),
+        (
+            "state-hex-null",
+            steps(r#"{"op": "failover", "checkpoint": null, "state_hex": "00"}"#),
+            vec!["step 0", "\"state_hex\""],
+        ),
+        (
+            "missing-config",
+            r#"{"steps": []}"#.into(),
+            vec!["\"config\""],
+        ),
     ];
     for (name, text, needles) in &cases {
         let path = temp_file(&format!("{name}.trace.json"), text);
         for native in [false, true] {
             let (code, stdout, stderr) = replay(&path, native);
             let which = if native { "native" } else { "component" };
-            assert_eq!(code, Some(2), "{name} ({which}): exit code; stderr: {stderr}");
-            assert!(stdout.is_empty(), "{name} ({which}): stdout must be empty, got {stdout:?}");
+            assert_eq!(
+                code,
+                Some(2),
+                "{name} ({which}): exit code; stderr: {stderr}"
+            );
+            assert!(
+                stdout.is_empty(),
+                "{name} ({which}): stdout must be empty, got {stdout:?}"
+            );
             for needle in needles {
-                assert!(stderr.contains(needle), "{name} ({which}): stderr {stderr:?} lacks {needle:?}");
+                assert!(
+                    stderr.contains(needle),
+                    "{name} ({which}): stderr {stderr:?} lacks {needle:?}"
+                );
             }
         }
     }
@@ -72,7 +144,10 @@ fn semantic_errors_are_results_not_malformed() {
     let path = temp_file("semantic.trace.json", &text);
     let (code, native_out, stderr) = replay(&path, true);
     assert_eq!(code, Some(0), "stderr: {stderr}");
-    assert!(native_out.contains("\"kind\": \"invalid-config\""), "{native_out}");
+    assert!(
+        native_out.contains("\"kind\": \"invalid-config\""),
+        "{native_out}"
+    );
     let (code, component_out, _) = replay(&path, false);
     assert_eq!(code, Some(0));
     assert_eq!(native_out, component_out);
@@ -80,10 +155,16 @@ fn semantic_errors_are_results_not_malformed() {
 
 #[test]
 fn missing_file_and_bad_usage() {
-    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord")).args(["replay", "/nonexistent/x.json"]).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
+        .args(["replay", "/nonexistent/x.json"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
-    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord")).args(["replay"]).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
+        .args(["replay"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
 }

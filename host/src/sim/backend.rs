@@ -1,0 +1,248 @@
+//! What the simulator runs: the coordinator and the writer helpers, natively
+//! or in the component, behind one interface ([`CoordinatorApi`] from the
+//! driver, and [`WriterApi`] here), over one shared table and clock.
+//!
+//! The table is `FaultyStorage` over memory or a local directory, so the
+//! simulator injects exactly the faults that TRACE-FORMAT's `storage_fault`
+//! step describes, and a recorded trace replays them.
+
+use std::path::PathBuf;
+
+use sink_coordinator::{Config, Entry, Lifecycle, Outcome, RestorePoint, Snapshot, Storage, StorageError, Tag, Writer};
+
+use crate::clock::ManualClock;
+use crate::component::{ComponentCoordinator, ComponentWriter};
+use crate::driver::{CoordinatorApi, NativeCoordinator};
+use crate::engine::Runtime;
+use crate::env::{HostEnv, Shared};
+use crate::error::{HostError, HostResult};
+use crate::storage::{FaultyStorage, LocalDirStorage, MemStorage};
+
+/// The writer-side helper (SEMANTICS 11), whatever runs it.
+pub trait WriterApi {
+    fn report(&mut self, checkpoint: u64, committables: Vec<Vec<u8>>, watermark: Option<i64>, savepoint: bool) -> HostResult<Entry>;
+    fn end_input(&mut self, committables: Vec<Vec<u8>>, watermark: Option<i64>) -> HostResult<Entry>;
+    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<()>;
+    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()>;
+    fn state(&mut self) -> HostResult<Vec<u8>>;
+    fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>>;
+}
+
+impl WriterApi for Writer {
+    fn report(&mut self, checkpoint: u64, committables: Vec<Vec<u8>>, watermark: Option<i64>, savepoint: bool) -> HostResult<Entry> {
+        Ok(Writer::report(self, checkpoint, committables, watermark, savepoint)?)
+    }
+    fn end_input(&mut self, committables: Vec<Vec<u8>>, watermark: Option<i64>) -> HostResult<Entry> {
+        Ok(Writer::end_input(self, committables, watermark)?)
+    }
+    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<()> {
+        Ok(Writer::checkpoint_complete(self, checkpoint)?)
+    }
+    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()> {
+        Ok(Writer::checkpoint_aborted(self, checkpoint)?)
+    }
+    fn state(&mut self) -> HostResult<Vec<u8>> {
+        Ok(Writer::state(self))
+    }
+    fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>> {
+        Ok(Writer::restore(self, state, checkpoint)?)
+    }
+}
+
+impl WriterApi for ComponentWriter {
+    fn report(&mut self, checkpoint: u64, committables: Vec<Vec<u8>>, watermark: Option<i64>, savepoint: bool) -> HostResult<Entry> {
+        ComponentWriter::report(self, checkpoint, &committables, watermark, savepoint)
+    }
+    fn end_input(&mut self, committables: Vec<Vec<u8>>, watermark: Option<i64>) -> HostResult<Entry> {
+        ComponentWriter::end_input(self, &committables, watermark)
+    }
+    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<()> {
+        ComponentWriter::checkpoint_complete(self, checkpoint)
+    }
+    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()> {
+        ComponentWriter::checkpoint_aborted(self, checkpoint)
+    }
+    fn state(&mut self) -> HostResult<Vec<u8>> {
+        ComponentWriter::state(self)
+    }
+    fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>> {
+        ComponentWriter::restore(self, state, checkpoint)
+    }
+}
+
+/// Where the simulated table lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TableLocation {
+    Memory,
+    /// A local directory, wiped when the run starts.
+    Dir(PathBuf),
+}
+
+/// The storage under the fault injector: memory or a local directory.
+pub enum SimStore {
+    Mem(MemStorage),
+    Dir(LocalDirStorage),
+}
+
+impl Storage for SimStore {
+    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        match self {
+            SimStore::Mem(s) => s.get(key),
+            SimStore::Dir(s) => s.get(key),
+        }
+    }
+    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
+        match self {
+            SimStore::Mem(s) => s.put_if_absent(key, value),
+            SimStore::Dir(s) => s.put_if_absent(key, value),
+        }
+    }
+    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
+        match self {
+            SimStore::Mem(s) => s.put(key, value),
+            SimStore::Dir(s) => s.put(key, value),
+        }
+    }
+    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
+        match self {
+            SimStore::Mem(s) => s.delete(key),
+            SimStore::Dir(s) => s.delete(key),
+        }
+    }
+    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        match self {
+            SimStore::Mem(s) => s.list(prefix),
+            SimStore::Dir(s) => s.list(prefix),
+        }
+    }
+}
+
+/// The shared table (behind the fault injector) and clock of one run.
+pub type SharedStorage = Shared<FaultyStorage<SimStore>>;
+
+/// Opens the table of a run; a directory is wiped first.
+pub fn open_table(location: &TableLocation) -> Result<SharedStorage, String> {
+    let store = match location {
+        TableLocation::Memory => SimStore::Mem(MemStorage::default()),
+        TableLocation::Dir(dir) => {
+            match std::fs::remove_dir_all(dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("cannot wipe {}: {e}", dir.display())),
+            }
+            SimStore::Dir(LocalDirStorage::open(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?)
+        }
+    };
+    Ok(Shared::new(FaultyStorage::new(store)))
+}
+
+/// Reads the table natively with faults suspended (the host's own reads
+/// must neither fail nor consume injected faults).
+pub fn with_table<T>(storage: &SharedStorage, read: impl FnOnce(&mut dyn Storage) -> T) -> T {
+    let mut guard = storage.lock();
+    guard.set_suspended(true);
+    let out = read(&mut *guard);
+    guard.set_suspended(false);
+    out
+}
+
+/// How coordinators and writers are run.
+#[derive(Clone)]
+pub enum Engine {
+    Native,
+    Component(Runtime),
+}
+
+impl Engine {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Engine::Native => "native",
+            Engine::Component(_) => "component",
+        }
+    }
+
+    pub fn is_component(&self) -> bool {
+        matches!(self, Engine::Component(_))
+    }
+
+    /// A new coordinator instance (state `created`).
+    pub fn coordinator(
+        &self,
+        storage: &SharedStorage,
+        clock: &Shared<ManualClock>,
+        config: &Config,
+        restore: Option<RestorePoint>,
+    ) -> HostResult<SimCoordinator> {
+        let env = HostEnv::new(storage.clone(), clock.clone());
+        Ok(match self {
+            Engine::Native => SimCoordinator::Native(NativeCoordinator::new(config.clone(), restore, env)),
+            Engine::Component(runtime) => {
+                SimCoordinator::Component(Box::new(ComponentCoordinator::new(runtime, env, config, restore.as_ref())?))
+            }
+        })
+    }
+
+    /// A fresh writer helper for subtask `s`.
+    pub fn writer(&self, s: u32) -> HostResult<Box<dyn WriterApi>> {
+        Ok(match self {
+            Engine::Native => Box::new(Writer::new(s)),
+            Engine::Component(runtime) => Box::new(ComponentWriter::new(runtime, s)?),
+        })
+    }
+
+    /// The table as this engine reads it (the component's `table`
+    /// interface, or the native functions), faults suspended.
+    pub fn read_table(&self, storage: &SharedStorage) -> HostResult<(Vec<Snapshot>, Vec<Tag>)> {
+        match self {
+            Engine::Native => with_table(storage, |st| {
+                let snapshots = sink_coordinator::table::list_snapshots(st)?;
+                let tags = sink_coordinator::table::list_tags(st)?;
+                Ok((snapshots, tags))
+            }),
+            Engine::Component(runtime) => {
+                storage.lock().set_suspended(true);
+                let result = (|| {
+                    let mut table = crate::component::ComponentTable::new(runtime, storage.clone())?;
+                    Ok::<_, HostError>((table.list_snapshots()?, table.list_tags()?))
+                })();
+                storage.lock().set_suspended(false);
+                result
+            }
+        }
+    }
+}
+
+/// One coordinator instance of the simulation.
+pub enum SimCoordinator {
+    Native(NativeCoordinator),
+    Component(Box<ComponentCoordinator>),
+}
+
+impl SimCoordinator {
+    pub fn api(&mut self) -> &mut dyn CoordinatorApi {
+        match self {
+            SimCoordinator::Native(c) => c,
+            SimCoordinator::Component(c) => c.as_mut(),
+        }
+    }
+
+    /// Starves the next calls of fuel so that the guest traps at their very
+    /// first instructions (before any storage call). False natively.
+    pub fn starve(&mut self) -> bool {
+        match self {
+            SimCoordinator::Native(_) => false,
+            SimCoordinator::Component(c) => {
+                c.set_fuel_per_call(1);
+                true
+            }
+        }
+    }
+
+    pub fn state(&mut self) -> Lifecycle {
+        self.api().state()
+    }
+
+    pub fn start(&mut self) -> HostResult<Outcome> {
+        self.api().start()
+    }
+}

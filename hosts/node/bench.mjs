@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+// Rough per-call timings of the component under Node + jco:
+//   node hosts/node/bench.mjs [--component FILE] [N]
+// state(): the smallest round trip; event(): one writer event (buffered, no
+// storage call); event+complete: an event and the checkpoint-complete that
+// commits it (storage reads and writes through the imports).
+
+import { ManualClock, MemStorage, Runtime, call } from './host.mjs';
+import { componentPath, ensureTranspiled } from './transpile.mjs';
+
+const args = process.argv.slice(2);
+let comp = null;
+if (args[0] === '--component') {
+  comp = args[1];
+  args.splice(0, 2);
+}
+const N = Number(args[0] ?? 20000);
+
+const t0 = performance.now();
+const runtime = await Runtime.load(ensureTranspiled(componentPath(comp)));
+const t1 = performance.now();
+const storage = new MemStorage();
+const clock = new ManualClock(1000n, 0n);
+const config = {
+  parallelism: 1, commitUser: 'bench', checkpointing: true, finalCommit: 'on-checkpoint',
+  forceCreateSnapshot: false, savepointAutoTag: false, tagTimeRetainedMs: undefined, recovery: 'restart',
+};
+const newCoordinator = () => {
+  const ex = runtime.instantiate(storage, clock);
+  const c = new ex.coordinator.Coordinator(config, undefined);
+  call(() => c.start());
+  return c;
+};
+const t2 = performance.now();
+let c = newCoordinator();
+const t3 = performance.now();
+const committable = [new TextEncoder().encode('file-0001.parquet')];
+
+function time(label, n, fn) {
+  for (let i = 0; i < Math.min(1000, n); i++) fn(i); // warm up
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) fn(i);
+  const ns = Number(process.hrtime.bigint() - start) / n;
+  console.log(`${label.padEnd(28)} ${(ns / 1000).toFixed(2)} µs/call (${n} calls)`);
+}
+
+console.log(`node ${process.version}, jco 1.35.0`);
+console.log(`${'load + compile'.padEnd(28)} ${(t1 - t0).toFixed(1)} ms`);
+console.log(`${'instantiate + start'.padEnd(28)} ${(t3 - t2).toFixed(2)} ms`);
+time('state()', N, () => c.state());
+let cp = 1n;
+time('event()', N, () => call(() => c.event(0, 0, { checkpoint: cp++, committables: committable, watermark: 5n, savepoint: false })));
+c = newCoordinator();
+cp = 1n;
+time('event() + complete()', Math.max(1, N / 10), () => {
+  call(() => c.event(0, 0, { checkpoint: cp, committables: committable, watermark: 5n, savepoint: false }));
+  call(() => c.checkpointComplete(cp++));
+});

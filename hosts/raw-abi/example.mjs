@@ -1,0 +1,378 @@
+#!/usr/bin/env node
+// The sink-coordinator's core module driven through the canonical ABI by
+// hand, with nothing but Node's WebAssembly API: no jco, no component
+// runtime. This is what a host on a core-only runtime (wazero for Go,
+// Chicory or GraalWasm for the JVM) has to do; docs/embedding.md explains
+// every step.
+//
+//   node hosts/raw-abi/example.mjs [--core CORE.wasm | COMPONENT.wasm]
+//
+// Without --core, the core module is extracted from the component (default
+// $SINK_COORDINATOR_WASM, else target/sink-coordinator.wasm): it is the
+// component's first core-module section. With --core, any build of the core
+// module works too (e.g. the guest cdylib before componentization).
+//
+// It creates a coordinator (parallelism 2, commit user "job-1"), starts it,
+// sends two events for checkpoint 1, completes checkpoint 1, reads the
+// committed snapshot back through `table.snapshot-by-id`, takes the state
+// bytes of checkpoint 2, triggers an `invalid-event` error, and checks every
+// answer; it prints what it saw and exits 1 on the first mismatch.
+
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+// ---------------------------------------------------------------------------
+// Getting the core module out of the component
+// ---------------------------------------------------------------------------
+
+function readLeb(bytes, pos) {
+  let result = 0;
+  let shift = 0;
+  for (;;) {
+    const b = bytes[pos++];
+    result += (b & 0x7f) * 2 ** shift;
+    if ((b & 0x80) === 0) return [result, pos];
+    shift += 7;
+  }
+}
+
+/** The first core module embedded in a component binary (section id 1). */
+function extractCoreModule(component) {
+  const header = [0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00];
+  if (!header.every((b, i) => component[i] === b)) {
+    throw new Error('not a component binary (expected \\0asm, version 0x0d, layer 1)');
+  }
+  let pos = 8;
+  while (pos < component.length) {
+    const id = component[pos++];
+    let size;
+    [size, pos] = readLeb(component, pos);
+    if (id === 0x01) return component.subarray(pos, pos + size);
+    pos += size;
+  }
+  throw new Error('the component holds no core module');
+}
+
+const args = process.argv.slice(2);
+let coreBytes;
+if (args[0] === '--core') {
+  coreBytes = readFileSync(args[1]);
+} else {
+  const path = args[0] ?? process.env.SINK_COORDINATOR_WASM ?? join(REPO, 'target', 'sink-coordinator.wasm');
+  coreBytes = extractCoreModule(readFileSync(path));
+}
+
+// ---------------------------------------------------------------------------
+// Linear memory helpers (little endian, as the canonical ABI requires)
+// ---------------------------------------------------------------------------
+
+let instance; // set after instantiation; imports reach the exports through it
+const mem = () => new DataView(instance.exports.memory.buffer);
+const bytesAt = (ptr, len) => new Uint8Array(instance.exports.memory.buffer, ptr, len).slice();
+const utf8 = new TextEncoder();
+const fromUtf8 = new TextDecoder('utf-8', { fatal: true });
+const stringAt = (ptr, len) => fromUtf8.decode(bytesAt(ptr, len));
+
+/** Allocates `size` bytes aligned to `align` in guest memory (the guest owns them). */
+const alloc = (align, size) => instance.exports.cabi_realloc(0, 0, align, size);
+
+/** Copies bytes into fresh guest memory: [ptr, len]. */
+function lowerBytes(bytes) {
+  const ptr = alloc(1, bytes.length);
+  new Uint8Array(instance.exports.memory.buffer, ptr, bytes.length).set(bytes);
+  return [ptr, bytes.length];
+}
+const lowerString = (s) => lowerBytes(utf8.encode(s));
+
+/** list<list<u8>>: an array of (ptr: u32, len: u32) pairs, align 4. */
+function lowerByteLists(lists) {
+  const base = alloc(4, lists.length * 8);
+  lists.forEach((b, i) => {
+    const [p, l] = lowerBytes(b);
+    mem().setUint32(base + i * 8, p, true);
+    mem().setUint32(base + i * 8 + 4, l, true);
+  });
+  return [base, lists.length];
+}
+
+// ---------------------------------------------------------------------------
+// The imports: storage, clock, and the resource intrinsics
+// ---------------------------------------------------------------------------
+
+const table = new Map(); // the storage: key -> Uint8Array
+let clockMs = 1000n;
+
+// result<T, storage-error> written at `ret`: byte 0 = 0 (ok) / 1 (err);
+// payload at offset 4 (the largest alignment of T and storage-error is 4).
+const writeOk = (ret) => mem().setUint8(ret, 0);
+
+const storageImports = {
+  // get(key) -> result<option<list<u8>>, storage-error>
+  get(keyPtr, keyLen, ret) {
+    const value = table.get(stringAt(keyPtr, keyLen));
+    writeOk(ret);
+    if (value === undefined) {
+      mem().setUint8(ret + 4, 0); // none
+    } else {
+      const [p, l] = lowerBytes(value); // allocated with cabi_realloc: the guest frees it
+      mem().setUint8(ret + 4, 1); // some
+      mem().setUint32(ret + 8, p, true);
+      mem().setUint32(ret + 12, l, true);
+    }
+  },
+  // put-if-absent(key, value) -> result<bool, storage-error>
+  'put-if-absent'(keyPtr, keyLen, valPtr, valLen, ret) {
+    const key = stringAt(keyPtr, keyLen);
+    const created = !table.has(key);
+    if (created) table.set(key, bytesAt(valPtr, valLen));
+    writeOk(ret);
+    mem().setUint8(ret + 4, created ? 1 : 0);
+  },
+  // put(key, value) -> result<_, storage-error>
+  put(keyPtr, keyLen, valPtr, valLen, ret) {
+    table.set(stringAt(keyPtr, keyLen), bytesAt(valPtr, valLen));
+    writeOk(ret);
+  },
+  // delete(key) -> result<_, storage-error>
+  delete(keyPtr, keyLen, ret) {
+    table.delete(stringAt(keyPtr, keyLen));
+    writeOk(ret);
+  },
+  // list(prefix) -> result<list<string>, storage-error>, keys in byte order
+  list(prefixPtr, prefixLen, ret) {
+    const prefix = stringAt(prefixPtr, prefixLen);
+    const keys = [...table.keys()].filter((k) => k.startsWith(prefix)).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    const base = alloc(4, keys.length * 8);
+    keys.forEach((k, i) => {
+      const [p, l] = lowerString(k);
+      mem().setUint32(base + i * 8, p, true);
+      mem().setUint32(base + i * 8 + 4, l, true);
+    });
+    writeOk(ret);
+    mem().setUint32(ret + 4, base, true);
+    mem().setUint32(ret + 8, keys.length, true);
+  },
+};
+
+// How a storage error would be returned (unused in this example):
+//   mem().setUint8(ret, 1); mem().setUint8(ret + 4, 0 /* io */ or 1 /* invalid-key */);
+//   const [p, l] = lowerString(message); mem().setUint32(ret + 8, p, true); mem().setUint32(ret + 12, l, true);
+
+// Resources exported by the component: the guest creates a handle for a
+// representation (`rep`, its own pointer) with [resource-new] and returns the
+// handle from the constructor; methods take `self` as the rep; dropping an
+// owned handle runs the [dtor] export with the rep.
+function resourceTable(dtorExport) {
+  const reps = new Map();
+  let next = 1;
+  return {
+    reps,
+    new: (rep) => {
+      const handle = next++;
+      reps.set(handle, rep);
+      return handle;
+    },
+    drop: (handle) => {
+      const rep = reps.get(handle);
+      reps.delete(handle);
+      instance.exports[dtorExport](rep);
+    },
+  };
+}
+const coordinators = resourceTable('sink:coordinator/coordinator@0.1.0#[dtor]coordinator');
+const writers = resourceTable('sink:coordinator/writer@0.1.0#[dtor]writer');
+
+const imports = {
+  'sink:coordinator/storage@0.1.0': storageImports,
+  'sink:coordinator/clock@0.1.0': { 'now-ms': () => clockMs }, // u64 as i64: a BigInt
+  '[export]sink:coordinator/coordinator@0.1.0': {
+    '[resource-new]coordinator': coordinators.new,
+    '[resource-drop]coordinator': coordinators.drop,
+  },
+  '[export]sink:coordinator/writer@0.1.0': {
+    '[resource-new]writer': writers.new,
+    '[resource-drop]writer': writers.drop,
+  },
+};
+
+instance = new WebAssembly.Instance(new WebAssembly.Module(coreBytes), imports);
+const X = instance.exports;
+const C = 'sink:coordinator/coordinator@0.1.0#';
+const T = 'sink:coordinator/table@0.1.0#';
+
+// ---------------------------------------------------------------------------
+// Lifting results
+// ---------------------------------------------------------------------------
+
+const LIFECYCLE = ['created', 'restoring', 'running', 'closed', 'failed'];
+const ERROR_KIND = ['declined', 'storage', 'illegal-state', 'invalid-event', 'invalid-config', 'corrupt-state'];
+
+function liftStrings(ptr, len) {
+  const out = [];
+  for (let i = 0; i < len; i++) out.push(stringAt(mem().getUint32(ptr + i * 8, true), mem().getUint32(ptr + i * 8 + 4, true)));
+  return out;
+}
+
+/** error record at `p`: kind (u8) @0, message (ptr, len) @4, @8. */
+const liftError = (p) => ({ kind: ERROR_KIND[mem().getUint8(p)], message: stringAt(mem().getUint32(p + 4, true), mem().getUint32(p + 8, true)) });
+
+/** result<outcome, error> at `ret`; then the function's cabi_post_* frees the guest's lists. */
+function liftOutcomeResult(name, ret) {
+  const m = mem();
+  let value;
+  if (m.getUint8(ret) === 0) {
+    const committedPtr = m.getUint32(ret + 8, true);
+    const committedLen = m.getUint32(ret + 12, true);
+    const committed = [];
+    for (let i = 0; i < committedLen; i++) committed.push(m.getBigUint64(committedPtr + i * 8, true));
+    value = {
+      ok: {
+        state: LIFECYCLE[m.getUint8(ret + 4)],
+        committed,
+        tagsCreated: liftStrings(m.getUint32(ret + 16, true), m.getUint32(ret + 20, true)),
+        tagsDeleted: liftStrings(m.getUint32(ret + 24, true), m.getUint32(ret + 28, true)),
+        restartRequired: m.getUint8(ret + 32) === 1,
+      },
+    };
+  } else {
+    value = { err: liftError(ret + 4) };
+  }
+  X[`cabi_post_${C}${name}`](ret);
+  return value;
+}
+
+// ---------------------------------------------------------------------------
+// The calls
+// ---------------------------------------------------------------------------
+
+let failures = 0;
+function check(what, actual, expected) {
+  const a = JSON.stringify(actual, (_, v) => (typeof v === 'bigint' ? v.toString() : v));
+  const e = JSON.stringify(expected, (_, v) => (typeof v === 'bigint' ? v.toString() : v));
+  const ok = a === e;
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}: ${a}${ok ? '' : `  (expected ${e})`}`);
+  if (!ok) failures++;
+}
+
+// constructor(config, restore: option<restore-point>) -> own<coordinator>:
+// 16 flat parameters, exactly MAX_FLAT_PARAMS.
+const [userPtr, userLen] = lowerString('job-1');
+const handle = X[`${C}[constructor]coordinator`](
+  2, //        config.parallelism: u32
+  userPtr, // config.commit-user: string (ptr, len)
+  userLen,
+  1, //        config.checkpointing: bool
+  0, //        config.final-commit: enum (0 = on-checkpoint)
+  0, //        config.force-create-snapshot: bool
+  0, //        config.savepoint-auto-tag: bool
+  0, //        config.tag-time-retained-ms: option<u64> discriminant (0 = none) ...
+  0n, //       ... and payload (i64, ignored for none)
+  0, //        config.recovery: enum (0 = restart)
+  0, //        restore: option discriminant (0 = none); then the restore-point's
+  0n, //       checkpoint (i64), state (ptr, len), finished-subtasks (ptr, len)
+  0,
+  0,
+  0,
+  0,
+);
+const self = coordinators.reps.get(handle); // methods take `borrow<coordinator>` = the rep
+check('constructor returns a handle', typeof handle === 'number' && self !== undefined, true);
+
+const state = () => LIFECYCLE[X[`${C}[method]coordinator.state`](self)]; // enum returned flat
+check('state() after construction', state(), 'created');
+
+check('start()', liftOutcomeResult('[method]coordinator.start', X[`${C}[method]coordinator.start`](self)), {
+  ok: { state: 'running', committed: [], tagsCreated: [], tagsDeleted: [], restartRequired: false },
+});
+
+// event(subtask, attempt, entry{checkpoint, committables, watermark: option<s64>, savepoint})
+function event(subtask, checkpoint, committables, watermark) {
+  const [listPtr, listLen] = lowerByteLists(committables.map((c) => utf8.encode(c)));
+  const ret = X[`${C}[method]coordinator.event`](
+    self,
+    subtask,
+    0, //              attempt
+    checkpoint, //     entry.checkpoint: u64 as i64
+    listPtr, //        entry.committables: list<list<u8>>
+    listLen,
+    watermark === null ? 0 : 1, // entry.watermark: option<s64>
+    watermark ?? 0n,
+    0, //              entry.savepoint: bool
+  );
+  return liftOutcomeResult('[method]coordinator.event', ret);
+}
+const running = { ok: { state: 'running', committed: [], tagsCreated: [], tagsDeleted: [], restartRequired: false } };
+check('event(0, cp 1, ["v1"], wm 100)', event(0, 1n, ['v1'], 100n), running);
+check('event(1, cp 1, ["v2"], wm 200)', event(1, 1n, ['v2'], 200n), running);
+
+check(
+  'checkpoint-complete(1)',
+  liftOutcomeResult('[method]coordinator.checkpoint-complete', X[`${C}[method]coordinator.checkpoint-complete`](self, 1n)),
+  { ok: { state: 'running', committed: [1n], tagsCreated: [], tagsDeleted: [], restartRequired: false } },
+);
+
+// table.snapshot-by-id(1) -> result<option<snapshot>, error>: the result's
+// payload (ok or err) is at offset 8 (snapshot has u64 fields: alignment 8);
+// the option's payload at 8 more, i.e. the snapshot starts at 16. snapshot: id u64 @0, commit-user (ptr, len) @8, identifier
+// u64 @16, watermark option<s64> @24 (payload @32), time-ms u64 @40,
+// committables list<tuple<u32, list<u8>>> @48 (elements: 12 bytes, align 4).
+{
+  const ret = X[`${T}snapshot-by-id`](1n);
+  const m = mem();
+  let got;
+  if (m.getUint8(ret) !== 0) {
+    got = { err: liftError(ret + 8) }; // error is at the result's payload offset, 8 here
+  } else if (m.getUint8(ret + 8) === 0) {
+    got = { ok: null };
+  } else {
+    const s = ret + 16;
+    const committables = [];
+    const cPtr = m.getUint32(s + 48, true);
+    for (let i = 0; i < m.getUint32(s + 52, true); i++) {
+      const e = cPtr + i * 12;
+      committables.push([m.getUint32(e, true), stringAt(m.getUint32(e + 4, true), m.getUint32(e + 8, true))]);
+    }
+    got = {
+      ok: {
+        id: m.getBigUint64(s, true),
+        commitUser: stringAt(m.getUint32(s + 8, true), m.getUint32(s + 12, true)),
+        identifier: m.getBigUint64(s + 16, true),
+        watermark: m.getUint8(s + 24) ? m.getBigInt64(s + 32, true) : null,
+        timeMs: m.getBigUint64(s + 40, true),
+        committables,
+      },
+    };
+  }
+  X[`cabi_post_${T}snapshot-by-id`](ret);
+  check('table.snapshot-by-id(1)', got, {
+    ok: { id: 1n, commitUser: 'job-1', identifier: 1n, watermark: 100n, timeMs: 1000n, committables: [[0, 'v1'], [1, 'v2']] },
+  });
+}
+
+// checkpoint(2) -> result<list<u8>, error>: ok payload (ptr, len) at 4, 8.
+{
+  const ret = X[`${C}[method]coordinator.checkpoint`](self, 2n);
+  const m = mem();
+  const got = m.getUint8(ret) === 0 ? { ok: Buffer.from(bytesAt(m.getUint32(ret + 4, true), m.getUint32(ret + 8, true))).toString('hex') } : { err: liftError(ret + 4) };
+  X[`cabi_post_${C}[method]coordinator.checkpoint`](ret);
+  // version 1, "job-1" (postcard: length 5 + bytes), parallelism 2, no END entries
+  check('checkpoint(2) state bytes', got, { ok: '01056a6f622d310200' });
+}
+
+check('event(5, cp 2): subtask out of range', event(5, 2n, [], null), {
+  err: { kind: 'invalid-event', message: 'event: subtask 5 is outside parallelism 2' },
+});
+check('state() after a fatal error', state(), 'failed');
+
+// Dropping the owned handle: the host runs the destructor with the rep.
+coordinators.drop(handle);
+check('storage keys', [...table.keys()].sort(), ['hint/latest-snapshot', 'snapshot/00000000000000000001']);
+
+if (failures) {
+  console.log(`${failures} check(s) failed`);
+  process.exit(1);
+}
+console.log('all checks passed');

@@ -134,6 +134,7 @@ impl Coordinator {
         let Some(r) = self.recovery.as_ref().map(|rec| rec.checkpoint) else {
             return Ok(());
         };
+        self.read_table(env)?;
         if self.slots.all_ended() {
             if !self.final_done {
                 self.final_commit(env, log)?;

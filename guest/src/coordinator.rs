@@ -201,6 +201,18 @@ impl Coordinator {
         }
     }
 
+    /// Reads the table once, at the first call that needs it (SEMANTICS 5.3:
+    /// "the first successful read of the table this instance makes"). Called
+    /// after a call's validation and before it changes anything, so a storage
+    /// error leaves the instance as it was and the call can be repeated.
+    pub(crate) fn read_table(&mut self, env: &mut dyn Env) -> Result<()> {
+        if !self.log.is_loaded() {
+            self.log.load(env)?;
+            self.final_done |= self.log.has_final(&self.commit_user);
+        }
+        Ok(())
+    }
+
     /// Highest identifier this commit user committed, or highest checkpoint
     /// this instance ran a commit for, whichever is higher (SEMANTICS 3 rule 2).
     pub(crate) fn committed_high(&self) -> Option<u64> {
@@ -223,8 +235,8 @@ impl Coordinator {
             return Err(Error::invalid_config("the commit user is empty"));
         }
         let Some(rp) = &self.restore else {
-            self.log.load(env)?;
-            self.final_done = self.log.has_final(&self.commit_user);
+            // The table is read lazily by the first call that needs it, so
+            // `start` itself cannot fail on storage and always leaves `created`.
             self.life = Lifecycle::Running;
             return Ok(());
         };
@@ -243,10 +255,7 @@ impl Coordinator {
                 state.parallelism
             )));
         }
-        // Everything is valid: read the table (a storage error leaves the instance `created`).
-        self.log.load(env)?;
         self.commit_user = state.commit_user;
-        self.final_done = self.log.has_final(&self.commit_user);
         let mut persisted_ends: BTreeMap<u32, EndEntry> = state.end_entries.into_iter().collect();
         for &s in &finished {
             persisted_ends.entry(s).or_insert_with(EndEntry::synthesized);
@@ -275,6 +284,7 @@ impl Coordinator {
         self.require_subtask("event", s)?;
         let c = entry.checkpoint;
         Self::require_checkpoint(&format!("event of subtask {s}"), c, true)?;
+        self.read_table(env)?;
         if self.final_done {
             return Ok(()); // rule 1: nothing after the final commit
         }
@@ -355,6 +365,7 @@ impl Coordinator {
         if self.life == Lifecycle::Restoring {
             return self.restored_while_restoring(env, s, r, entries, log);
         }
+        self.read_table(env)?;
         if self.final_done {
             return Ok(()); // region replays are ignored after the final commit
         }
@@ -435,6 +446,7 @@ impl Coordinator {
             }
             return Ok(());
         }
+        self.read_table(env)?;
         if self.final_done {
             return Ok(());
         }
@@ -470,6 +482,7 @@ impl Coordinator {
     fn complete_inner(&mut self, env: &mut dyn Env, n: u64, log: &mut CallLog) -> Result<()> {
         self.require("checkpoint-complete", &[Lifecycle::Running])?;
         Self::require_checkpoint("checkpoint-complete", n, true)?;
+        self.read_table(env)?;
         if self.final_done {
             return Ok(());
         }

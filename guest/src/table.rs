@@ -142,7 +142,13 @@ fn decode_tag(key: &str, bytes: &[u8]) -> Result<DecodedTag> {
 fn read_snapshot(st: &mut dyn Storage, id: u64) -> Result<Option<StoredSnapshot>> {
     let key = snapshot_key(id);
     match st.get(&key).map_err(|e| storage_err(&format!("reading snapshot {id}"), e))? {
-        Some(bytes) => decode_snapshot(&key, &bytes).map(Some),
+        Some(bytes) => {
+            let s = decode_snapshot(&key, &bytes)?;
+            if s.snapshot.id != id {
+                return Err(Error::corrupt_state(format!("table record {key} holds snapshot {}", s.snapshot.id)));
+            }
+            Ok(Some(s))
+        }
         None => Ok(None),
     }
 }
@@ -199,15 +205,12 @@ impl TableLog {
                 users = s.users;
             }
         }
-        loop {
-            let Some(next) = latest.checked_add(1) else { break };
-            match read_snapshot(st, next)? {
-                Some(s) => {
-                    latest = next;
-                    users = s.users;
-                }
-                None => break,
-            }
+        while let Some(s) = match latest.checked_add(1) {
+            Some(next) => read_snapshot(st, next)?,
+            None => None,
+        } {
+            latest = s.snapshot.id;
+            users = s.users;
         }
         self.latest = latest;
         self.users = users;

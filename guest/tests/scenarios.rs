@@ -41,6 +41,7 @@ fn end_input_across_checkpoints_a7() {
 /// Fails the next `n` put-class calls; `land` applies them first (ambiguous).
 struct Faulty {
     env: MemEnv,
+    fail_gets: u32,
     fail_puts: u32,
     land: bool,
     puts: u32,
@@ -50,6 +51,10 @@ struct Faulty {
 impl Storage for Faulty {
     fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
         self.gets += 1;
+        if self.fail_gets > 0 {
+            self.fail_gets -= 1;
+            return Err(StorageError::Io("injected".into()));
+        }
         self.env.get(key)
     }
     fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
@@ -83,7 +88,7 @@ impl Clock for Faulty {
 
 #[test]
 fn ambiguous_write_is_recognised_on_retry() {
-    let mut f = Faulty { env: MemEnv::default(), fail_puts: 0, land: true, puts: 0, gets: 0 };
+    let mut f = Faulty { env: MemEnv::default(), fail_gets: 0, fail_puts: 0, land: true, puts: 0, gets: 0 };
     let mut c = Coordinator::new(Config::new(1, "job"), None);
     c.start(&mut f).unwrap();
     c.event(&mut f, 0, 0, e(1, &["v1"], None)).unwrap();
@@ -100,7 +105,7 @@ fn ambiguous_write_is_recognised_on_retry() {
 
 #[test]
 fn commit_storage_calls_do_not_grow_with_history() {
-    let mut f = Faulty { env: MemEnv::default(), fail_puts: 0, land: false, puts: 0, gets: 0 };
+    let mut f = Faulty { env: MemEnv::default(), fail_gets: 0, fail_puts: 0, land: false, puts: 0, gets: 0 };
     let mut c = Coordinator::new(Config::new(4, "job"), None);
     c.start(&mut f).unwrap();
     let mut per_commit = Vec::new();
@@ -163,4 +168,24 @@ fn fatal_errors_fail_the_instance_and_close_is_quiet() {
     assert_eq!(c.state(), Lifecycle::Failed);
     assert_eq!(c.checkpoint_complete(&mut env, 1).unwrap_err().kind, ErrorKind::IllegalState);
     assert_eq!(c.close(&mut env).unwrap().state, Lifecycle::Failed);
+}
+
+#[test]
+fn start_reads_nothing_and_the_first_read_can_be_retried() {
+    let mut f = Faulty { env: MemEnv::default(), fail_gets: 1, fail_puts: 0, land: false, puts: 0, gets: 0 };
+    // A table where this commit user already made its final commit.
+    let (mut old, _) = started(1);
+    old.event(&mut f.env, 0, 0, e(END, &["v"], None)).unwrap();
+    old.checkpoint_complete(&mut f.env, 1).unwrap();
+    let mut c = Coordinator::new(Config::new(1, "job"), None);
+    assert_eq!(c.start(&mut f).unwrap().state, Lifecycle::Running);
+    assert_eq!((f.gets, f.puts), (0, 0));
+    // The first read fails: nothing changed, the call can be repeated.
+    let err = c.event(&mut f, 0, 0, e(1, &["late"], None)).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Storage);
+    assert_eq!(c.state(), Lifecycle::Running);
+    assert!(!c.final_committed());
+    // The repeat reads the table, finds the END snapshot, and ignores the event.
+    assert!(c.event(&mut f, 0, 0, e(1, &["late"], None)).unwrap().committed.is_empty());
+    assert!(c.final_committed());
 }

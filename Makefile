@@ -6,18 +6,42 @@
 #   make wasm                   the embedded component's path and size
 #   make -s replay TRACE=FILE   the result document of a trace, through the component
 #   make -s replay TRACE=FILE NATIVE=1   ... through the native Rust core
+#   make run                    the main job: a simulated job with faults on ./demo-table
+#   make soak SEEDS=N           N simulation seeds, native core
+#   make bench                  per-call cost, native and component
+#   make hosts-test             Node (jco) and Python (wasmtime-py) replay every trace
 
 CARGO ?= cargo
 WASM_TARGET := wasm32-unknown-unknown
 SINKCOORD := target/release/sinkcoord
 
-.PHONY: build test wasm replay wasm-target
+.PHONY: build test wasm replay wasm-target run soak bench hosts-setup hosts-test
 
 build: wasm-target
 	$(CARGO) build --release -p sink-coordinator-host
 
+# Rust tests first (they build the component), then the other runtimes
+# replay the same traces and must print the same bytes.
 test: wasm-target
 	$(CARGO) test --release --workspace --no-fail-fast
+	$(MAKE) --no-print-directory hosts-test
+
+run: build
+	$(SINKCOORD) simulate --writers 8 --checkpoints 60 --seed 1 --faults medium --table demo-table
+
+SEEDS ?= 100000
+soak: build
+	$(SINKCOORD) simulate --native --seeds $(SEEDS) --writers 6 --checkpoints 30 --faults high --memory
+
+bench: build
+	$(CARGO) bench -p sink-coordinator-host --bench calls
+
+hosts-setup:
+	bash hosts/setup.sh
+
+hosts-test: build hosts-setup
+	hosts/compare.sh --component target/sink-coordinator.wasm tests/conformance
+	node hosts/raw-abi/example.mjs target/sink-coordinator.wasm
 
 wasm: build
 	@$(SINKCOORD) wasm

@@ -379,3 +379,37 @@ impl Driver for ComponentDriver {
         self.table.list_tags()
     }
 }
+
+/// A writer whose creation trapped (the component's writer constructor):
+/// every call fails with `illegal-state`, like [`FailedInstance`].
+pub struct FailedWriter;
+
+impl FailedWriter {
+    fn refuse<T>(&self) -> HostResult<T> {
+        Err(HostError::core(
+            sink_coordinator::ErrorKind::IllegalState,
+            "the writer failed: its component trapped while it was created",
+        ))
+    }
+}
+
+impl WriterApi for FailedWriter {
+    fn report(&mut self, _: u64, _: Vec<Vec<u8>>, _: Option<i64>, _: bool) -> HostResult<Entry> {
+        self.refuse()
+    }
+    fn end_input(&mut self, _: Vec<Vec<u8>>, _: Option<i64>) -> HostResult<Entry> {
+        self.refuse()
+    }
+    fn checkpoint_complete(&mut self, _: u64) -> HostResult<()> {
+        self.refuse()
+    }
+    fn checkpoint_aborted(&mut self, _: u64) -> HostResult<()> {
+        self.refuse()
+    }
+    fn state(&mut self) -> HostResult<Vec<u8>> {
+        self.refuse()
+    }
+    fn restore(&mut self, _: &[u8], _: u64) -> HostResult<Vec<Entry>> {
+        self.refuse()
+    }
+}

@@ -6,15 +6,24 @@
 //! diffing the table's `snapshot/` and `tag/` keys around the step, with
 //! faults suspended for those reads, so a write that landed although storage
 //! reported an error shows in the step where it landed.
+//!
+//! Writer-level steps (`docs/trace-writer-ops.md`) drive writer helpers
+//! (SEMANTICS 11) created through the same [`Driver`]: the component's
+//! `writer` resource, or the native `Writer`. Writers are keyed by
+//! (instance name, subtask); they, their outboxes and the writer state bytes
+//! kept by `writer_snapshot` belong to the replayer and survive coordinator
+//! `failover` and `start`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 
 use sink_coordinator::table::{SNAPSHOT_PREFIX, TAG_PREFIX};
-use sink_coordinator::{Lifecycle, Outcome, RestorePoint, Snapshot, Storage, Tag};
+use sink_coordinator::{Entry, Lifecycle, Outcome, RestorePoint, Snapshot, Storage, Tag};
 
 use crate::clock::ManualClock;
-use crate::driver::{ComponentDriver, CoordinatorApi, Driver, FailedInstance, NativeDriver};
+use crate::driver::{
+    ComponentDriver, CoordinatorApi, Driver, FailedInstance, FailedWriter, NativeDriver, WriterApi,
+};
 use crate::engine::Runtime;
 use crate::env::Shared;
 use crate::error::{HostError, HostResult};
@@ -127,6 +136,8 @@ pub fn replay(trace: &Trace, mode: Mode<'_>) -> Result<ReplayResult, ReplayError
         driver: driver.as_mut(),
         instances: BTreeMap::new(),
         kept: BTreeMap::new(),
+        writers: BTreeMap::new(),
+        writer_kept: BTreeMap::new(),
     }
     .run(trace)
 }
@@ -144,6 +155,58 @@ struct Replayer<'d> {
     instances: BTreeMap<String, Box<dyn CoordinatorApi>>,
     /// State bytes kept by successful `checkpoint` steps, per (instance name, checkpoint).
     kept: BTreeMap<(String, u64), Vec<u8>>,
+    /// Writer helpers, per (instance name, subtask).
+    writers: BTreeMap<(String, u32), WriterSlot>,
+    /// Writer state bytes kept by `writer_snapshot`, per (instance name, subtask, checkpoint).
+    writer_kept: BTreeMap<(String, u32, u64), Vec<u8>>,
+}
+
+/// One writer of the replayer: the helper, its attempt, and the events it
+/// produced and has not delivered yet, oldest first.
+struct WriterSlot {
+    api: Box<dyn WriterApi>,
+    attempt: u32,
+    outbox: VecDeque<Outgoing>,
+}
+
+/// An event waiting in a writer's outbox.
+enum Outgoing {
+    Event(Entry),
+    Restored {
+        checkpoint: u64,
+        entries: Vec<Entry>,
+    },
+}
+
+/// What a step reports besides the table difference and the state.
+#[derive(Default)]
+struct Applied {
+    restart_required: bool,
+    error: Option<HostError>,
+    state_bytes: Option<usize>,
+}
+
+impl Applied {
+    fn error(e: HostError) -> Self {
+        Applied {
+            error: Some(e),
+            ..Applied::default()
+        }
+    }
+
+    /// A v1 step's outcome.
+    fn from_call(outcome: HostResult<Option<Outcome>>, state_bytes: Option<usize>) -> Self {
+        let mut applied = Applied {
+            state_bytes,
+            ..Applied::default()
+        };
+        match outcome {
+            Ok(Some(outcome)) => applied.restart_required = outcome.restart_required,
+            Ok(None) => {}
+            Err(e) => applied.error = Some(e),
+        }
+        applied
+    }
 }
 
 impl Replayer<'_> {
@@ -151,7 +214,12 @@ impl Replayer<'_> {
         let mut steps = Vec::with_capacity(trace.steps.len());
         for (index, step) in trace.steps.iter().enumerate() {
             let before = self.table_keys()?;
-            let (outcome, state_bytes) = self.apply(index, &step.instance, &step.op)?;
+            let applied = if step.op.is_writer_op() {
+                self.apply_writer(index, &step.instance, &step.op)?
+            } else {
+                let (outcome, state_bytes) = self.apply(index, &step.instance, &step.op)?;
+                Applied::from_call(outcome, state_bytes)
+            };
             let after = self.table_keys()?;
             let state = match self.instances.get_mut(&step.instance) {
                 Some(instance) => instance.state(),
@@ -175,12 +243,9 @@ impl Replayer<'_> {
                 .difference(&after.tags)
                 .map(|k| tag_name(k))
                 .collect();
-            result.state_bytes = state_bytes;
-            match outcome {
-                Ok(Some(outcome)) => result.restart_required = outcome.restart_required,
-                Ok(None) => {}
-                Err(e) => result.error = Some(e),
-            }
+            result.state_bytes = applied.state_bytes;
+            result.restart_required = applied.restart_required;
+            result.error = applied.error;
             steps.push(result);
         }
         let snapshots = self
@@ -301,7 +366,274 @@ impl Replayer<'_> {
                 self.storage.lock().push_fault(*call, *fault);
                 (Ok(None), None)
             }
+            Op::Write { .. }
+            | Op::EndInput { .. }
+            | Op::Send { .. }
+            | Op::WriterComplete { .. }
+            | Op::WriterAbort { .. }
+            | Op::WriterSnapshot { .. }
+            | Op::WriterRestore { .. } => {
+                return Err(ReplayError::Host(format!(
+                    "step {index}: the writer step {:?} belongs to apply_writer",
+                    op.name()
+                )))
+            }
         })
+    }
+
+    /// Runs one writer-level step (docs/trace-writer-ops.md).
+    fn apply_writer(&mut self, index: usize, name: &str, op: &Op) -> Result<Applied, ReplayError> {
+        Ok(match op {
+            Op::Write {
+                subtask,
+                entry,
+                send,
+            } => {
+                let slot = match self.writer(name, *subtask) {
+                    Ok(slot) => slot,
+                    Err(e) => return Ok(Applied::error(e)),
+                };
+                let produced = slot.api.report(
+                    entry.checkpoint,
+                    entry.committables.clone(),
+                    entry.watermark,
+                    entry.savepoint,
+                );
+                self.produced(name, *subtask, produced, *send)?
+            }
+            Op::EndInput {
+                subtask,
+                committables,
+                watermark,
+                send,
+            } => {
+                let slot = match self.writer(name, *subtask) {
+                    Ok(slot) => slot,
+                    Err(e) => return Ok(Applied::error(e)),
+                };
+                let produced = slot.api.end_input(committables.clone(), *watermark);
+                self.produced(name, *subtask, produced, *send)?
+            }
+            Op::Send { subtask, count } => {
+                if let Err(e) = self.writer(name, *subtask) {
+                    return Ok(Applied::error(e));
+                }
+                self.deliver(name, *subtask, *count)?
+            }
+            Op::WriterComplete {
+                subtask,
+                checkpoint,
+            } => self.each_writer(name, *subtask, |_, w| w.checkpoint_complete(*checkpoint)),
+            Op::WriterAbort {
+                subtask,
+                checkpoint,
+            } => self.each_writer(name, *subtask, |_, w| w.checkpoint_aborted(*checkpoint)),
+            Op::WriterSnapshot {
+                subtask,
+                checkpoint,
+            } => {
+                let mut taken = Vec::new();
+                let applied = self.each_writer(name, *subtask, |s, w| {
+                    taken.push((s, w.state()?));
+                    Ok(())
+                });
+                for (s, bytes) in taken {
+                    self.writer_kept
+                        .insert((name.to_string(), s, *checkpoint), bytes);
+                }
+                applied
+            }
+            Op::WriterRestore {
+                subtask,
+                checkpoint,
+                attempt,
+                send,
+            } => {
+                // parse() checked that bytes were kept; only a writer whose
+                // state() trapped can have kept none.
+                let bytes = match checkpoint {
+                    None => None,
+                    Some(c) => Some(
+                        self.writer_kept
+                            .get(&(name.to_string(), *subtask, *c))
+                            .cloned()
+                            .ok_or_else(|| Malformed {
+                                step: Some(index),
+                                op: Some(op.name().into()),
+                                field: Some("checkpoint".into()),
+                                message: format!(
+                                    "no writer state bytes were kept for checkpoint {c} of writer {subtask} of instance {name:?}"
+                                ),
+                            })?,
+                    ),
+                };
+                // The old writer and its outbox are discarded; the fresh one
+                // (even a failed one) has the step's attempt.
+                let key = (name.to_string(), *subtask);
+                self.writers.remove(&key);
+                let created = self.writer(name, *subtask).map(|_| ());
+                if let Some(slot) = self.writers.get_mut(&key) {
+                    slot.attempt = *attempt;
+                }
+                if let Err(e) = created {
+                    return Ok(Applied::error(e));
+                }
+                match (checkpoint, bytes) {
+                    (Some(c), Some(bytes)) => {
+                        let slot = self.writer(name, *subtask).map_err(|e| {
+                            ReplayError::Host(format!("writer {subtask} vanished: {e}"))
+                        })?;
+                        match slot.api.restore(&bytes, *c) {
+                            Err(e) => Applied::error(e),
+                            Ok(entries) => {
+                                slot.outbox.push_back(Outgoing::Restored {
+                                    checkpoint: *c,
+                                    entries,
+                                });
+                                if *send {
+                                    self.deliver(name, *subtask, None)?
+                                } else {
+                                    Applied::default()
+                                }
+                            }
+                        }
+                    }
+                    // From scratch: nothing to send.
+                    _ => Applied::default(),
+                }
+            }
+            other => {
+                return Err(ReplayError::Host(format!(
+                    "step {index}: {:?} is not a writer step",
+                    other.name()
+                )))
+            }
+        })
+    }
+
+    /// The writer `(name, subtask)`, created (attempt 0, empty outbox) if it
+    /// does not exist. A creation that fails leaves a [`FailedWriter`] and
+    /// returns the error.
+    fn writer(&mut self, name: &str, subtask: u32) -> HostResult<&mut WriterSlot> {
+        let key = (name.to_string(), subtask);
+        let mut failure = None;
+        if !self.writers.contains_key(&key) {
+            let api: Box<dyn WriterApi> = match self.driver.create_writer(subtask) {
+                Ok(api) => api,
+                Err(e) => {
+                    failure = Some(e);
+                    Box::new(FailedWriter)
+                }
+            };
+            self.writers.insert(
+                key.clone(),
+                WriterSlot {
+                    api,
+                    attempt: 0,
+                    outbox: VecDeque::new(),
+                },
+            );
+        }
+        match failure {
+            Some(e) => Err(e),
+            None => self
+                .writers
+                .get_mut(&key)
+                .ok_or_else(|| HostError::trap("the writer was not kept")),
+        }
+    }
+
+    /// A `write` or `end_input` call's result: the entry joins the outbox,
+    /// which is delivered with `send`; a writer error is the step's error.
+    fn produced(
+        &mut self,
+        name: &str,
+        subtask: u32,
+        produced: HostResult<Entry>,
+        send: bool,
+    ) -> Result<Applied, ReplayError> {
+        let entry = match produced {
+            Ok(entry) => entry,
+            Err(e) => return Ok(Applied::error(e)),
+        };
+        if let Some(slot) = self.writers.get_mut(&(name.to_string(), subtask)) {
+            slot.outbox.push_back(Outgoing::Event(entry));
+        }
+        if send {
+            self.deliver(name, subtask, None)
+        } else {
+            Ok(Applied::default())
+        }
+    }
+
+    /// Delivers the oldest `count` (default: all) events of a writer's
+    /// outbox, one coordinator call each. `restart_required` is true if any
+    /// call said so; the first error stops the delivery (the event whose
+    /// call failed was delivered; the later ones stay in the outbox).
+    fn deliver(
+        &mut self,
+        name: &str,
+        subtask: u32,
+        count: Option<u64>,
+    ) -> Result<Applied, ReplayError> {
+        let key = (name.to_string(), subtask);
+        let mut applied = Applied::default();
+        let mut sent: u64 = 0;
+        while count.is_none_or(|n| sent < n) {
+            let Some(slot) = self.writers.get_mut(&key) else {
+                break;
+            };
+            let Some(item) = slot.outbox.pop_front() else {
+                break;
+            };
+            let attempt = slot.attempt;
+            let instance = self.instance(name)?;
+            let result = match item {
+                Outgoing::Event(entry) => instance.event(subtask, attempt, entry),
+                Outgoing::Restored {
+                    checkpoint,
+                    entries,
+                } => instance.restored(subtask, attempt, checkpoint, entries),
+            };
+            sent += 1;
+            match result {
+                Ok(outcome) => applied.restart_required |= outcome.restart_required,
+                Err(e) => {
+                    applied.error = Some(e);
+                    break;
+                }
+            }
+        }
+        Ok(applied)
+    }
+
+    /// Runs `call` on the writer `subtask`, or on every writer of the
+    /// instance in subtask order; the first error stops and is the step's.
+    fn each_writer(
+        &mut self,
+        name: &str,
+        subtask: Option<u32>,
+        mut call: impl FnMut(u32, &mut dyn WriterApi) -> HostResult<()>,
+    ) -> Applied {
+        let subtasks: Vec<u32> = match subtask {
+            Some(s) => vec![s],
+            None => self
+                .writers
+                .keys()
+                .filter(|(n, _)| n == name)
+                .map(|(_, s)| *s)
+                .collect(),
+        };
+        for s in subtasks {
+            let Some(slot) = self.writers.get_mut(&(name.to_string(), s)) else {
+                // parse() guarantees the writer exists.
+                continue;
+            };
+            if let Err(e) = call(s, slot.api.as_mut()) {
+                return Applied::error(e);
+            }
+        }
+        Applied::default()
     }
 
     fn create_and_start(

@@ -10,7 +10,7 @@
 //! SEMANTICS (parallelism 0, a subtask out of range, an empty commit user) are
 //! passed on so that the coordinator reports them.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
@@ -85,6 +85,48 @@ pub enum Op {
         call: CallKind,
         fault: Fault,
     },
+    // Writer-level steps (docs/trace-writer-ops.md). Writers are named by
+    // (step instance, subtask) and belong to the replayer.
+    /// `report(entry.checkpoint, …)` on the writer; `entry.checkpoint` is
+    /// never END.
+    Write {
+        subtask: u32,
+        entry: Entry,
+        send: bool,
+    },
+    /// `end-input(…)` on the writer.
+    EndInput {
+        subtask: u32,
+        committables: Vec<Vec<u8>>,
+        watermark: Option<i64>,
+        send: bool,
+    },
+    /// Delivers the oldest `count` events of the writer's outbox (`None`: all).
+    Send {
+        subtask: u32,
+        count: Option<u64>,
+    },
+    /// `subtask` `None`: every writer of the instance, in subtask order.
+    WriterComplete {
+        subtask: Option<u32>,
+        checkpoint: u64,
+    },
+    WriterAbort {
+        subtask: Option<u32>,
+        checkpoint: u64,
+    },
+    WriterSnapshot {
+        subtask: Option<u32>,
+        checkpoint: u64,
+    },
+    /// `attempt` has its default (previous attempt + 1, or 0 for a writer
+    /// that did not exist) already applied.
+    WriterRestore {
+        subtask: u32,
+        checkpoint: Option<u64>,
+        attempt: u32,
+        send: bool,
+    },
 }
 
 impl Op {
@@ -102,7 +144,28 @@ impl Op {
             Op::Close => "close",
             Op::Clock { .. } => "clock",
             Op::StorageFault { .. } => "storage_fault",
+            Op::Write { .. } => "write",
+            Op::EndInput { .. } => "end_input",
+            Op::Send { .. } => "send",
+            Op::WriterComplete { .. } => "writer_complete",
+            Op::WriterAbort { .. } => "writer_abort",
+            Op::WriterSnapshot { .. } => "writer_snapshot",
+            Op::WriterRestore { .. } => "writer_restore",
         }
+    }
+
+    /// Whether this is a writer-level step (docs/trace-writer-ops.md).
+    pub fn is_writer_op(&self) -> bool {
+        matches!(
+            self,
+            Op::Write { .. }
+                | Op::EndInput { .. }
+                | Op::Send { .. }
+                | Op::WriterComplete { .. }
+                | Op::WriterAbort { .. }
+                | Op::WriterSnapshot { .. }
+                | Op::WriterRestore { .. }
+        )
     }
 }
 
@@ -547,6 +610,8 @@ pub fn parse_slice(bytes: &[u8]) -> Result<Trace, Malformed> {
     let mut steps = Vec::new();
     // Names that have had a start or failover so far.
     let mut instances: BTreeSet<String> = BTreeSet::new();
+    // Writers and kept writer state so far (writer-level steps).
+    let mut writers = WriterBook::default();
     for (index, item) in steps_field.array()?.iter().enumerate() {
         let op_name = match &item.value {
             Json::Object(fields) => {
@@ -560,15 +625,21 @@ pub fn parse_slice(bytes: &[u8]) -> Result<Trace, Malformed> {
             }
             _ => None,
         };
-        let step = parse_step(item, &config).map_err(|e| e.in_step(index, op_name))?;
+        let step = parse_step(item, &config, &writers).map_err(|e| e.in_step(index, op_name))?;
         let creates = matches!(step.op, Op::Start { .. } | Op::Failover { .. });
+        // These need only the writer (which exists only after a step that
+        // needed the instance): WriterBook::check names what is missing.
+        let writer_only = matches!(
+            step.op,
+            Op::WriterComplete { .. } | Op::WriterAbort { .. } | Op::WriterSnapshot { .. }
+        );
         if index == 0 && !creates {
             return Err(
                 Malformed::at("op", "the first step must be \"start\" or \"failover\"")
                     .in_step(index, op_name),
             );
         }
-        if !creates && !instances.contains(&step.instance) {
+        if !creates && !writer_only && !instances.contains(&step.instance) {
             return Err(Malformed::at(
                 "instance",
                 format!(
@@ -578,6 +649,10 @@ pub fn parse_slice(bytes: &[u8]) -> Result<Trace, Malformed> {
             )
             .in_step(index, op_name));
         }
+        writers
+            .check(&step)
+            .map_err(|e| e.in_step(index, op_name))?;
+        writers.apply(&step);
         instances.insert(step.instance.clone());
         steps.push(step);
     }
@@ -652,9 +727,16 @@ const OPS: &[&str] = &[
     "close",
     "clock",
     "storage_fault",
+    "write",
+    "end_input",
+    "send",
+    "writer_complete",
+    "writer_abort",
+    "writer_snapshot",
+    "writer_restore",
 ];
 
-fn parse_step(item: &Field<'_>, config: &Config) -> Result<Step, Malformed> {
+fn parse_step(item: &Field<'_>, config: &Config, writers: &WriterBook) -> Result<Step, Malformed> {
     // Field paths inside a step are relative to the step.
     let obj = match item.value {
         Json::Object(fields) => Obj {
@@ -690,6 +772,18 @@ fn parse_step(item: &Field<'_>, config: &Config) -> Result<Step, Malformed> {
         "close" => &[],
         "clock" => &["ms"],
         "storage_fault" => &["call", "mode", "skip", "count"],
+        "write" => &[
+            "subtask",
+            "checkpoint",
+            "committables",
+            "watermark",
+            "savepoint",
+            "send",
+        ],
+        "end_input" => &["subtask", "committables", "watermark", "send"],
+        "send" => &["subtask", "count"],
+        "writer_complete" | "writer_abort" | "writer_snapshot" => &["subtask", "checkpoint"],
+        "writer_restore" => &["subtask", "checkpoint", "attempt", "send"],
         other => {
             return Err(Malformed::at(
                 "op",
@@ -800,10 +894,183 @@ fn parse_step(item: &Field<'_>, config: &Config) -> Result<Step, Malformed> {
                 fault: Fault { skip, count, mode },
             }
         }
+        "write" => Op::Write {
+            subtask: obj.required("subtask")?.u32()?,
+            entry: Entry {
+                checkpoint: obj.required("checkpoint")?.checkpoint(false)?,
+                committables: opt_committables(&obj)?,
+                watermark: opt_watermark(&obj)?,
+                savepoint: opt_bool(&obj, "savepoint", false)?,
+            },
+            send: opt_bool(&obj, "send", true)?,
+        },
+        "end_input" => Op::EndInput {
+            subtask: obj.required("subtask")?.u32()?,
+            committables: opt_committables(&obj)?,
+            watermark: opt_watermark(&obj)?,
+            send: opt_bool(&obj, "send", true)?,
+        },
+        "send" => {
+            let subtask = obj.required("subtask")?.u32()?;
+            let count = match obj.optional("count") {
+                None => None,
+                Some(f) => {
+                    let count = f.u64()?;
+                    if count < 1 {
+                        return Err(Malformed::at(
+                            "count",
+                            "a send's count must be at least 1 (omit it to send the whole outbox)",
+                        ));
+                    }
+                    Some(count)
+                }
+            };
+            Op::Send { subtask, count }
+        }
+        "writer_complete" | "writer_abort" | "writer_snapshot" => {
+            let subtask = match obj.optional("subtask") {
+                None => None,
+                Some(f) => Some(f.u32()?),
+            };
+            let checkpoint = obj.required("checkpoint")?.checkpoint(false)?;
+            match op_name {
+                "writer_complete" => Op::WriterComplete {
+                    subtask,
+                    checkpoint,
+                },
+                "writer_abort" => Op::WriterAbort {
+                    subtask,
+                    checkpoint,
+                },
+                _ => Op::WriterSnapshot {
+                    subtask,
+                    checkpoint,
+                },
+            }
+        }
+        "writer_restore" => {
+            let subtask = obj.required("subtask")?.u32()?;
+            let checkpoint = obj.required("checkpoint")?.checkpoint_or_null()?;
+            let attempt = match obj.optional("attempt") {
+                Some(f) => f.u32()?,
+                None => writers.next_attempt(&instance, subtask)?,
+            };
+            Op::WriterRestore {
+                subtask,
+                checkpoint,
+                attempt,
+                send: opt_bool(&obj, "send", true)?,
+            }
+        }
         // Every name was matched above.
         other => return Err(Malformed::at("op", format!("unknown op {other:?}"))),
     };
     Ok(Step { instance, op })
+}
+
+/// What the writer-level steps so far have created: which writers exist
+/// (with their attempt) and which writer state bytes `writer_snapshot` kept.
+/// All of it follows from the steps alone: writers are created by steps and
+/// never removed, whatever the calls return.
+#[derive(Default)]
+struct WriterBook {
+    /// Every writer so far, by (instance name, subtask), and its attempt.
+    attempts: BTreeMap<(String, u32), u32>,
+    /// (instance name, subtask, checkpoint) of every kept writer state.
+    kept: BTreeSet<(String, u32, u64)>,
+}
+
+impl WriterBook {
+    /// The default attempt of a `writer_restore`: the previous writer's
+    /// attempt + 1, or 0 when there was no writer.
+    fn next_attempt(&self, instance: &str, subtask: u32) -> Result<u32, Malformed> {
+        match self.attempts.get(&(instance.to_string(), subtask)) {
+            None => Ok(0),
+            Some(previous) => previous.checked_add(1).ok_or_else(|| {
+                Malformed::at(
+                    "attempt",
+                    format!(
+                        "the default attempt (the previous attempt {previous} + 1) does not fit 0..=4294967295: give \"attempt\""
+                    ),
+                )
+            }),
+        }
+    }
+
+    /// The existing writers of `instance`, in subtask order.
+    fn subtasks_of<'a>(&'a self, instance: &'a str) -> impl Iterator<Item = u32> + 'a {
+        self.attempts
+            .keys()
+            .filter(move |(name, _)| name == instance)
+            .map(|(_, s)| *s)
+    }
+
+    /// The writer rules a step's shape cannot show: `writer_complete`,
+    /// `writer_abort` and `writer_snapshot` need an existing writer, and
+    /// `writer_restore` from a number needs kept writer state bytes.
+    fn check(&self, step: &Step) -> Result<(), Malformed> {
+        let name = &step.instance;
+        match &step.op {
+            Op::WriterComplete { subtask, .. }
+            | Op::WriterAbort { subtask, .. }
+            | Op::WriterSnapshot { subtask, .. } => match subtask {
+                Some(s) if !self.attempts.contains_key(&(name.clone(), *s)) => {
+                    Err(Malformed::at(
+                        "subtask",
+                        format!(
+                            "no writer {s} of instance {name:?} exists yet (a writer is created by its first \"write\", \"end_input\", \"send\" or \"writer_restore\" step)"
+                        ),
+                    ))
+                }
+                None if self.subtasks_of(name).next().is_none() => Err(Malformed::at(
+                    "subtask",
+                    format!(
+                        "instance {name:?} has no writer yet (without \"subtask\" the step applies to every writer of the instance)"
+                    ),
+                )),
+                _ => Ok(()),
+            },
+            Op::WriterRestore {
+                subtask,
+                checkpoint: Some(c),
+                ..
+            } if !self.kept.contains(&(name.clone(), *subtask, *c)) => Err(Malformed::at(
+                "checkpoint",
+                format!(
+                    "no writer state bytes were kept for checkpoint {c} of writer {subtask} of instance {name:?} (no \"writer_snapshot\" step for it)"
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Records what a (checked) step creates.
+    fn apply(&mut self, step: &Step) {
+        let name = &step.instance;
+        match &step.op {
+            Op::Write { subtask, .. } | Op::EndInput { subtask, .. } | Op::Send { subtask, .. } => {
+                self.attempts.entry((name.clone(), *subtask)).or_insert(0);
+            }
+            Op::WriterRestore {
+                subtask, attempt, ..
+            } => {
+                self.attempts.insert((name.clone(), *subtask), *attempt);
+            }
+            Op::WriterSnapshot {
+                subtask,
+                checkpoint,
+            } => {
+                let subtasks: Vec<u32> = match subtask {
+                    Some(s) => vec![*s],
+                    None => self.subtasks_of(name).collect(),
+                };
+                for s in subtasks {
+                    self.kept.insert((name.clone(), s, *checkpoint));
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// An entry's fields (from an `event` step or an `entries` item).
@@ -920,6 +1187,221 @@ mod tests {
                     mode: FaultMode::Ambiguous
                 }
             }
+        );
+    }
+
+    #[test]
+    fn parses_writer_ops_with_defaults() {
+        let t = parse(&with_steps(
+            r#"{"op": "start"},
+               {"op": "write", "subtask": 1, "checkpoint": 3, "committables": ["a"], "watermark": 7, "savepoint": true, "send": false},
+               {"op": "write", "subtask": 0, "checkpoint": 0},
+               {"op": "end_input", "subtask": 1, "committables": ["e"]},
+               {"op": "send", "subtask": 1},
+               {"op": "send", "subtask": 1, "count": 2},
+               {"op": "writer_complete", "checkpoint": 3},
+               {"op": "writer_abort", "subtask": 0, "checkpoint": 0},
+               {"op": "writer_snapshot", "checkpoint": 3},
+               {"op": "writer_restore", "subtask": 1, "checkpoint": 3},
+               {"op": "writer_restore", "subtask": 1, "checkpoint": null, "send": false},
+               {"op": "writer_restore", "subtask": 0, "checkpoint": 3, "attempt": 7},
+               {"op": "writer_restore", "subtask": 0, "checkpoint": null},
+               {"op": "writer_restore", "subtask": 4, "checkpoint": null},
+               {"op": "start", "instance": "b"},
+               {"op": "writer_restore", "subtask": 1, "checkpoint": null, "instance": "b"}"#,
+        ))
+        .unwrap();
+        assert_eq!(
+            t.steps[1].op,
+            Op::Write {
+                subtask: 1,
+                entry: Entry {
+                    checkpoint: 3,
+                    committables: vec![b"a".to_vec()],
+                    watermark: Some(7),
+                    savepoint: true
+                },
+                send: false
+            }
+        );
+        assert!(
+            matches!(&t.steps[2].op, Op::Write { send: true, entry, .. } if entry.committables.is_empty() && entry.watermark.is_none() && !entry.savepoint)
+        );
+        assert_eq!(
+            t.steps[3].op,
+            Op::EndInput {
+                subtask: 1,
+                committables: vec![b"e".to_vec()],
+                watermark: None,
+                send: true
+            }
+        );
+        assert_eq!(
+            t.steps[4].op,
+            Op::Send {
+                subtask: 1,
+                count: None
+            }
+        );
+        assert_eq!(
+            t.steps[5].op,
+            Op::Send {
+                subtask: 1,
+                count: Some(2)
+            }
+        );
+        assert_eq!(
+            t.steps[6].op,
+            Op::WriterComplete {
+                subtask: None,
+                checkpoint: 3
+            }
+        );
+        assert_eq!(
+            t.steps[7].op,
+            Op::WriterAbort {
+                subtask: Some(0),
+                checkpoint: 0
+            }
+        );
+        // Attempts: writers start at 0; the default is the previous + 1; an
+        // explicit attempt is kept; a writer that did not exist starts at 0;
+        // writers of another instance are separate.
+        let attempts: Vec<(u32, u32, bool)> = t.steps[9..]
+            .iter()
+            .filter_map(|s| match &s.op {
+                Op::WriterRestore {
+                    subtask,
+                    attempt,
+                    send,
+                    ..
+                } => Some((*subtask, *attempt, *send)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            attempts,
+            vec![
+                (1, 1, true),
+                (1, 2, false),
+                (0, 7, true),
+                (0, 8, true),
+                (4, 0, true),
+                (1, 0, true)
+            ]
+        );
+        assert!(t
+            .steps
+            .iter()
+            .skip(1)
+            .all(|s| s.op.is_writer_op() || s.op.name() == "start"));
+    }
+
+    #[test]
+    fn writer_steps_report_step_and_field() {
+        let cases: &[(&str, usize, &str)] = &[
+            (
+                r#"{"op": "write", "subtask": 0, "checkpoint": "end"}"#,
+                1,
+                "checkpoint",
+            ),
+            (
+                r#"{"op": "write", "subtask": 0, "checkpoint": 1, "attempt": 0}"#,
+                1,
+                "attempt",
+            ),
+            (r#"{"op": "write", "checkpoint": 1}"#, 1, "subtask"),
+            (
+                r#"{"op": "end_input", "subtask": 0, "checkpoint": "end"}"#,
+                1,
+                "checkpoint",
+            ),
+            (
+                r#"{"op": "end_input", "subtask": 0, "watermark": 1.5}"#,
+                1,
+                "watermark",
+            ),
+            (r#"{"op": "send", "subtask": 0, "count": 0}"#, 1, "count"),
+            (r#"{"op": "send", "subtask": 0, "count": -1}"#, 1, "count"),
+            (
+                r#"{"op": "writer_complete", "checkpoint": 1}"#,
+                1,
+                "subtask",
+            ),
+            (
+                r#"{"op": "writer_snapshot", "subtask": 0, "checkpoint": 1}"#,
+                1,
+                "subtask",
+            ),
+            (r#"{"op": "writer_abort", "subtask": 0}"#, 1, "checkpoint"),
+            (
+                r#"{"op": "writer_restore", "subtask": 0, "checkpoint": 1}"#,
+                1,
+                "checkpoint",
+            ),
+            (
+                r#"{"op": "writer_restore", "subtask": 0, "checkpoint": "end"}"#,
+                1,
+                "checkpoint",
+            ),
+            (
+                r#"{"op": "writer_restore", "subtask": 0, "checkpoint": null, "entries": []}"#,
+                1,
+                "entries",
+            ),
+            (
+                r#"{"op": "write", "subtask": 0, "checkpoint": 1, "instance": "x"}"#,
+                1,
+                "instance",
+            ),
+        ];
+        for (step, index, field) in cases {
+            let e = malformed(&with_steps(&format!(r#"{{"op": "start"}}, {step}"#)));
+            assert_eq!(
+                (e.step, e.field.as_deref()),
+                (Some(*index), Some(*field)),
+                "{step}: {e}"
+            );
+            assert!(e.to_string().contains(&format!("step {index}")), "{e}");
+        }
+        // The writer must exist; its kept bytes must exist for that
+        // (instance, subtask, checkpoint).
+        let e = malformed(&with_steps(
+            r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1},
+               {"op": "writer_snapshot", "checkpoint": 1}, {"op": "writer_complete", "subtask": 1, "checkpoint": 1}"#,
+        ));
+        assert_eq!(
+            (e.step, e.field.as_deref()),
+            (Some(3), Some("subtask")),
+            "{e}"
+        );
+        let e = malformed(&with_steps(
+            r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1},
+               {"op": "writer_snapshot", "checkpoint": 1}, {"op": "writer_restore", "subtask": 0, "checkpoint": 2}"#,
+        ));
+        assert_eq!(
+            (e.step, e.field.as_deref()),
+            (Some(3), Some("checkpoint")),
+            "{e}"
+        );
+        assert!(e.to_string().contains("no writer state bytes"), "{e}");
+        // Kept by a snapshot of every writer; a restore keeps them.
+        parse(&with_steps(
+            r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1}, {"op": "write", "subtask": 1, "checkpoint": 1},
+               {"op": "writer_snapshot", "checkpoint": 1}, {"op": "writer_restore", "subtask": 1, "checkpoint": 1},
+               {"op": "writer_restore", "subtask": 1, "checkpoint": 1}, {"op": "failover", "checkpoint": null},
+               {"op": "writer_restore", "subtask": 0, "checkpoint": 1}"#,
+        ))
+        .unwrap();
+        // The default attempt must fit u32.
+        let e = malformed(&with_steps(
+            r#"{"op": "start"}, {"op": "writer_restore", "subtask": 0, "checkpoint": null, "attempt": 4294967295},
+               {"op": "writer_restore", "subtask": 0, "checkpoint": null}"#,
+        ));
+        assert_eq!(
+            (e.step, e.field.as_deref()),
+            (Some(2), Some("attempt")),
+            "{e}"
         );
     }
 

@@ -108,6 +108,136 @@ fn malformed_traces_exit_2_with_located_messages() {
             r#"{"steps": []}"#.into(),
             vec!["\"config\""],
         ),
+        // Writer-level steps (docs/trace-writer-ops.md).
+        (
+            "write-end-checkpoint",
+            steps(r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": "end"}"#),
+            vec!["step 1", "\"checkpoint\"", "\"end\" is not allowed"],
+        ),
+        (
+            "write-unknown-field",
+            steps(
+                r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1, "attempt": 1}"#,
+            ),
+            vec!["step 1", "\"attempt\"", "unknown field"],
+        ),
+        (
+            "write-missing-checkpoint",
+            steps(r#"{"op": "start"}, {"op": "write", "subtask": 0}"#),
+            vec!["step 1", "\"checkpoint\"", "missing"],
+        ),
+        (
+            "write-send-not-bool",
+            steps(r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1, "send": 1}"#),
+            vec!["step 1", "\"send\""],
+        ),
+        (
+            "write-no-instance",
+            steps(
+                r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1, "instance": "b"}"#,
+            ),
+            vec!["step 1", "\"instance\"", "\"b\""],
+        ),
+        (
+            "end-input-checkpoint-field",
+            steps(r#"{"op": "start"}, {"op": "end_input", "subtask": 0, "checkpoint": 1}"#),
+            vec!["step 1", "\"checkpoint\"", "unknown field"],
+        ),
+        (
+            "end-input-savepoint-field",
+            steps(r#"{"op": "start"}, {"op": "end_input", "subtask": 0, "savepoint": true}"#),
+            vec!["step 1", "\"savepoint\"", "unknown field"],
+        ),
+        (
+            "send-count-0",
+            steps(
+                r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1, "send": false}, {"op": "send", "subtask": 0, "count": 0}"#,
+            ),
+            vec!["step 2", "\"count\""],
+        ),
+        (
+            "send-missing-subtask",
+            steps(r#"{"op": "start"}, {"op": "send"}"#),
+            vec!["step 1", "\"subtask\"", "missing"],
+        ),
+        (
+            "writer-complete-end",
+            steps(
+                r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1}, {"op": "writer_complete", "checkpoint": "end"}"#,
+            ),
+            vec!["step 2", "\"checkpoint\""],
+        ),
+        (
+            "writer-abort-unknown-field",
+            steps(
+                r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1}, {"op": "writer_abort", "checkpoint": 1, "attempt": 0}"#,
+            ),
+            vec!["step 2", "\"attempt\"", "unknown field"],
+        ),
+        (
+            "writer-snapshot-no-writer",
+            steps(r#"{"op": "start"}, {"op": "writer_snapshot", "checkpoint": 1}"#),
+            vec!["step 1", "\"subtask\"", "no writer"],
+        ),
+        (
+            "writer-complete-unknown-writer",
+            steps(
+                r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1}, {"op": "writer_complete", "subtask": 1, "checkpoint": 1}"#,
+            ),
+            vec!["step 2", "\"subtask\"", "no writer 1"],
+        ),
+        (
+            "writer-snapshot-other-instance",
+            steps(
+                r#"{"op": "start"}, {"op": "start", "instance": "b"}, {"op": "write", "subtask": 0, "checkpoint": 1}, {"op": "writer_snapshot", "checkpoint": 1, "instance": "b"}"#,
+            ),
+            vec!["step 3", "\"subtask\"", "\"b\""],
+        ),
+        (
+            "writer-restore-without-bytes",
+            steps(
+                r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1}, {"op": "writer_snapshot", "checkpoint": 1}, {"op": "writer_restore", "subtask": 0, "checkpoint": 2}"#,
+            ),
+            vec!["step 3", "\"checkpoint\"", "no writer state bytes"],
+        ),
+        (
+            "writer-restore-other-subtask-bytes",
+            steps(
+                r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1}, {"op": "writer_snapshot", "checkpoint": 1}, {"op": "writer_restore", "subtask": 1, "checkpoint": 1}"#,
+            ),
+            vec!["step 3", "\"checkpoint\"", "no writer state bytes"],
+        ),
+        (
+            "writer-restore-other-instance-bytes",
+            steps(
+                r#"{"op": "start"}, {"op": "start", "instance": "b"}, {"op": "write", "subtask": 0, "checkpoint": 1}, {"op": "writer_snapshot", "checkpoint": 1}, {"op": "writer_restore", "subtask": 0, "checkpoint": 1, "instance": "b"}"#,
+            ),
+            vec!["step 4", "\"checkpoint\"", "no writer state bytes"],
+        ),
+        (
+            "writer-restore-missing-checkpoint",
+            steps(r#"{"op": "start"}, {"op": "writer_restore", "subtask": 0}"#),
+            vec!["step 1", "\"checkpoint\"", "missing"],
+        ),
+        (
+            "writer-restore-end",
+            steps(
+                r#"{"op": "start"}, {"op": "writer_restore", "subtask": 0, "checkpoint": "end"}"#,
+            ),
+            vec!["step 1", "\"checkpoint\""],
+        ),
+        (
+            "writer-restore-attempt-overflow",
+            steps(
+                r#"{"op": "start"}, {"op": "writer_restore", "subtask": 0, "checkpoint": null, "attempt": 4294967295}, {"op": "writer_restore", "subtask": 0, "checkpoint": null}"#,
+            ),
+            vec!["step 2", "\"attempt\""],
+        ),
+        (
+            "writer-restore-first-step",
+            steps(r#"{"op": "writer_restore", "subtask": 0, "checkpoint": null}"#),
+            vec!["step 0", "first step"],
+        ),
     ];
     for (name, text, needles) in &cases {
         let path = temp_file(&format!("{name}.trace.json"), text);
@@ -148,6 +278,28 @@ fn semantic_errors_are_results_not_malformed() {
         native_out.contains("\"kind\": \"invalid-config\""),
         "{native_out}"
     );
+    let (code, component_out, _) = replay(&path, false);
+    assert_eq!(code, Some(0));
+    assert_eq!(native_out, component_out);
+}
+
+#[test]
+fn writer_errors_are_results_not_malformed() {
+    // A writer helper error (a checkpoint that does not increase) and a
+    // writer subtask out of the coordinator's range are step errors.
+    let text = format!(
+        "{{\"config\": {{\"parallelism\": 1, \"commit_user\": \"job-1\"}}, \"steps\": [{}]}}",
+        r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 2}, {"op": "write", "subtask": 0, "checkpoint": 1},
+           {"op": "write", "subtask": 5, "checkpoint": 1}"#
+    );
+    let path = temp_file("writer-semantic.trace.json", &text);
+    let (code, native_out, stderr) = replay(&path, true);
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    assert!(
+        native_out.contains("checkpoints must increase"),
+        "{native_out}"
+    );
+    assert!(native_out.contains("\"state\": \"failed\""), "{native_out}");
     let (code, component_out, _) = replay(&path, false);
     assert_eq!(code, Some(0));
     assert_eq!(native_out, component_out);

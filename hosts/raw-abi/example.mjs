@@ -9,7 +9,7 @@
 //
 // Without --core, the core module is extracted from the component (default
 // $SINK_COORDINATOR_WASM, else target/sink-coordinator.wasm): it is the
-// component's first core-module section. With --core, any build of the core
+// component's largest core-module section. With --core, any build of the core
 // module works too (e.g. the guest cdylib before componentization).
 //
 // It creates a coordinator (parallelism 2, commit user "job-1"), starts it,
@@ -39,21 +39,27 @@ function readLeb(bytes, pos) {
   }
 }
 
-/** The first core module embedded in a component binary (section id 1). */
+/**
+ * The coordinator's core module inside a component binary: the largest
+ * core-module section (id 1). wit-component writes it first, followed by two
+ * tiny "shim" and "fixup" modules that only a component runtime needs.
+ */
 function extractCoreModule(component) {
   const header = [0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00];
   if (!header.every((b, i) => component[i] === b)) {
     throw new Error('not a component binary (expected \\0asm, version 0x0d, layer 1)');
   }
+  let best = null;
   let pos = 8;
   while (pos < component.length) {
     const id = component[pos++];
     let size;
     [size, pos] = readLeb(component, pos);
-    if (id === 0x01) return component.subarray(pos, pos + size);
+    if (id === 0x01 && (best === null || size > best.length)) best = component.subarray(pos, pos + size);
     pos += size;
   }
-  throw new Error('the component holds no core module');
+  if (best === null) throw new Error('the component holds no core module');
+  return best;
 }
 
 const args = process.argv.slice(2);

@@ -240,6 +240,12 @@ pub(crate) struct Sim<'a> {
     end_snapshots: usize,
     tags: Vec<Tag>,
     aborted_done: BTreeSet<u64>,
+    /// A call that may have run the final commit failed on storage.
+    final_storage_error: bool,
+    /// A final commit happened that wrote no END snapshot.
+    final_without_end: bool,
+    /// Highest completion the current coordinator instance was told of.
+    coord_completed: Option<u64>,
     pub(crate) step: u64,
     pub(crate) stats: Stats,
     progress: Option<&'a indicatif::ProgressBar>,
@@ -336,6 +342,9 @@ impl<'a> Sim<'a> {
             end_snapshots: 0,
             tags: Vec::new(),
             aborted_done: BTreeSet::new(),
+            final_storage_error: false,
+            final_without_end: false,
+            coord_completed: None,
             step: 0,
             stats: Stats::default(),
             progress,
@@ -351,7 +360,12 @@ impl<'a> Sim<'a> {
     }
 
     fn fail(&self, message: impl Into<String>) -> Violation {
-        Violation { seed: self.opts.seed, step: self.step, trace_step: self.rec.len(), message: message.into() }
+        Violation { seed: self.opts.seed, step: self.step, trace_step: self.rec.len(), message: message.into(), known: None }
+    }
+
+    fn known(&self, mut v: Violation, issue: &'static str) -> Violation {
+        v.known = Some(issue);
+        v
     }
 
     fn host<T>(&self, what: &str, r: HostResult<T>) -> Res<T> {
@@ -643,6 +657,7 @@ impl<'a> Sim<'a> {
                 });
             }
             self.coord = None;
+            self.coord_completed = restore.as_ref().map(|c| c.id);
             let created = self.engine.coordinator(&self.storage, &self.clock, &self.cfg, point);
             let mut coord = self.host("creating a coordinator", created)?;
             self.mirror = match &restore {
@@ -697,8 +712,12 @@ impl<'a> Sim<'a> {
 
     fn escalatable(&self, call: &Call) -> bool {
         // Aborts are always repeated: a failover would leave the tag of an
-        // aborted savepoint behind (nobody else deletes it).
-        self.faults_on() && !matches!(call, Call::Abort(_) | Call::Close)
+        // aborted savepoint behind (nobody else deletes it). So is a call
+        // that may be running the final commit: it commits checkpoints that
+        // did not complete, and a failover to an older checkpoint would
+        // make the writers produce their data again.
+        let final_may_run = self.mirror.all_ended() && !self.mirror.final_done;
+        self.faults_on() && !final_may_run && !matches!(call, Call::Abort(_) | Call::Close)
     }
 
     /// Makes one coordinator call (repeating it after storage errors) and
@@ -751,6 +770,9 @@ impl<'a> Sim<'a> {
                 }
                 Err(e) if e.kind == HostErrorKind::Core(sink_coordinator::ErrorKind::Storage) => {
                     self.stats.storage_errors += 1;
+                    if (self.mirror.all_ended() || call.delivers_end()) && !self.mirror.final_done {
+                        self.final_storage_error = true;
+                    }
                     if !applied {
                         self.apply_input(&call);
                         applied = true;
@@ -767,7 +789,14 @@ impl<'a> Sim<'a> {
                     }
                     continue;
                 }
-                Err(e) => return Err(self.fail(format!("coordinator call {:?} failed: {e}", call.op().name()))),
+                Err(e) => {
+                    let v = self.fail(format!("coordinator call {:?} failed: {e}", call.op().name()));
+                    // The repeat of a call that failed on storage must be safe (SEMANTICS 5.2).
+                    if repeats > 0 && e.message.contains("checkpoints must increase") {
+                        return Err(self.known(v, super::known::EMPTY_CHECKPOINT_AFTER_HINT_FAILURE));
+                    }
+                    return Err(v);
+                }
                 Ok(outcome) => {
                     if !applied {
                         self.apply_input(&call);
@@ -808,6 +837,9 @@ impl<'a> Sim<'a> {
     }
 
     fn after_ok(&mut self, call: &Call, outcome: &Outcome) -> Res<()> {
+        if let Call::Complete(n) = call {
+            self.coord_completed = self.coord_completed.max(Some(*n));
+        }
         if let Call::Abort(n) = call {
             self.aborted_done.insert(*n);
             self.check_tags()?;
@@ -842,6 +874,9 @@ impl<'a> Sim<'a> {
         self.final_done_job = true;
         let (names, _) = self.mirror.expected_end();
         let expected = !names.is_empty() || self.cfg.force_create_snapshot;
+        if !expected {
+            self.final_without_end = true;
+        }
         if expected != (self.end_snapshots == 1) {
             return Err(self.fail(format!(
                 "the final commit happened: expected {} END snapshot, the table has {}",
@@ -935,11 +970,15 @@ impl<'a> Sim<'a> {
                 }
             }
             if let Err(record) = self.records.add(*s, item.lo, item.hi) {
-                return Err(self.fail(format!(
+                let v = self.fail(format!(
                     "snapshot {id} commits record {record} of writer {s} again ({name:?}, post-final: {}); committed so far: {}",
                     item.post_final,
                     self.records.describe(*s)
-                )));
+                ));
+                if item.post_final && self.final_without_end && self.stats.global_failovers > 0 {
+                    return Err(self.known(v, super::known::FINAL_COMMIT_WITHOUT_END_SNAPSHOT));
+                }
+                return Err(v);
             }
             if let Some(it) = self.ledger.items.get_mut(name) {
                 it.fate = Fate::Committed(id);
@@ -992,6 +1031,7 @@ impl<'a> Sim<'a> {
                 }
             }
         }
+        self.stats.tags_deleted += self.tags.iter().filter(|old| !tags.iter().any(|t| t.name == old.name)).count() as u64;
         self.tags = tags;
         Ok(())
     }
@@ -1030,7 +1070,17 @@ impl<'a> Sim<'a> {
         let attempt = self.writers[s as usize].attempt;
         let name = Ledger::name(s, c, attempt, k);
         let post_final = self.final_done_job;
-        self.ledger.items.insert(name.clone(), Item { subtask: s, checkpoint: c, attempt, k, lo, hi, fate: Fate::Pending, post_final });
+        self.ledger.items.insert(name.clone(), Item {
+            subtask: s,
+            checkpoint: c,
+            attempt,
+            k,
+            lo,
+            hi,
+            fate: Fate::Pending,
+            post_final,
+            region_restored: false,
+        });
         self.stats.committables_produced += 1;
         name.into_bytes()
     }
@@ -1063,6 +1113,7 @@ impl<'a> Sim<'a> {
             step,
             trace_step,
             message: format!("writer {s} has no helper"),
+            known: None,
         })
     }
 
@@ -1129,6 +1180,11 @@ impl<'a> Sim<'a> {
     /// Delivers the front message of writer `s`; false if the host failed over.
     fn deliver(&mut self, s: u32) -> Res<bool> {
         let Some(msg) = self.writers[s as usize].outbox.pop_front() else { return Ok(true) };
+        if let Payload::Event(e) = &msg.payload {
+            if e.checkpoint != END && self.coord_completed.is_some_and(|c| e.checkpoint <= c) {
+                self.stats.late_events += 1;
+            }
+        }
         let call = match msg.payload {
             Payload::Event(entry) => Call::Event { s, attempt: msg.attempt, entry },
             Payload::Restored { checkpoint, entries } => Call::Restored { s, attempt: msg.attempt, r: checkpoint, entries },
@@ -1182,7 +1238,7 @@ impl<'a> Sim<'a> {
 
     /// Restarts writer `s` (new attempt) from its state at `r`, or from
     /// scratch; discards what the rollback drops.
-    fn restart_writer(&mut self, s: u32, r: Option<&Completed>) -> Res<()> {
+    fn restart_writer(&mut self, s: u32, r: Option<&Completed>, region: bool) -> Res<()> {
         let snap = r.and_then(|c| c.writers.get(&s).cloned());
         if r.is_some() && snap.is_none() {
             return Err(self.fail(format!("writer {s} has no state in checkpoint {}", r.map_or(0, |c| c.id))));
@@ -1211,6 +1267,15 @@ impl<'a> Sim<'a> {
         w.buf_end = kept_end;
         w.status = WStatus::Running;
         if let Some((checkpoint, entries)) = restored {
+            if region {
+                for e in entries.iter().filter(|e| e.checkpoint != END) {
+                    for b in &e.committables {
+                        if let Some(item) = self.ledger.items.get_mut(String::from_utf8_lossy(b).as_ref()) {
+                            item.region_restored = true;
+                        }
+                    }
+                }
+            }
             self.send(s, Payload::Restored { checkpoint, entries });
         }
         if snap.as_ref().is_some_and(|x| x.ended) {
@@ -1406,7 +1471,7 @@ impl<'a> Sim<'a> {
         if matches!(answer, Answer::FailedOver) || self.epoch != epoch {
             return Ok(());
         }
-        self.restart_writer(s, r.as_ref())
+        self.restart_writer(s, r.as_ref(), true)
     }
 
     pub(crate) fn global_failover(&mut self, _why: &str) -> Res<()> {
@@ -1422,11 +1487,14 @@ impl<'a> Sim<'a> {
         self.coord = None;
         let r = self.last_completed.clone();
         let finished = r.as_ref().map(|c| c.finished_before.clone()).unwrap_or_default();
+        if !finished.is_empty() {
+            self.stats.restores_with_finished += 1;
+        }
         for s in 0..self.p() {
             if finished.contains(&s) {
                 continue;
             }
-            self.restart_writer(s, r.as_ref())?;
+            self.restart_writer(s, r.as_ref(), false)?;
         }
         self.start_instance(r)
     }
@@ -1454,8 +1522,13 @@ impl<'a> Sim<'a> {
         }
         if !lost.is_empty() {
             let n = lost.len();
+            let all_region_restored = lost.iter().all(|name| self.ledger.items.get(name).is_some_and(|i| i.region_restored));
             lost.truncate(8);
-            return Err(self.fail(format!("{n} committable(s) of completed checkpoints were never committed: {lost:?}")));
+            let v = self.fail(format!("{n} committable(s) of completed checkpoints were never committed: {lost:?}"));
+            if all_region_restored && self.stats.global_failovers > 0 {
+                return Err(self.known(v, super::known::WRITER_DROPS_RESTORED_ENTRIES));
+            }
+            return Err(v);
         }
         let all_end = self.scenario.ending != Ending::Stop || !self.streaming();
         if all_end {
@@ -1485,9 +1558,11 @@ impl<'a> Sim<'a> {
                     SpFate::Abandoned => has_tag,
                 };
                 if has_tag != expected {
-                    return Err(self.fail(format!(
-                        "savepoint {s} ({fate:?}, snapshot: {has_snapshot}) has tag: {has_tag}"
-                    )));
+                    let v = self.fail(format!("savepoint {s} ({fate:?}, snapshot: {has_snapshot}) has tag: {has_tag}"));
+                    if !has_tag && self.final_storage_error {
+                        return Err(self.known(v, super::known::FINAL_COMMIT_TAG_NOT_RETRIED));
+                    }
+                    return Err(v);
                 }
             }
         }

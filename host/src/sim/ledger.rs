@@ -40,6 +40,10 @@ pub struct Item {
     /// Produced after the job's final commit (a replay of committed input):
     /// never required, and committing it duplicates records.
     pub post_final: bool,
+    /// Sent again in the `restored` event of a region failover: from then on
+    /// only the coordinator's slot holds it (SEMANTICS 11 drops restored
+    /// entries from the writer's buffer).
+    pub region_restored: bool,
 }
 
 #[derive(Default, Debug)]

@@ -89,7 +89,9 @@
 //! recorded trace reproduces the same table (rendered snapshots and tags).
 
 pub mod backend;
+pub mod cli;
 pub mod job;
+pub mod known;
 pub mod ledger;
 pub mod record;
 pub mod rng;
@@ -258,10 +260,16 @@ impl SimOptions {
     }
 
     /// Small jobs whose size is drawn from the seed (1..=5 writers,
-    /// 2..=16 checkpoints): what the test net runs.
+    /// 2..=16 checkpoints): most of the test net.
     pub fn small(seed: u64, faults: FaultLevel) -> Self {
         let mut r = rng::Rng::derive(seed, 0x5123);
         SimOptions { writers: r.range(1, 5) as u32, checkpoints: r.range(2, 16), faults, ..SimOptions::new(seed) }
+    }
+
+    /// Larger jobs (6..=12 writers, 20..=60 checkpoints).
+    pub fn large(seed: u64, faults: FaultLevel) -> Self {
+        let mut r = rng::Rng::derive(seed, 0x1A76E);
+        SimOptions { writers: r.range(6, 12) as u32, checkpoints: r.range(20, 60), faults, ..SimOptions::new(seed) }
     }
 }
 
@@ -291,6 +299,11 @@ pub struct Stats {
     pub committables_discarded: u64,
     pub states_checked: u64,
     pub replays_checked: u64,
+    /// Events delivered after the coordinator was told their checkpoint completed.
+    pub late_events: u64,
+    pub tags_deleted: u64,
+    /// Global failovers whose restore named finished writers.
+    pub restores_with_finished: u64,
 }
 
 impl Stats {
@@ -302,7 +315,7 @@ impl Stats {
             snapshots, tags, tags_created, completed, aborted, declined, savepoints, skipped_rounds, writer_notifications,
             writers_finished, events_delivered, region_failovers, global_failovers, restarts_required, storage_faults,
             storage_errors, escalations, traps, committables_produced, committables_verified, committables_discarded,
-            states_checked, replays_checked
+            states_checked, replays_checked, late_events, tags_deleted, restores_with_finished
         );
     }
 }
@@ -316,17 +329,23 @@ pub struct Violation {
     /// How many trace steps were recorded when it was found.
     pub trace_step: usize,
     pub message: String,
+    /// A known issue of the coordinator core this matches (see [`known`]).
+    pub known: Option<&'static str>,
 }
 
 impl Violation {
     fn internal(message: &str) -> Self {
-        Violation { seed: 0, step: 0, trace_step: 0, message: format!("simulator bug: {message}") }
+        Violation { seed: 0, step: 0, trace_step: 0, message: format!("simulator bug: {message}"), known: None }
     }
 }
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "seed {}, step {} (trace step {}): {}", self.seed, self.step, self.trace_step, self.message)
+        write!(f, "seed {}, step {} (trace step {}): {}", self.seed, self.step, self.trace_step, self.message)?;
+        if let Some(k) = self.known {
+            write!(f, " [known issue {k}]")?;
+        }
+        Ok(())
     }
 }
 

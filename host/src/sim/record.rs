@@ -77,6 +77,13 @@ fn entry_fields(e: &Entry) -> String {
     )
 }
 
+fn writer_op(op: &str, subtask: Option<u32>, c: u64) -> String {
+    match subtask {
+        Some(s) => format!("{{\"op\": \"{op}\", \"subtask\": {s}, \"checkpoint\": {}}}", checkpoint(c)),
+        None => format!("{{\"op\": \"{op}\", \"checkpoint\": {}}}", checkpoint(c)),
+    }
+}
+
 fn op_json(op: &Op, base: &Config) -> String {
     let config_override = |c: &Config| if c == base { String::new() } else { format!(", \"config\": {}", config_json(c)) };
     match op {
@@ -118,6 +125,26 @@ fn op_json(op: &Op, base: &Config) -> String {
         }
         Op::Close => "{\"op\": \"close\"}".to_string(),
         Op::Clock { ms } => format!("{{\"op\": \"clock\", \"ms\": {ms}}}"),
+        Op::Write { subtask, entry, send } => format!(
+            "{{\"op\": \"write\", \"subtask\": {subtask}, {}, \"send\": {send}}}",
+            entry_fields(entry)
+        ),
+        Op::EndInput { subtask, committables, watermark: w, send } => format!(
+            "{{\"op\": \"end_input\", \"subtask\": {subtask}, \"committables\": {}, \"watermark\": {}, \"send\": {send}}}",
+            strings(committables),
+            watermark(*w)
+        ),
+        Op::Send { subtask, count } => match count {
+            Some(n) => format!("{{\"op\": \"send\", \"subtask\": {subtask}, \"count\": {n}}}"),
+            None => format!("{{\"op\": \"send\", \"subtask\": {subtask}}}"),
+        },
+        Op::WriterComplete { subtask, checkpoint: c } => writer_op("writer_complete", *subtask, *c),
+        Op::WriterAbort { subtask, checkpoint: c } => writer_op("writer_abort", *subtask, *c),
+        Op::WriterSnapshot { subtask, checkpoint: c } => writer_op("writer_snapshot", *subtask, *c),
+        Op::WriterRestore { subtask, checkpoint: c, attempt, send } => format!(
+            "{{\"op\": \"writer_restore\", \"subtask\": {subtask}, \"checkpoint\": {}, \"attempt\": {attempt}, \"send\": {send}}}",
+            c.map_or_else(|| "null".to_string(), checkpoint)
+        ),
         Op::StorageFault { call, fault } => format!(
             "{{\"op\": \"storage_fault\", \"call\": \"{}\", \"mode\": \"{}\", \"skip\": {}, \"count\": {}}}",
             call.name(),

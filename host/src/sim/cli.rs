@@ -1,0 +1,280 @@
+//! `sinkcoord simulate`: the command line of the simulator (wired in
+//! `main.rs`), its progress bar and its summary.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::{Args, ValueEnum};
+
+use crate::engine::Runtime;
+
+use super::{Ending, Engine, FaultLevel, JobMode, Model, Outcome, Scenario, SimOptions, Stats, TableLocation};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Level {
+    None,
+    Low,
+    Medium,
+    High,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// checkpointing, final commit on the checkpoint after the last end of input
+    Streaming,
+    /// checkpointing, final commit when the last end of input arrives
+    OnEndInput,
+    /// checkpointing false
+    Batch,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EndingArg {
+    /// every input ends; the job runs until all writers finished
+    AllEnd,
+    /// stop-with-savepoint
+    Stop,
+    /// stop-with-savepoint --drain
+    StopDrain,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Relax {
+    /// END events may arrive after the checkpoint their writer took next completed
+    LateEnd,
+    /// reports of an ended writer may arrive after their checkpoint completed
+    LateAfterEnd,
+    /// the coordinator may miss a completion its writers are notified of
+    CoordinatorSkips,
+}
+
+/// Simulate a streaming job driving the coordinator, with faults, checking invariants.
+#[derive(Args, Debug, Clone)]
+pub struct SimulateArgs {
+    /// Parallelism of the sink (writer subtasks).
+    #[arg(long, default_value_t = 4)]
+    pub writers: u32,
+    /// Checkpoints to trigger before the job ends.
+    #[arg(long, default_value_t = 20)]
+    pub checkpoints: u64,
+    /// The (first) seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Run this many seeds: seed, seed+1, ...
+    #[arg(long, default_value_t = 1)]
+    pub seeds: u64,
+    /// How many failovers, storage faults and traps to inject.
+    #[arg(long, value_enum, default_value_t = Level::Medium)]
+    pub faults: Level,
+    /// The table's directory (wiped at the start of every seed).
+    #[arg(long, default_value = "demo-table")]
+    pub table: PathBuf,
+    /// Keep the table in memory instead of a directory.
+    #[arg(long, conflicts_with = "table")]
+    pub memory: bool,
+    /// Run the native Rust core instead of the component.
+    #[arg(long)]
+    pub native: bool,
+    /// Write the call trace (TRACE-FORMAT) here: of the first failing seed, or of the last seed.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Job mode (default: drawn from the seed).
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    /// How a streaming job ends (default: drawn from the seed).
+    #[arg(long, value_enum)]
+    pub ending: Option<EndingArg>,
+    /// Relax a model constraint (explores behaviour outside what the host guarantees).
+    #[arg(long, value_enum)]
+    pub relax: Vec<Relax>,
+    /// Skip replaying the recorded trace at the end of each seed.
+    #[arg(long)]
+    pub no_replay_check: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// What the command prints, and whether every seed verified.
+pub struct Report {
+    pub text: String,
+    pub verified: bool,
+    /// One line naming the first violation (for stderr).
+    pub violation: Option<String>,
+}
+
+fn level(l: Level) -> FaultLevel {
+    match l {
+        Level::None => FaultLevel::None,
+        Level::Low => FaultLevel::Low,
+        Level::Medium => FaultLevel::Medium,
+        Level::High => FaultLevel::High,
+    }
+}
+
+fn options(args: &SimulateArgs, seed: u64) -> SimOptions {
+    let mut opts = SimOptions::new(seed);
+    opts.writers = args.writers.max(1);
+    opts.checkpoints = args.checkpoints.max(1);
+    opts.faults = level(args.faults);
+    opts.table = if args.memory { TableLocation::Memory } else { TableLocation::Dir(args.table.clone()) };
+    opts.check_replay = !args.no_replay_check;
+    let mut model = Model::default();
+    for r in &args.relax {
+        match r {
+            Relax::LateEnd => model.late_end_events = true,
+            Relax::LateAfterEnd => model.late_events_after_end = true,
+            Relax::CoordinatorSkips => model.coordinator_skips_alone = true,
+        }
+    }
+    opts.model = model;
+    if args.mode.is_some() || args.ending.is_some() {
+        // Draw the rest of the scenario from the seed, then apply the overrides.
+        let mut rng = super::rng::Rng::derive(seed, 0x5CE);
+        let mut scenario = Scenario::random(&mut rng);
+        if let Some(m) = args.mode {
+            scenario.mode = match m {
+                ModeArg::Streaming => JobMode::Streaming,
+                ModeArg::OnEndInput => JobMode::StreamingOnEndInput,
+                ModeArg::Batch => JobMode::Batch,
+            };
+        }
+        if let Some(e) = args.ending {
+            scenario.ending = match e {
+                EndingArg::AllEnd => Ending::AllEnd,
+                EndingArg::Stop => Ending::Stop,
+                EndingArg::StopDrain => Ending::StopDrain,
+            };
+        }
+        if scenario.mode == JobMode::Batch {
+            scenario.ending = Ending::AllEnd;
+        }
+        opts.scenario = Some(scenario);
+    }
+    opts
+}
+
+fn stats_lines(s: &Stats, out: &mut String) {
+    out.push_str(&format!(
+        "  checkpoints: {} completed, {} aborted ({} declined while restoring), {} savepoints, {} notification rounds skipped\n",
+        s.completed, s.aborted, s.declined, s.savepoints, s.skipped_rounds
+    ));
+    out.push_str(&format!(
+        "  table: {} snapshots, {} tags ({} created, {} deleted by aborts)\n",
+        s.snapshots, s.tags, s.tags_created, s.tags_deleted
+    ));
+    out.push_str(&format!(
+        "  failovers: {} region, {} global ({} after restart-required, {} after a storage error, {} naming finished writers), {} guest traps\n",
+        s.region_failovers, s.global_failovers, s.restarts_required, s.escalations, s.restores_with_finished, s.traps
+    ));
+    out.push_str(&format!(
+        "  faults injected: {} storage faults ({} storage errors returned and repeated or failed over)\n",
+        s.storage_faults, s.storage_errors
+    ));
+    out.push_str(&format!(
+        "  committables: {} produced, {} verified (committed exactly once, in the right snapshot), {} discarded by rollbacks\n",
+        s.committables_produced, s.committables_verified, s.committables_discarded
+    ));
+    out.push_str(&format!(
+        "  checks: {} events delivered ({} after their checkpoint's completion), {} state bytes round-tripped, {} recorded traces replayed to the same table\n",
+        s.events_delivered, s.late_events, s.states_checked, s.replays_checked
+    ));
+}
+
+/// Runs the command. `Err` when a run cannot start (component, directory).
+pub fn simulate(args: &SimulateArgs, runtime: Option<Runtime>) -> Result<Report, String> {
+    let engine = match runtime {
+        Some(r) if !args.native => Engine::Component(r),
+        _ => Engine::Native,
+    };
+    let seeds = args.seeds.max(1);
+    let started = Instant::now();
+    let mut out = String::new();
+    let where_ = if args.memory {
+        "in memory".to_string()
+    } else {
+        format!("{} (wiped at the start of each seed)", args.table.display())
+    };
+    out.push_str(&format!(
+        "simulate: {} writers, {} checkpoints, faults {}, {}, seed{} {}, table {where_}\n",
+        args.writers.max(1),
+        args.checkpoints.max(1),
+        level(args.faults).name(),
+        engine.name(),
+        if seeds > 1 { "s" } else { "" },
+        if seeds > 1 { format!("{}..={}", args.seed, args.seed + seeds - 1) } else { args.seed.to_string() },
+    ));
+    let bar = if args.quiet {
+        None
+    } else if seeds > 1 {
+        let pb = indicatif::ProgressBar::new(seeds);
+        pb.set_style(
+            indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} seeds {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        Some(pb)
+    } else if args.checkpoints.saturating_mul(u64::from(args.writers)) >= 100 {
+        let pb = indicatif::ProgressBar::new(args.checkpoints.max(1));
+        pb.set_style(
+            indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} checkpoints")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        Some(pb)
+    } else {
+        None
+    };
+    let mut total = Stats::default();
+    let mut failures: Vec<Outcome> = Vec::new();
+    let mut last: Option<Outcome> = None;
+    for seed in args.seed..args.seed + seeds {
+        let opts = options(args, seed);
+        let per_run_bar = if seeds == 1 { bar.as_ref() } else { None };
+        let outcome = super::run(&opts, &engine, per_run_bar)?;
+        total.add(&outcome.stats);
+        if !outcome.verified() {
+            failures.push(outcome.clone());
+            if let Some(pb) = &bar {
+                pb.set_message(format!("{} failed", failures.len()));
+            }
+        }
+        if let Some(pb) = &bar {
+            if seeds > 1 {
+                pb.inc(1);
+            }
+        }
+        last = Some(outcome);
+    }
+    if let Some(pb) = bar {
+        pb.finish_and_clear();
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    if let Some(one) = last.as_ref().filter(|_| seeds == 1) {
+        out.push_str(&format!("scenario: {}\n", one.scenario.describe()));
+        out.push_str(&format!("  {} simulation steps, {} calls recorded\n", one.steps, one.trace.matches("\"op\"").count()));
+    }
+    stats_lines(&total, &mut out);
+    if let Some(path) = &args.record {
+        let chosen = failures.first().or(last.as_ref());
+        if let Some(o) = chosen {
+            std::fs::write(path, &o.trace).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            out.push_str(&format!("trace of seed {} written to {}\n", o.seed, path.display()));
+        }
+    }
+    out.push_str(&format!("time: {elapsed:.2} s\n"));
+    let violation = failures.first().and_then(|o| o.verdict.clone().err());
+    for f in failures.iter().take(20) {
+        if let Err(v) = &f.verdict {
+            out.push_str(&format!("violation: {v} [{}]\n", f.scenario.describe()));
+        }
+    }
+    if failures.is_empty() {
+        out.push_str(&format!("verdict: verified{}\n", if seeds > 1 { format!(" ({seeds} seeds)") } else { String::new() }));
+    } else {
+        out.push_str(&format!("verdict: {} of {seeds} seed(s) violated an invariant\n", failures.len()));
+    }
+    Ok(Report {
+        verified: failures.is_empty(),
+        violation: violation.map(|v| v.to_string()),
+        text: out,
+    })
+}

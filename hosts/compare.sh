@@ -1,28 +1,35 @@
 #!/usr/bin/env bash
 # Cross-runtime comparison: replays every *.trace.json of the given
-# directories with the Node (jco) and the Python (wasmtime-py) hosts and
-# compares, byte for byte:
-#   - each host's result document with the expected one: the sibling
+# directories with up to four runtimes of the same component:
+#   rust-native     `sinkcoord replay --native`   (the Rust core, no wasm)
+#   rust-component  `sinkcoord replay`            (wasmtime)
+#   node            hosts/node/replay.mjs         (jco)
+#   python          hosts/python/replay.py        (wasmtime-py)
+# and compares, byte for byte:
+#   - every runtime's result document with the expected one: the sibling
 #     X.result.json if it exists (where it still holds the placeholders of
 #     tests/conformance/README.md, "message": "..." and "state_bytes": 0,
-#     messages and state lengths are masked on both sides), else the output
-#     of `sinkcoord replay`
-#     when --sinkcoord is given; a trace with neither must be malformed
-#     (every host exits 2, nothing on stdout);
+#     messages and state lengths are masked in this comparison), else the
+#     output of `sinkcoord replay --native`; without either the trace must be
+#     malformed (every runtime exits 2, nothing on stdout);
+#   - the runtimes' result documents with each other (never masked);
 #   - the exit codes (malformed traces: 2 everywhere);
-#   - the coordinator's state bytes of every successful `checkpoint` step,
-#     Node against Python (each host writes them with --states FILE), and
-#     against the Rust tool when it supports --states too.
+#   - the coordinator's state bytes of every successful `checkpoint` step:
+#     every runtime writes them with --states FILE; all files must be equal.
 #
-#   hosts/compare.sh [--component FILE] [--sinkcoord BIN] [--keep DIR] DIR...
+#   hosts/compare.sh [--component FILE] [--sinkcoord BIN | --no-sinkcoord] [--keep DIR] DIR...
 #
-# --component  the component both hosts run (default $SINK_COORDINATOR_WASM,
-#              else target/sink-coordinator.wasm)
-# --sinkcoord  the Rust CLI, used where no X.result.json exists (the binary
-#              runs its embedded component unless --component is also given
-#              to it: set SINKCOORD_ARGS="--component FILE" to pass that)
-# --keep DIR   keep every output under DIR (default: a temporary directory,
-#              removed at the end)
+# --component     the component every runtime runs (default
+#                 $SINK_COORDINATOR_WASM, else target/sink-coordinator.wasm);
+#                 sinkcoord gets it as `--component FILE` unless SINKCOORD_ARGS
+#                 is set, whose words are passed instead (SINKCOORD_ARGS=" "
+#                 runs the binary's embedded component)
+# --sinkcoord     the Rust CLI (default target/release/sinkcoord if it exists);
+#                 its precompiled components are cached in $SINKCOORD_CACHE_DIR
+#                 (default target/cwasm-cache)
+# --no-sinkcoord  compare the Node and Python hosts only
+# --keep DIR      keep every output under DIR (default: a temporary directory,
+#                 removed at the end)
 #
 # Prints one line per difference and a summary "N passed, M failed"; exits 1
 # if anything failed.
@@ -33,24 +40,33 @@ REPO="$(cd "$HERE/.." && pwd)"
 
 component="${SINK_COORDINATOR_WASM:-$REPO/target/sink-coordinator.wasm}"
 sinkcoord=""
+use_sinkcoord=1
 keep=""
 dirs=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --component) component="$2"; shift 2 ;;
-    --sinkcoord) sinkcoord="$2"; shift 2 ;;
+    --sinkcoord) sinkcoord="$2"; use_sinkcoord=1; shift 2 ;;
+    --no-sinkcoord) sinkcoord=""; use_sinkcoord=0; shift ;;
     --keep) keep="$2"; shift 2 ;;
-    -h|--help) sed -n "2,29p" "$0"; exit 0 ;;
+    -h|--help) sed -n "2,35p" "$0"; exit 0 ;;
     -*) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
     *) dirs+=("$1"); shift ;;
   esac
 done
 if [ ${#dirs[@]} -eq 0 ]; then
-  echo "usage: hosts/compare.sh [--component FILE] [--sinkcoord BIN] [--keep DIR] DIR..." >&2
+  echo "usage: hosts/compare.sh [--component FILE] [--sinkcoord BIN | --no-sinkcoord] [--keep DIR] DIR..." >&2
   exit 2
 fi
 if [ ! -f "$component" ]; then
   echo "compare.sh: no component at $component (run \`make wasm\`, or pass --component)" >&2
+  exit 2
+fi
+if [ $use_sinkcoord -eq 1 ] && [ -z "$sinkcoord" ] && [ -x "$REPO/target/release/sinkcoord" ]; then
+  sinkcoord="$REPO/target/release/sinkcoord"
+fi
+if [ -n "$sinkcoord" ] && [ ! -x "$sinkcoord" ]; then
+  echo "compare.sh: $sinkcoord is not an executable" >&2
   exit 2
 fi
 
@@ -65,13 +81,45 @@ if [ -n "$keep" ]; then out="$keep"; mkdir -p "$out"; else out="$(mktemp -d)"; t
 # Transpile once up front (the Node replayer would do it on first use).
 "$NODE" "$HERE/node/transpile.mjs" "$component" >/dev/null || { echo "compare.sh: jco transpile failed" >&2; exit 1; }
 
+runtimes=(node python)
 rust_states=0
-if [ -n "$sinkcoord" ] && "$sinkcoord" replay --help 2>/dev/null | grep -q -- '--states'; then rust_states=1; fi
+if [ -n "$sinkcoord" ]; then
+  runtimes=(rust-native rust-component node python)
+  if "$sinkcoord" replay --help 2>/dev/null | grep -q -- '--states'; then
+    rust_states=1
+  else
+    echo "compare.sh: note: $sinkcoord has no replay --states; its state bytes are not compared" >&2
+  fi
+  export SINKCOORD_CACHE_DIR="${SINKCOORD_CACHE_DIR:-$REPO/target/cwasm-cache}"
+  if [ -n "${SINKCOORD_ARGS+set}" ]; then
+    # shellcheck disable=SC2206
+    sinkcoord_args=(${SINKCOORD_ARGS})
+  else
+    sinkcoord_args=(--component "$component")
+  fi
+fi
+echo "compare.sh: runtimes: ${runtimes[*]}" >&2
+
+# Runs one runtime on a trace: stdout, stderr and the state bytes to $base.$rt.*
+run() {
+  local rt="$1" trace="$2" base="$3"
+  local states=(--states "$base.$rt.states")
+  rm -f "$base.$rt.states"
+  case "$rt" in
+    rust-native | rust-component)
+      [ $rust_states -eq 1 ] || states=()
+      local native=()
+      [ "$rt" = rust-native ] && native=(--native)
+      "$sinkcoord" "${sinkcoord_args[@]}" replay "${native[@]}" "${states[@]}" "$trace" ;;
+    node) "$NODE" "$HERE/node/replay.mjs" --component "$component" "${states[@]}" "$trace" ;;
+    python) "$PYTHON" "$HERE/python/replay.py" --component "$component" "${states[@]}" "$trace" ;;
+  esac >"$base.$rt.json" 2>"$base.$rt.err"
+}
 
 # Hand-derived expected results (tests/conformance/README.md) may still hold
 # placeholders for the implementation-defined parts: error messages "..."
-# and state_bytes 0. Where the expected file has them, both sides are
-# compared with every message and state length masked; elsewhere byte for byte.
+# and state_bytes 0. Where the expected file has them, it is compared with
+# every message and state length masked; elsewhere byte for byte.
 mask() { sed -E 's/"message": "(\\.|[^"\\])*"/"message": "..."/g; s/"state_bytes": [0-9]+/"state_bytes": 0/g' "$1"; }
 same_result() {
   if cmp -s "$1" "$2"; then return 0; fi
@@ -95,50 +143,59 @@ for dir in "${dirs[@]}"; do
     expected="${trace%.trace.json}.result.json"
     ok=1
 
-    # Expected result and exit code.
-    exp_code=0
-    exp_file=""
+    for rt in "${runtimes[@]}"; do
+      run "$rt" "$trace" "$base"
+      echo $? >"$base.$rt.code"
+    done
+
+    # The expected result and exit code.
     if [ -f "$expected" ]; then
       exp_file="$expected"
+      exp_code=0
     elif [ -n "$sinkcoord" ]; then
-      rust_args=(replay)
-      [ $rust_states -eq 1 ] && rust_args+=(--states "$base.rust.states")
-      # shellcheck disable=SC2086
-      "$sinkcoord" ${SINKCOORD_ARGS:-} "${rust_args[@]}" "$trace" >"$base.rust.json" 2>"$base.rust.err"
-      exp_code=$?
-      exp_file="$base.rust.json"
-      if [ $exp_code -ne 0 ] && [ $exp_code -ne 2 ]; then
-        fail "$trace: sinkcoord exited $exp_code: $(head -c 300 "$base.rust.err")"
+      exp_file="$base.rust-native.json"
+      exp_code="$(cat "$base.rust-native.code")"
+      if [ "$exp_code" -ne 0 ] && [ "$exp_code" -ne 2 ]; then
+        fail "$trace: sinkcoord --native exited $exp_code: $(head -c 300 "$base.rust-native.err")"
         failed=$((failed + 1))
         continue
       fi
     else
+      exp_file=""
       exp_code=2
     fi
 
-    for host in node python; do
-      if [ $host = node ]; then
-        "$NODE" "$HERE/node/replay.mjs" --component "$component" --states "$base.$host.states" "$trace" >"$base.$host.json" 2>"$base.$host.err"
-      else
-        "$PYTHON" "$HERE/python/replay.py" --component "$component" --states "$base.$host.states" "$trace" >"$base.$host.json" 2>"$base.$host.err"
+    # Every runtime against the expected result, then against the first
+    # runtime (byte for byte, both the result and the state bytes).
+    ref=""
+    for rt in "${runtimes[@]}"; do
+      code="$(cat "$base.$rt.code")"
+      if [ "$code" -ne "$exp_code" ]; then
+        fail "$trace: $rt exited $code, expected $exp_code: $(head -c 300 "$base.$rt.err")"
+      elif [ "$exp_code" -eq 2 ]; then
+        [ -s "$base.$rt.json" ] && fail "$trace: $rt printed a result for a malformed trace"
+      elif ! same_result "$exp_file" "$base.$rt.json"; then
+        fail "$trace: $rt result differs from $(basename "$exp_file"):"
+        diff "$exp_file" "$base.$rt.json" | head -8 | sed 's/^/    /'
+      elif [ -n "$ref" ] && ! cmp -s "$base.$ref.json" "$base.$rt.json"; then
+        fail "$trace: $rt result differs from $ref's:"
+        diff "$base.$ref.json" "$base.$rt.json" | head -8 | sed 's/^/    /'
       fi
-      code=$?
-      if [ $code -ne $exp_code ]; then
-        fail "$trace: $host exited $code, expected $exp_code: $(head -c 300 "$base.$host.err")"
-      elif [ $exp_code -eq 0 ] && ! same_result "$exp_file" "$base.$host.json"; then
-        fail "$trace: $host result differs from $(basename "$exp_file"):"
-        diff "$exp_file" "$base.$host.json" | head -8 | sed 's/^/    /'
-      elif [ $exp_code -eq 2 ] && [ -s "$base.$host.json" ]; then
-        fail "$trace: $host printed a result for a malformed trace"
-      fi
+      [ -z "$ref" ] && ref="$rt"
     done
-    if [ $exp_code -eq 0 ] && [ $ok -eq 1 ]; then
-      if ! cmp -s "$base.node.states" "$base.python.states"; then
-        fail "$trace: checkpoint state bytes differ between node and python:"
-        diff "$base.node.states" "$base.python.states" | head -6 | sed 's/^/    /'
-      elif [ -f "$base.rust.states" ] && ! cmp -s "$base.rust.states" "$base.node.states"; then
-        fail "$trace: checkpoint state bytes differ between sinkcoord and the hosts"
-      fi
+    if [ "$exp_code" -eq 0 ] && [ $ok -eq 1 ]; then
+      ref=""
+      for rt in "${runtimes[@]}"; do
+        case "$rt" in rust-*) [ $rust_states -eq 1 ] || continue ;; esac
+        if [ ! -f "$base.$rt.states" ]; then
+          fail "$trace: $rt wrote no state bytes file"
+        elif [ -z "$ref" ]; then
+          ref="$rt"
+        elif ! cmp -s "$base.$ref.states" "$base.$rt.states"; then
+          fail "$trace: checkpoint state bytes differ between $ref and $rt:"
+          diff "$base.$ref.states" "$base.$rt.states" | head -6 | sed 's/^/    /'
+        fi
+      done
     fi
     if [ $ok -eq 1 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
   done < <(find "$dir" -name '*.trace.json' -print0 | sort -z)

@@ -40,6 +40,10 @@ enum Command {
     Wasm,
     /// Print the snapshots and tags of a table kept in a local directory.
     Inspect(InspectArgs),
+    /// Simulate a streaming job (writers, checkpoints, savepoints, failovers,
+    /// storage faults, traps) driving the coordinator; check invariants after
+    /// every step. The table directory is wiped at the start.
+    Simulate(sink_coordinator_host::sim::cli::SimulateArgs),
 }
 
 #[derive(Args, Debug)]
@@ -47,6 +51,10 @@ struct ReplayArgs {
     /// Run the Rust core natively instead of the component.
     #[arg(long)]
     native: bool,
+    /// Also write the state bytes of every successful `checkpoint` step to FILE, one
+    /// JSON line each: {"step": I, "instance": NAME, "checkpoint": C, "state_hex": HEX}.
+    #[arg(long, value_name = "FILE")]
+    states: Option<PathBuf>,
     /// The trace file (JSON).
     trace: PathBuf,
 }
@@ -94,6 +102,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => cmd_replay(&cli, args),
         Command::Wasm => cmd_wasm(&cli),
         Command::Inspect(args) => cmd_inspect(&cli, args),
+        Command::Simulate(args) => cmd_simulate(&cli, args),
     };
     match result.and_then(|text| print(&text)) {
         Ok(()) => ExitCode::SUCCESS,
@@ -147,8 +156,15 @@ fn cmd_replay(cli: &Cli, args: &ReplayArgs) -> Result<String, Failure> {
         runtime = self::runtime(cli)?;
         Mode::Component(&runtime)
     };
-    match replay::replay(&trace, mode) {
-        Ok(result) => Ok(result.render()),
+    match replay::replay_with_states(&trace, mode) {
+        Ok((result, states)) => {
+            if let Some(path) = &args.states {
+                let lines: String = states.iter().map(|s| s.render_line()).collect();
+                std::fs::write(path, lines)
+                    .map_err(|e| Failure::host(format!("cannot write {}: {e}", path.display())))?;
+            }
+            Ok(result.render())
+        }
         Err(ReplayError::Malformed(m)) => {
             Err(Failure::malformed(format!("{}: {m}", args.trace.display())))
         }
@@ -215,4 +231,26 @@ fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
         ));
     }
     Ok(out)
+}
+
+/// Exit 0 when every seed verified; 1 with the summary on stdout and the
+/// first violation on stderr otherwise.
+fn cmd_simulate(
+    cli: &Cli,
+    args: &sink_coordinator_host::sim::cli::SimulateArgs,
+) -> Result<String, Failure> {
+    let runtime = if args.native {
+        None
+    } else {
+        Some(runtime(cli)?)
+    };
+    let report = sink_coordinator_host::sim::cli::simulate(args, runtime).map_err(Failure::host)?;
+    if report.verified {
+        return Ok(report.text);
+    }
+    print(&report.text)?;
+    Err(Failure::host(format!(
+        "invariant violated: {}",
+        report.violation.unwrap_or_default()
+    )))
 }

@@ -77,6 +77,33 @@ impl ReplayResult {
     }
 }
 
+/// The coordinator's state bytes of one successful `checkpoint` step (what
+/// `sinkcoord replay --states FILE` writes, one line each, for comparing
+/// state bytes across runtimes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckpointState {
+    /// The step index.
+    pub step: usize,
+    /// The step's instance name.
+    pub instance: String,
+    pub checkpoint: u64,
+    pub state: Vec<u8>,
+}
+
+impl CheckpointState {
+    /// `{"step": I, "instance": NAME, "checkpoint": C, "state_hex": HEX}` and
+    /// a newline: the line the Node and Python hosts write with `--states`.
+    pub fn render_line(&self) -> String {
+        let hex: String = self.state.iter().map(|b| format!("{b:02x}")).collect();
+        format!(
+            "{{\"step\": {}, \"instance\": {}, \"checkpoint\": {}, \"state_hex\": \"{hex}\"}}\n",
+            self.step,
+            crate::render::json_str(&self.instance),
+            crate::render::checkpoint(self.checkpoint),
+        )
+    }
+}
+
 /// Why a replay produced no result.
 #[derive(Debug)]
 pub enum ReplayError {
@@ -121,6 +148,15 @@ pub fn replay_str(text: &str, mode: Mode<'_>) -> Result<ReplayResult, ReplayErro
 
 /// Replays a validated trace on a fresh in-memory table.
 pub fn replay(trace: &Trace, mode: Mode<'_>) -> Result<ReplayResult, ReplayError> {
+    replay_with_states(trace, mode).map(|(result, _)| result)
+}
+
+/// [`replay`], also returning the state bytes of every successful
+/// coordinator `checkpoint` step, in step order.
+pub fn replay_with_states(
+    trace: &Trace,
+    mode: Mode<'_>,
+) -> Result<(ReplayResult, Vec<CheckpointState>), ReplayError> {
     let storage = Shared::new(FaultyStorage::new(MemStorage::default()));
     let clock = Shared::new(ManualClock::new(trace.clock_start_ms, trace.clock_step_ms));
     let mut driver: Box<dyn Driver> = match mode {
@@ -138,6 +174,7 @@ pub fn replay(trace: &Trace, mode: Mode<'_>) -> Result<ReplayResult, ReplayError
         kept: BTreeMap::new(),
         writers: BTreeMap::new(),
         writer_kept: BTreeMap::new(),
+        states: Vec::new(),
     }
     .run(trace)
 }
@@ -159,6 +196,8 @@ struct Replayer<'d> {
     writers: BTreeMap<(String, u32), WriterSlot>,
     /// Writer state bytes kept by `writer_snapshot`, per (instance name, subtask, checkpoint).
     writer_kept: BTreeMap<(String, u32, u64), Vec<u8>>,
+    /// The state bytes of every successful `checkpoint` step so far.
+    states: Vec<CheckpointState>,
 }
 
 /// One writer of the replayer: the helper, its attempt, and the events it
@@ -210,7 +249,7 @@ impl Applied {
 }
 
 impl Replayer<'_> {
-    fn run(mut self, trace: &Trace) -> Result<ReplayResult, ReplayError> {
+    fn run(mut self, trace: &Trace) -> Result<(ReplayResult, Vec<CheckpointState>), ReplayError> {
         let mut steps = Vec::with_capacity(trace.steps.len());
         for (index, step) in trace.steps.iter().enumerate() {
             let before = self.table_keys()?;
@@ -254,11 +293,14 @@ impl Replayer<'_> {
         let tags = self
             .suspended(|d| d.list_tags())
             .map_err(|e| table_error("list the tags", e))?;
-        Ok(ReplayResult {
-            steps,
-            snapshots,
-            tags,
-        })
+        Ok((
+            ReplayResult {
+                steps,
+                snapshots,
+                tags,
+            },
+            self.states,
+        ))
     }
 
     /// Runs one step. Returns the call's outcome (`None` for calls without
@@ -322,6 +364,12 @@ impl Replayer<'_> {
             Op::Checkpoint { checkpoint } => match self.instance(name)?.checkpoint(*checkpoint) {
                 Ok(bytes) => {
                     let len = bytes.len();
+                    self.states.push(CheckpointState {
+                        step: index,
+                        instance: name.to_string(),
+                        checkpoint: *checkpoint,
+                        state: bytes.clone(),
+                    });
                     self.kept.insert((name.to_string(), *checkpoint), bytes);
                     (Ok(None), Some(len))
                 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Replays a trace (TRACE-FORMAT v1) through the sink-coordinator component
+// Replays a trace (TRACE-FORMAT v1 and the writer-level steps of
+// docs/trace-writer-ops.md) through the sink-coordinator component
 // under Node + jco and prints the result document, byte-identical to
 // `sinkcoord replay TRACE.json`.
 //

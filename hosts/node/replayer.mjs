@@ -1,5 +1,9 @@
 // Replays a validated trace (trace.mjs) through the component under jco,
 // with the semantics of the Rust replayer (host/src/replay.rs):
+//   - writer-level steps (docs/trace-writer-ops.md) drive the component's
+//     `writer` resource, one component instance per writer (as the Rust
+//     host's one Store per writer); writers, their outboxes and the kept
+//     writer state bytes survive coordinator failovers, like the clock;
 //   - one fresh, empty in-memory table and one trace clock for the whole
 //     trace; they survive failovers;
 //   - every coordinator runs in its own component instance (a trap discards
@@ -11,8 +15,8 @@
 //   - the final `snapshots` / `tags` come from `table.list-snapshots` and
 //     `table.list-tags`, faults suspended.
 
-import { MemStorage, ManualClock, CallError, Trap, call } from './host.mjs';
-import { Malformed } from './trace.mjs';
+import { MemStorage, ManualClock, CallError, Trap, call, rustDebugStr } from './host.mjs';
+import { Malformed, WRITER_OPS } from './trace.mjs';
 
 const SNAPSHOT_PREFIX = 'snapshot/';
 const TAG_PREFIX = 'tag/';
@@ -112,6 +116,73 @@ class FailedInstance {
   close() {
     return failedOutcome();
   }
+}
+
+/**
+ * The writer-side helper (SEMANTICS 11): the component's `writer` resource,
+ * in a component instance of its own (like the Rust host's one Store per
+ * writer) over a detached storage and clock, which it never calls. A trap
+ * discards the instance: later calls are `illegal-state`.
+ */
+class ComponentWriter {
+  constructor(runtime, subtask) {
+    this.trap = null;
+    let exports;
+    try {
+      exports = runtime.instantiate(new MemStorage(), new ManualClock(0n, 0n));
+    } catch (e) {
+      throw new CallError('trap', trapMessage('instantiation', e));
+    }
+    this.handle = this.call('the writer constructor', () => new exports.writer.Writer(subtask));
+  }
+
+  call(what, fn) {
+    if (this.trap !== null) {
+      throw new CallError('illegal-state', `${what}: the instance was discarded after a guest trap (${this.trap})`);
+    }
+    try {
+      return call(fn);
+    } catch (e) {
+      if (e instanceof Trap) {
+        this.trap = trapMessage(what, e);
+        this.handle = null;
+        throw new CallError('trap', this.trap);
+      }
+      throw e;
+    }
+  }
+
+  report(checkpoint, committables, watermark, savepoint) {
+    return this.call('writer report', () => this.handle.report(checkpoint, committables, watermark, savepoint));
+  }
+  endInput(committables, watermark) {
+    return this.call('writer end-input', () => this.handle.endInput(committables, watermark));
+  }
+  checkpointComplete(checkpoint) {
+    this.call('writer checkpoint-complete', () => this.handle.checkpointComplete(checkpoint));
+  }
+  checkpointAborted(checkpoint) {
+    this.call('writer checkpoint-aborted', () => this.handle.checkpointAborted(checkpoint));
+  }
+  state() {
+    return this.call('writer state', () => this.handle.state());
+  }
+  restore(state, checkpoint) {
+    return this.call('writer restore', () => this.handle.restore(state, checkpoint));
+  }
+}
+
+/** A writer whose creation trapped: every call is `illegal-state`. */
+class FailedWriter {
+  refuse() {
+    throw new CallError('illegal-state', 'the writer failed: its component trapped while it was created');
+  }
+  report() { this.refuse(); }
+  endInput() { this.refuse(); }
+  checkpointComplete() { this.refuse(); }
+  checkpointAborted() { this.refuse(); }
+  state() { this.refuse(); }
+  restore() { this.refuse(); }
 }
 
 /**
@@ -253,16 +324,200 @@ export function replay(trace, runtime) {
     }
   };
 
-  const steps = trace.steps.map((step, index) => {
-    const before = tableKeys();
-    let outcome = null;
-    let stateBytes = null;
-    let error = null;
+  // ---- Writer-level steps (docs/trace-writer-ops.md), as replay.rs ----
+  // Writers are keyed by (instance name, subtask); they, their outboxes and
+  // the writer state bytes kept by `writer_snapshot` belong to the replayer
+  // and survive coordinator `failover` and `start`.
+  const writers = new Map(); // JSON [name, subtask] -> {api, attempt, outbox}
+  const writerKept = new Map(); // JSON [name, subtask, checkpoint] -> bytes
+  const writerKey = (name, subtask) => JSON.stringify([name, subtask]);
+  const writerKeptKey = (name, subtask, c) => JSON.stringify([name, subtask, c.toString()]);
+  const applied = (error = null) => ({ restartRequired: false, error });
+  // Runs fn; a CallError (a guest `err` or a trap) is returned, not thrown.
+  const tryCall = (fn) => {
     try {
-      [outcome, stateBytes] = apply(index, step);
+      fn();
+      return null;
+    } catch (e) {
+      if (e instanceof CallError) return e;
+      throw e;
+    }
+  };
+
+  // The writer (name, subtask), created (attempt 0, empty outbox) if it does
+  // not exist. A creation that fails leaves a FailedWriter and throws.
+  const writer = (name, subtask) => {
+    const key = writerKey(name, subtask);
+    let slot = writers.get(key);
+    if (slot) return slot;
+    let api;
+    let failure = null;
+    try {
+      api = new ComponentWriter(runtime, subtask);
     } catch (e) {
       if (!(e instanceof CallError)) throw e;
-      error = { kind: e.kind, message: e.detail };
+      failure = e;
+      api = new FailedWriter();
+    }
+    slot = { api, attempt: 0, outbox: [] };
+    writers.set(key, slot);
+    if (failure) throw failure;
+    return slot;
+  };
+
+  // Delivers the oldest `count` (null: all) events of a writer's outbox, one
+  // coordinator call each. `restartRequired` if any call said so; the first
+  // error stops the delivery (the event whose call failed was delivered; the
+  // later ones stay in the outbox).
+  const deliver = (name, subtask, count) => {
+    const result = applied();
+    let sent = 0n;
+    while (count === null || sent < count) {
+      const slot = writers.get(writerKey(name, subtask));
+      if (!slot || slot.outbox.length === 0) break;
+      const item = slot.outbox.shift();
+      const instance = instances.get(name);
+      if (!instance) {
+        throw new HostFailure(`replay failed: no instance ${JSON.stringify(name)} (the trace was not validated)`);
+      }
+      let outcome = null;
+      const e = tryCall(() => {
+        outcome =
+          item.kind === 'event'
+            ? instance.event(subtask, slot.attempt, item.entry)
+            : instance.restored(subtask, slot.attempt, item.checkpoint, item.entries);
+      });
+      sent += 1n;
+      if (e) {
+        result.error = e;
+        break;
+      }
+      result.restartRequired ||= outcome.restartRequired;
+    }
+    return result;
+  };
+
+  // A `write` or `end_input` call's result: the entry joins the outbox, which
+  // is delivered with `send`; a writer error is the step's error.
+  const produced = (name, subtask, produce, send) => {
+    let entry;
+    const e = tryCall(() => {
+      entry = produce();
+    });
+    if (e) return applied(e);
+    const slot = writers.get(writerKey(name, subtask));
+    if (slot) slot.outbox.push({ kind: 'event', entry });
+    return send ? deliver(name, subtask, null) : applied();
+  };
+
+  // Runs fn on the writer `subtask`, or on every writer of the instance in
+  // subtask order; the first error stops and is the step's.
+  const eachWriter = (name, subtask, fn) => {
+    const subtasks =
+      subtask !== null
+        ? [subtask]
+        : [...writers.keys()]
+            .map((k) => JSON.parse(k))
+            .filter(([n]) => n === name)
+            .map(([, s]) => s)
+            .sort((a, b) => a - b);
+    for (const s of subtasks) {
+      const slot = writers.get(writerKey(name, s));
+      if (!slot) continue; // parse() guarantees the writer exists
+      const e = tryCall(() => fn(s, slot.api));
+      if (e) return applied(e);
+    }
+    return applied();
+  };
+
+  // Runs one writer-level step: {restartRequired, error (a CallError or null)}.
+  const applyWriter = (index, step) => {
+    const name = step.instance;
+    switch (step.op) {
+      case 'write':
+      case 'end_input': {
+        let slot;
+        const e = tryCall(() => {
+          slot = writer(name, step.subtask);
+        });
+        if (e) return applied(e);
+        const produce =
+          step.op === 'write'
+            ? () => slot.api.report(step.entry.checkpoint, step.entry.committables, step.entry.watermark, step.entry.savepoint)
+            : () => slot.api.endInput(step.committables, step.watermark);
+        return produced(name, step.subtask, produce, step.send);
+      }
+      case 'send': {
+        const e = tryCall(() => writer(name, step.subtask));
+        if (e) return applied(e);
+        return deliver(name, step.subtask, step.count);
+      }
+      case 'writer_complete':
+        return eachWriter(name, step.subtask, (_, w) => w.checkpointComplete(step.checkpoint));
+      case 'writer_abort':
+        return eachWriter(name, step.subtask, (_, w) => w.checkpointAborted(step.checkpoint));
+      case 'writer_snapshot': {
+        const taken = [];
+        const result = eachWriter(name, step.subtask, (s, w) => {
+          taken.push([s, w.state()]);
+        });
+        for (const [s, bytes] of taken) writerKept.set(writerKeptKey(name, s, step.checkpoint), bytes);
+        return result;
+      }
+      case 'writer_restore': {
+        // parse() checked that bytes were kept; only a writer whose state()
+        // failed can have kept none.
+        let bytes = null;
+        if (step.checkpoint !== null) {
+          bytes = writerKept.get(writerKeptKey(name, step.subtask, step.checkpoint));
+          if (bytes === undefined) {
+            throw new Malformed(
+              `no writer state bytes were kept for checkpoint ${step.checkpoint} of writer ${step.subtask} ` +
+                `of instance ${rustDebugStr(name)}`,
+              { step: index, op: step.op, field: 'checkpoint' },
+            );
+          }
+        }
+        // The old writer and its outbox are discarded; the fresh one (even a
+        // failed one) has the step's attempt.
+        const key = writerKey(name, step.subtask);
+        writers.delete(key);
+        const created = tryCall(() => writer(name, step.subtask));
+        const slot = writers.get(key);
+        if (slot) slot.attempt = step.attempt;
+        if (created) return applied(created);
+        if (step.checkpoint === null) return applied(); // from scratch: nothing to send
+        let entries;
+        const e = tryCall(() => {
+          entries = slot.api.restore(bytes, step.checkpoint);
+        });
+        if (e) return applied(e);
+        slot.outbox.push({ kind: 'restored', checkpoint: step.checkpoint, entries });
+        return step.send ? deliver(name, step.subtask, null) : applied();
+      }
+      default:
+        throw new HostFailure(`replay failed: step ${index}: ${JSON.stringify(step.op)} is not a writer step`);
+    }
+  };
+
+  const steps = trace.steps.map((step, index) => {
+    const before = tableKeys();
+    let restartRequired = false;
+    let stateBytes = null;
+    let error = null;
+    if (WRITER_OPS.has(step.op)) {
+      const result = applyWriter(index, step);
+      restartRequired = result.restartRequired;
+      if (result.error) error = { kind: result.error.kind, message: result.error.detail };
+    } else {
+      try {
+        let outcome;
+        [outcome, stateBytes] = apply(index, step);
+        restartRequired = outcome ? outcome.restartRequired : false;
+      } catch (e) {
+        if (!(e instanceof CallError)) throw e;
+        error = { kind: e.kind, message: e.detail };
+      }
     }
     const after = tableKeys();
     const instance = instances.get(step.instance);
@@ -290,7 +545,7 @@ export function replay(trace, runtime) {
       committed,
       tagsCreated: [...after.tags].filter((k) => !before.tags.has(k)).map(tagName),
       tagsDeleted: [...before.tags].filter((k) => !after.tags.has(k)).map(tagName),
-      restartRequired: outcome ? outcome.restartRequired : false,
+      restartRequired,
       stateBytes,
       error,
     };

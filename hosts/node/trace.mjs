@@ -1,10 +1,12 @@
-// Parsing and validation of replay traces (TRACE-FORMAT v1), rule for rule
+// Parsing and validation of replay traces (TRACE-FORMAT v1 and the
+// writer-level steps of docs/trace-writer-ops.md), rule for rule
 // the same as the Rust replayer (host/src/trace.rs): a trace this module
 // rejects is one the Rust tool rejects, so every host exits 2 on the same
 // inputs. Only the shape is checked; values that fit their WIT types but
 // break SEMANTICS (parallelism 0, a subtask out of range) go to the component.
 
 import { parseJson, JsonError } from './json.mjs';
+import { rustDebugStr } from './host.mjs';
 
 export const END = 2n ** 63n - 1n;
 export const MAX_CHECKPOINT = END - 1n;
@@ -245,7 +247,30 @@ function configOverride(step, base) {
   return applyConfig(base, obj);
 }
 
-const OPS = ['start', 'event', 'checkpoint', 'complete', 'abort', 'reset_subtask', 'restored', 'failover', 'close', 'clock', 'storage_fault'];
+const OPS = [
+  'start',
+  'event',
+  'checkpoint',
+  'complete',
+  'abort',
+  'reset_subtask',
+  'restored',
+  'failover',
+  'close',
+  'clock',
+  'storage_fault',
+  // Writer-level steps (docs/trace-writer-ops.md).
+  'write',
+  'end_input',
+  'send',
+  'writer_complete',
+  'writer_abort',
+  'writer_snapshot',
+  'writer_restore',
+];
+
+/** The writer-level ops (docs/trace-writer-ops.md). */
+export const WRITER_OPS = new Set(OPS.slice(11));
 
 const OP_FIELDS = {
   start: ['config'],
@@ -259,6 +284,13 @@ const OP_FIELDS = {
   close: [],
   clock: ['ms'],
   storage_fault: ['call', 'mode', 'skip', 'count'],
+  write: ['subtask', 'checkpoint', 'committables', 'watermark', 'savepoint', 'send'],
+  end_input: ['subtask', 'committables', 'watermark', 'send'],
+  send: ['subtask', 'count'],
+  writer_complete: ['subtask', 'checkpoint'],
+  writer_abort: ['subtask', 'checkpoint'],
+  writer_snapshot: ['subtask', 'checkpoint'],
+  writer_restore: ['subtask', 'checkpoint', 'attempt', 'send'],
 };
 
 function parseEntry(obj) {
@@ -285,7 +317,111 @@ function decodeHex(s) {
   return out;
 }
 
-function parseStep(item, config) {
+/**
+ * What the writer-level steps so far have created (trace.rs `WriterBook`):
+ * which writers exist (with their attempt) and which writer state bytes
+ * `writer_snapshot` kept. All of it follows from the steps alone: writers are
+ * created by steps and never removed, whatever the calls return.
+ */
+class WriterBook {
+  constructor() {
+    this.attempts = new Map(); // JSON [instance, subtask] -> attempt
+    this.kept = new Set(); // JSON [instance, subtask, checkpoint]
+  }
+
+  static key(instance, subtask) {
+    return JSON.stringify([instance, subtask]);
+  }
+
+  static keptKey(instance, subtask, checkpoint) {
+    return JSON.stringify([instance, subtask, checkpoint.toString()]);
+  }
+
+  /** The default attempt of a `writer_restore`: the previous + 1, or 0. */
+  nextAttempt(instance, subtask) {
+    const previous = this.attempts.get(WriterBook.key(instance, subtask));
+    if (previous === undefined) return 0;
+    if (BigInt(previous) + 1n > U32_MAX) {
+      throw at(
+        'attempt',
+        `the default attempt (the previous attempt ${previous} + 1) does not fit 0..=4294967295: give "attempt"`,
+      );
+    }
+    return previous + 1;
+  }
+
+  /** The existing writers of `instance`, in subtask order. */
+  subtasksOf(instance) {
+    const out = [];
+    for (const k of this.attempts.keys()) {
+      const [name, subtask] = JSON.parse(k);
+      if (name === instance) out.push(subtask);
+    }
+    return out.sort((a, b) => a - b);
+  }
+
+  /** The writer rules a step's shape cannot show. */
+  check(step) {
+    const name = step.instance;
+    switch (step.op) {
+      case 'writer_complete':
+      case 'writer_abort':
+      case 'writer_snapshot':
+        if (step.subtask !== null) {
+          if (!this.attempts.has(WriterBook.key(name, step.subtask))) {
+            throw at(
+              'subtask',
+              `no writer ${step.subtask} of instance ${rustDebugStr(name)} exists yet (a writer is created by its first ` +
+                '"write", "end_input", "send" or "writer_restore" step)',
+            );
+          }
+        } else if (this.subtasksOf(name).length === 0) {
+          throw at(
+            'subtask',
+            `instance ${rustDebugStr(name)} has no writer yet (without "subtask" the step applies to every writer of the instance)`,
+          );
+        }
+        break;
+      case 'writer_restore':
+        if (step.checkpoint !== null && !this.kept.has(WriterBook.keptKey(name, step.subtask, step.checkpoint))) {
+          throw at(
+            'checkpoint',
+            `no writer state bytes were kept for checkpoint ${step.checkpoint} of writer ${step.subtask} of instance ` +
+              `${rustDebugStr(name)} (no "writer_snapshot" step for it)`,
+          );
+        }
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** Records what a (checked) step creates. */
+  apply(step) {
+    const name = step.instance;
+    switch (step.op) {
+      case 'write':
+      case 'end_input':
+      case 'send': {
+        const k = WriterBook.key(name, step.subtask);
+        if (!this.attempts.has(k)) this.attempts.set(k, 0);
+        break;
+      }
+      case 'writer_restore':
+        this.attempts.set(WriterBook.key(name, step.subtask), step.attempt);
+        break;
+      case 'writer_snapshot': {
+        const subtasks = step.subtask !== null ? [step.subtask] : this.subtasksOf(name);
+        for (const s of subtasks) this.kept.add(WriterBook.keptKey(name, s, step.checkpoint));
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+function parseStep(item, config, writers) {
   if (item.value.t !== 'object') throw new Malformed(`expected a step (an object), got ${describe(item.value)}`);
   const obj = new Obj(item.value.v, '');
   const opName = obj.required('op').str();
@@ -373,6 +509,54 @@ function parseStep(item, config) {
       op = { op: opName, call, fault: { skip, count, mode } };
       break;
     }
+    case 'write': {
+      const subtask = obj.required('subtask').u32();
+      const entry = {
+        checkpoint: obj.required('checkpoint').checkpoint(false),
+        committables: optCommittables(obj),
+        watermark: optWatermark(obj) ?? undefined,
+        savepoint: optBool(obj, 'savepoint', false),
+      };
+      op = { op: opName, subtask, entry, send: optBool(obj, 'send', true) };
+      break;
+    }
+    case 'end_input': {
+      const subtask = obj.required('subtask').u32();
+      const committables = optCommittables(obj);
+      const watermark = optWatermark(obj) ?? undefined;
+      op = { op: opName, subtask, committables, watermark, send: optBool(obj, 'send', true) };
+      break;
+    }
+    case 'send': {
+      const subtask = obj.required('subtask').u32();
+      let count = null;
+      const f = obj.optional('count');
+      if (f !== null) {
+        count = f.u64();
+        if (count < 1n) {
+          throw at('count', "a send's count must be at least 1 (omit it to send the whole outbox)");
+        }
+      }
+      op = { op: opName, subtask, count };
+      break;
+    }
+    case 'writer_complete':
+    case 'writer_abort':
+    case 'writer_snapshot': {
+      const f = obj.optional('subtask');
+      const subtask = f === null ? null : f.u32();
+      const checkpoint = obj.required('checkpoint').checkpoint(false);
+      op = { op: opName, subtask, checkpoint };
+      break;
+    }
+    case 'writer_restore': {
+      const subtask = obj.required('subtask').u32();
+      const checkpoint = obj.required('checkpoint').checkpointOrNull();
+      const f = obj.optional('attempt');
+      const attempt = f !== null ? f.u32() : writers.nextAttempt(instance, subtask);
+      op = { op: opName, subtask, checkpoint, attempt, send: optBool(obj, 'send', true) };
+      break;
+    }
   }
   op.instance = instance;
   return op;
@@ -412,7 +596,10 @@ export function parseTrace(bytes) {
   const clockStepMs = optU64(top, 'clock_step_ms', 0n);
 
   const steps = [];
+  // Names that have had a start or failover so far.
   const instances = new Set();
+  // Writers and kept writer state so far (writer-level steps).
+  const writers = new WriterBook();
   top.required('steps').array().forEach((item, index) => {
     let opName = null;
     if (item.value.t === 'object') {
@@ -421,21 +608,31 @@ export function parseTrace(bytes) {
     }
     let step;
     try {
-      step = parseStep(item, config);
+      step = parseStep(item, config, writers);
     } catch (e) {
       if (e instanceof Malformed) throw e.inStep(index, opName);
       throw e;
     }
     const creates = step.op === 'start' || step.op === 'failover';
+    // These need only the writer (which exists only after a step that needed
+    // the instance): WriterBook.check names what is missing.
+    const writerOnly = step.op === 'writer_complete' || step.op === 'writer_abort' || step.op === 'writer_snapshot';
     if (index === 0 && !creates) {
       throw at('op', 'the first step must be "start" or "failover"').inStep(index, opName);
     }
-    if (!creates && !instances.has(step.instance)) {
+    if (!creates && !writerOnly && !instances.has(step.instance)) {
       throw at(
         'instance',
         `no instance ${JSON.stringify(step.instance)} exists yet: its first step must be "start" or "failover"`,
       ).inStep(index, opName);
     }
+    try {
+      writers.check(step);
+    } catch (e) {
+      if (e instanceof Malformed) throw e.inStep(index, opName);
+      throw e;
+    }
+    writers.apply(step);
     instances.add(step.instance);
     steps.push(step);
   });

@@ -30,12 +30,15 @@ from wasmtime import _ffi as ffi
 from wasmtime.component import Component, Linker, Record, Variant
 from wasmtime.component._types import ResultType
 
+from tracefile import rust_debug_str
+
 U64_MAX = 2**64 - 1
 
 STORAGE = "sink:coordinator/storage@0.1.0"
 CLOCK = "sink:coordinator/clock@0.1.0"
 COORDINATOR = "sink:coordinator/coordinator@0.1.0"
 TABLE = "sink:coordinator/table@0.1.0"
+WRITER = "sink:coordinator/writer@0.1.0"
 
 
 # ---------------------------------------------------------------------------
@@ -75,31 +78,6 @@ def _result_to_c(self, store, val, ptr):  # type: ignore[no-untyped-def]
 
 
 ResultType.convert_to_c = _result_to_c
-
-
-def rust_debug_str(s: str) -> str:
-    """Rust's `{:?}` of a str (the Rust host's fault messages use it)."""
-    out = ['"']
-    for ch in s:
-        c = ord(ch)
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif c == 0:
-            out.append("\\0")
-        elif c < 0x20 or 0x7F <= c <= 0x9F:
-            out.append(f"\\u{{{c:x}}}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
 
 
 class MemStorage:

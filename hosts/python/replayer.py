@@ -1,6 +1,11 @@
 """Replays a validated trace (tracefile.py) through the component under
 wasmtime-py, with the semantics of the Rust replayer (host/src/replay.rs):
 
+- writer-level steps (docs/trace-writer-ops.md) drive the component's
+  `writer` resource, one Store per writer (as the Rust host); writers, their
+  outboxes and the kept writer state bytes survive coordinator failovers,
+  like the clock;
+
 - one fresh, empty in-memory table and one trace clock for the whole trace;
   they survive failovers;
 - every coordinator runs in its own Store (a trap discards it: state
@@ -18,8 +23,8 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional
 
-from host import COORDINATOR, TABLE, CallError, Instance, ManualClock, MemStorage, Runtime, to_record, unwrap_result
-from tracefile import Config, Entry, Malformed, Trace
+from host import COORDINATOR, TABLE, WRITER, CallError, Instance, ManualClock, MemStorage, Runtime, to_record, unwrap_result
+from tracefile import WRITER_OPS, Config, Entry, Malformed, Trace, rust_debug_str
 
 SNAPSHOT_PREFIX = "snapshot/"
 TAG_PREFIX = "tag/"
@@ -137,6 +142,84 @@ class FailedInstance:
         return _failed_outcome()
 
 
+def _entry(r: Any) -> Entry:
+    """An `entry` record returned by the component, as an Entry."""
+    return Entry(
+        checkpoint=r.checkpoint, committables=list(r.committables), watermark=r.watermark, savepoint=bool(r.savepoint)
+    )
+
+
+class ComponentWriter:
+    """The writer-side helper (SEMANTICS 11): the component's `writer`
+    resource in a Store of its own (as the Rust host's one Store per writer),
+    linked to a detached storage and clock, which it never calls. A trap
+    discards the Store: later calls are `illegal-state`."""
+
+    def __init__(self, runtime: Runtime, linker, subtask: int):
+        self.trap: Optional[str] = None
+        self.handle = None
+        try:
+            self.instance: Optional[Instance] = runtime.instantiate(linker)
+        except Exception as e:  # instantiation trapped
+            raise CallError("trap", _trap_message("instantiation", e))
+        self.handle = self._call("the writer constructor", "[constructor]writer", subtask, result=False)
+
+    def _call(self, what: str, func: str, *args: Any, result: bool = True) -> Any:
+        if self.trap is not None:
+            raise CallError("illegal-state", f"{what}: the instance was discarded after a guest trap ({self.trap})")
+        try:
+            value = self.instance.call(WRITER, func, *args)
+        except Exception as e:  # a trap (or a failure of the glue): discard the Store
+            self.trap = _trap_message(what, e)
+            self.instance = None
+            self.handle = None
+            raise CallError("trap", self.trap)
+        return unwrap_result(value) if result else value
+
+    def _method(self, what: str, name: str, *args: Any, result: bool = True) -> Any:
+        return self._call(what, f"[method]writer.{name}", self.handle, *args, result=result)
+
+    def report(self, checkpoint: int, committables: List[bytes], watermark: Optional[int], savepoint: bool) -> Entry:
+        return _entry(self._method("writer report", "report", checkpoint, list(committables), watermark, savepoint))
+
+    def end_input(self, committables: List[bytes], watermark: Optional[int]) -> Entry:
+        return _entry(self._method("writer end-input", "end-input", list(committables), watermark))
+
+    def checkpoint_complete(self, checkpoint: int) -> None:
+        self._method("writer checkpoint-complete", "checkpoint-complete", checkpoint)
+
+    def checkpoint_aborted(self, checkpoint: int) -> None:
+        self._method("writer checkpoint-aborted", "checkpoint-aborted", checkpoint)
+
+    def state(self) -> bytes:
+        return bytes(self._method("writer state", "state", result=False))
+
+    def restore(self, state: bytes, checkpoint: int) -> List[Entry]:
+        return [_entry(e) for e in self._method("writer restore", "restore", bytes(state), checkpoint)]
+
+
+class FailedWriter:
+    """A writer whose creation trapped: every call is `illegal-state`."""
+
+    def _refuse(self, *_args: Any):
+        raise CallError("illegal-state", "the writer failed: its component trapped while it was created")
+
+    report = end_input = checkpoint_complete = checkpoint_aborted = state = restore = _refuse
+
+
+class _WriterSlot:
+    """One writer of the replayer: the helper, its attempt, and the events it
+    produced and has not delivered yet, oldest first (("event", Entry) or
+    ("restored", checkpoint, [Entry]))."""
+
+    __slots__ = ("api", "attempt", "outbox")
+
+    def __init__(self, api: Any):
+        self.api = api
+        self.attempt = 0
+        self.outbox: List[tuple] = []
+
+
 class ComponentTable:
     """The `table` interface in a Store of its own over the same storage,
     with a detached clock (reading the table never consumes trace clock
@@ -249,14 +332,167 @@ def replay(trace: Trace, runtime: Runtime) -> Dict[str, Any]:
             return None, None
         raise HostFailure(f"step {index}: unknown op {op}")
 
+    # ---- Writer-level steps (docs/trace-writer-ops.md), as replay.rs ----
+    # Writers are keyed by (instance name, subtask); they, their outboxes and
+    # the writer state bytes kept by `writer_snapshot` belong to the replayer
+    # and survive coordinator `failover` and `start`.
+    writers: Dict[tuple, _WriterSlot] = {}
+    writer_kept: Dict[tuple, bytes] = {}
+    writer_linker = runtime.linker(MemStorage(), ManualClock(0, 0))
+
+    def writer(name: str, subtask: int) -> _WriterSlot:
+        """The writer (name, subtask), created (attempt 0, empty outbox) if it
+        does not exist. A creation that fails leaves a FailedWriter and raises."""
+        slot = writers.get((name, subtask))
+        if slot is not None:
+            return slot
+        failure = None
+        try:
+            api: Any = ComponentWriter(runtime, writer_linker, subtask)
+        except CallError as e:
+            failure = e
+            api = FailedWriter()
+        slot = writers[(name, subtask)] = _WriterSlot(api)
+        if failure is not None:
+            raise failure
+        return slot
+
+    def deliver(name: str, subtask: int, count: Optional[int]) -> tuple:
+        """Delivers the oldest `count` (None: all) events of a writer's
+        outbox, one coordinator call each. Returns (restart_required, error):
+        restart_required if any call said so; the first error stops the
+        delivery (the event whose call failed was delivered; the later ones
+        stay in the outbox)."""
+        restart, error = False, None
+        sent = 0
+        while count is None or sent < count:
+            slot = writers.get((name, subtask))
+            if slot is None or not slot.outbox:
+                break
+            item = slot.outbox.pop(0)
+            instance = instances.get(name)
+            if instance is None:
+                raise HostFailure(f"replay failed: no instance {_quote(name)} (the trace was not validated)")
+            sent += 1
+            try:
+                if item[0] == "event":
+                    outcome = instance.event(subtask, slot.attempt, item[1])
+                else:
+                    outcome = instance.restored(subtask, slot.attempt, item[1], item[2])
+            except CallError as e:
+                error = e
+                break
+            restart = restart or bool(getattr(outcome, "restart-required"))
+        return restart, error
+
+    def produced(name: str, subtask: int, produce, send: bool) -> tuple:
+        """A `write` or `end_input` call's result: the entry joins the outbox,
+        which is delivered with `send`; a writer error is the step's error."""
+        try:
+            entry = produce()
+        except CallError as e:
+            return False, e
+        slot = writers.get((name, subtask))
+        if slot is not None:
+            slot.outbox.append(("event", entry))
+        return deliver(name, subtask, None) if send else (False, None)
+
+    def each_writer(name: str, subtask: Optional[int], fn) -> tuple:
+        """Runs fn on the writer `subtask`, or on every writer of the instance
+        in subtask order; the first error stops and is the step's."""
+        subtasks = [subtask] if subtask is not None else sorted(s for (n, s) in writers if n == name)
+        for s in subtasks:
+            slot = writers.get((name, s))
+            if slot is None:  # parse_trace() guarantees the writer exists
+                continue
+            try:
+                fn(s, slot.api)
+            except CallError as e:
+                return False, e
+        return False, None
+
+    def apply_writer(index: int, step) -> tuple:
+        """Runs one writer-level step; returns (restart_required, CallError or None)."""
+        name, a, op = step.instance, step.args, step.op
+        if op in ("write", "end_input"):
+            try:
+                slot = writer(name, a["subtask"])
+            except CallError as e:
+                return False, e
+            if op == "write":
+                en = a["entry"]
+                produce = lambda: slot.api.report(en.checkpoint, en.committables, en.watermark, en.savepoint)  # noqa: E731
+            else:
+                produce = lambda: slot.api.end_input(a["committables"], a["watermark"])  # noqa: E731
+            return produced(name, a["subtask"], produce, a["send"])
+        if op == "send":
+            try:
+                writer(name, a["subtask"])
+            except CallError as e:
+                return False, e
+            return deliver(name, a["subtask"], a["count"])
+        if op == "writer_complete":
+            return each_writer(name, a["subtask"], lambda _s, w: w.checkpoint_complete(a["checkpoint"]))
+        if op == "writer_abort":
+            return each_writer(name, a["subtask"], lambda _s, w: w.checkpoint_aborted(a["checkpoint"]))
+        if op == "writer_snapshot":
+            taken = []
+            result = each_writer(name, a["subtask"], lambda s, w: taken.append((s, w.state())))
+            for s, data in taken:
+                writer_kept[(name, s, a["checkpoint"])] = data
+            return result
+        if op == "writer_restore":
+            subtask, c = a["subtask"], a["checkpoint"]
+            # parse_trace() checked that bytes were kept; only a writer whose
+            # state() failed can have kept none.
+            data = None
+            if c is not None:
+                data = writer_kept.get((name, subtask, c))
+                if data is None:
+                    raise Malformed(
+                        f"no writer state bytes were kept for checkpoint {c} of writer {subtask} "
+                        f"of instance {rust_debug_str(name)}",
+                        step=index,
+                        op=op,
+                        field="checkpoint",
+                    )
+            # The old writer and its outbox are discarded; the fresh one (even
+            # a failed one) has the step's attempt.
+            writers.pop((name, subtask), None)
+            created = None
+            try:
+                writer(name, subtask)
+            except CallError as e:
+                created = e
+            slot = writers.get((name, subtask))
+            if slot is not None:
+                slot.attempt = a["attempt"]
+            if created is not None:
+                return False, created
+            if c is None:
+                return False, None  # from scratch: nothing to send
+            try:
+                entries = slot.api.restore(data, c)
+            except CallError as e:
+                return False, e
+            slot.outbox.append(("restored", c, entries))
+            return deliver(name, subtask, None) if a["send"] else (False, None)
+        raise HostFailure(f"replay failed: step {index}: {_quote(op)} is not a writer step")
+
     steps = []
     for index, step in enumerate(trace.steps):
         before_snaps, before_tags = table_keys()
-        outcome, state_bytes, error = None, None, None
-        try:
-            outcome, state_bytes = apply(index, step)
-        except CallError as e:
-            error = (e.kind, e.message)
+        state_bytes, error, restart = None, None, False
+        if step.op in WRITER_OPS:
+            restart, failure = apply_writer(index, step)
+            if failure is not None:
+                error = (failure.kind, failure.message)
+        else:
+            try:
+                outcome, state_bytes = apply(index, step)
+                restart = bool(getattr(outcome, "restart-required")) if outcome is not None else False
+            except CallError as e:
+                error = (e.kind, e.message)
         after_snaps, after_tags = table_keys()
         instance = instances.get(step.instance)
         if instance is None:
@@ -282,7 +518,7 @@ def replay(trace: Trace, runtime: Runtime) -> Dict[str, Any]:
                 "committed": committed,
                 "tags_created": [k[len(TAG_PREFIX):] for k in sorted(after_tags - before_tags, key=by_bytes)],
                 "tags_deleted": [k[len(TAG_PREFIX):] for k in sorted(before_tags - after_tags, key=by_bytes)],
-                "restart_required": bool(getattr(outcome, "restart-required")) if outcome is not None else False,
+                "restart_required": restart,
                 "state_bytes": state_bytes,
                 "error": error,
             }

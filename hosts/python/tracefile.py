@@ -1,4 +1,5 @@
-"""Parsing and validation of replay traces (TRACE-FORMAT v1).
+"""Parsing and validation of replay traces (TRACE-FORMAT v1 and the
+writer-level steps of docs/trace-writer-ops.md).
 
 Rule for rule the same as the Rust replayer (host/src/trace.rs), so that every
 host rejects the same traces (exit code 2). JSON is read so that it accepts
@@ -400,7 +401,29 @@ def _config_override(step: Obj, base: Config) -> Config:
     return _apply_config(base, obj)
 
 
-OPS = ["start", "event", "checkpoint", "complete", "abort", "reset_subtask", "restored", "failover", "close", "clock", "storage_fault"]
+OPS = [
+    "start",
+    "event",
+    "checkpoint",
+    "complete",
+    "abort",
+    "reset_subtask",
+    "restored",
+    "failover",
+    "close",
+    "clock",
+    "storage_fault",
+    # Writer-level steps (docs/trace-writer-ops.md).
+    "write",
+    "end_input",
+    "send",
+    "writer_complete",
+    "writer_abort",
+    "writer_snapshot",
+    "writer_restore",
+]
+
+WRITER_OPS = frozenset(OPS[11:])
 
 OP_FIELDS = {
     "start": ["config"],
@@ -414,6 +437,13 @@ OP_FIELDS = {
     "close": [],
     "clock": ["ms"],
     "storage_fault": ["call", "mode", "skip", "count"],
+    "write": ["subtask", "checkpoint", "committables", "watermark", "savepoint", "send"],
+    "end_input": ["subtask", "committables", "watermark", "send"],
+    "send": ["subtask", "count"],
+    "writer_complete": ["subtask", "checkpoint"],
+    "writer_abort": ["subtask", "checkpoint"],
+    "writer_snapshot": ["subtask", "checkpoint"],
+    "writer_restore": ["subtask", "checkpoint", "attempt", "send"],
 }
 
 
@@ -436,7 +466,100 @@ def _decode_hex(s: str) -> bytes:
     return bytes.fromhex(s)
 
 
-def _parse_step(item: Field, config: Config) -> Step:
+def rust_debug_str(s: str) -> str:
+    """Rust's `{:?}` of a str (the Rust host's messages use it)."""
+    out = ['"']
+    for ch in s:
+        c = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif c == 0:
+            out.append("\\0")
+        elif c < 0x20 or 0x7F <= c <= 0x9F:
+            out.append(f"\\u{{{c:x}}}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+class WriterBook:
+    """What the writer-level steps so far have created (trace.rs
+    `WriterBook`): which writers exist (with their attempt) and which writer
+    state bytes `writer_snapshot` kept. All of it follows from the steps
+    alone: writers are created by steps and never removed, whatever the calls
+    return."""
+
+    def __init__(self) -> None:
+        # (instance name, subtask) -> attempt
+        self.attempts: dict = {}
+        # (instance name, subtask, checkpoint) of every kept writer state
+        self.kept: set = set()
+
+    def next_attempt(self, instance: str, subtask: int) -> int:
+        """The default attempt of a `writer_restore`: the previous + 1, or 0."""
+        previous = self.attempts.get((instance, subtask))
+        if previous is None:
+            return 0
+        if previous + 1 > U32_MAX:
+            raise _at(
+                "attempt",
+                f'the default attempt (the previous attempt {previous} + 1) does not fit 0..=4294967295: give "attempt"',
+            )
+        return previous + 1
+
+    def subtasks_of(self, instance: str) -> List[int]:
+        """The existing writers of `instance`, in subtask order."""
+        return sorted(s for (name, s) in self.attempts if name == instance)
+
+    def check(self, step: "Step") -> None:
+        """The writer rules a step's shape cannot show."""
+        name, a = step.instance, step.args
+        if step.op in ("writer_complete", "writer_abort", "writer_snapshot"):
+            s = a["subtask"]
+            if s is not None and (name, s) not in self.attempts:
+                raise _at(
+                    "subtask",
+                    f"no writer {s} of instance {rust_debug_str(name)} exists yet (a writer is created by its first "
+                    '"write", "end_input", "send" or "writer_restore" step)',
+                )
+            if s is None and not self.subtasks_of(name):
+                raise _at(
+                    "subtask",
+                    f"instance {rust_debug_str(name)} has no writer yet "
+                    '(without "subtask" the step applies to every writer of the instance)',
+                )
+        elif step.op == "writer_restore":
+            c = a["checkpoint"]
+            if c is not None and (name, a["subtask"], c) not in self.kept:
+                raise _at(
+                    "checkpoint",
+                    f"no writer state bytes were kept for checkpoint {c} of writer {a['subtask']} of instance "
+                    f'{rust_debug_str(name)} (no "writer_snapshot" step for it)',
+                )
+
+    def apply(self, step: "Step") -> None:
+        """Records what a (checked) step creates."""
+        name, a = step.instance, step.args
+        if step.op in ("write", "end_input", "send"):
+            self.attempts.setdefault((name, a["subtask"]), 0)
+        elif step.op == "writer_restore":
+            self.attempts[(name, a["subtask"])] = a["attempt"]
+        elif step.op == "writer_snapshot":
+            subtasks = [a["subtask"]] if a["subtask"] is not None else self.subtasks_of(name)
+            for s in subtasks:
+                self.kept.add((name, s, a["checkpoint"]))
+
+
+def _parse_step(item: Field, config: Config, writers: WriterBook) -> Step:
     if not isinstance(item.value, JObject):
         raise Malformed(f"expected a step (an object), got {_describe(item.value)}")
     obj = Obj(item.value, "")
@@ -501,6 +624,39 @@ def _parse_step(item: Field, config: Config) -> Step:
         if count < 1:
             raise _at("count", "a fault's count must be at least 1")
         a.update(call=call_field.value, mode=mode_field.value, skip=skip, count=count)
+    elif op_name == "write":
+        a["subtask"] = obj.required("subtask").u32()
+        a["entry"] = Entry(
+            checkpoint=obj.required("checkpoint").checkpoint(False),
+            committables=_opt_committables(obj),
+            watermark=_opt_watermark(obj),
+            savepoint=_opt_bool(obj, "savepoint", False),
+        )
+        a["send"] = _opt_bool(obj, "send", True)
+    elif op_name == "end_input":
+        a["subtask"] = obj.required("subtask").u32()
+        a["committables"] = _opt_committables(obj)
+        a["watermark"] = _opt_watermark(obj)
+        a["send"] = _opt_bool(obj, "send", True)
+    elif op_name == "send":
+        a["subtask"] = obj.required("subtask").u32()
+        count = None
+        f = obj.optional("count")
+        if f is not None:
+            count = f.u64()
+            if count < 1:
+                raise _at("count", "a send's count must be at least 1 (omit it to send the whole outbox)")
+        a["count"] = count
+    elif op_name in ("writer_complete", "writer_abort", "writer_snapshot"):
+        f = obj.optional("subtask")
+        a["subtask"] = None if f is None else f.u32()
+        a["checkpoint"] = obj.required("checkpoint").checkpoint(False)
+    elif op_name == "writer_restore":
+        a["subtask"] = obj.required("subtask").u32()
+        a["checkpoint"] = obj.required("checkpoint").checkpoint_or_null()
+        f = obj.optional("attempt")
+        a["attempt"] = f.u32() if f is not None else writers.next_attempt(instance, a["subtask"])
+        a["send"] = _opt_bool(obj, "send", True)
     return Step(op=op_name, instance=instance, args=a)
 
 
@@ -519,7 +675,10 @@ def parse_trace(data: bytes) -> Trace:
     clock_step_ms = _opt_u64(top, "clock_step_ms", 0)
 
     steps: List[Step] = []
+    # Names that have had a start or failover so far.
     instances = set()
+    # Writers and kept writer state so far (writer-level steps).
+    writers = WriterBook()
     for index, item in enumerate(top.required("steps").array()):
         op_name = None
         if isinstance(item.value, JObject):
@@ -528,17 +687,25 @@ def parse_trace(data: bytes) -> Trace:
                     op_name = v
                     break
         try:
-            step = _parse_step(item, config)
+            step = _parse_step(item, config, writers)
         except Malformed as e:
             raise e.in_step(index, op_name)
         creates = step.op in ("start", "failover")
+        # These need only the writer (which exists only after a step that
+        # needed the instance): WriterBook.check names what is missing.
+        writer_only = step.op in ("writer_complete", "writer_abort", "writer_snapshot")
         if index == 0 and not creates:
             raise _at("op", 'the first step must be "start" or "failover"').in_step(index, op_name)
-        if not creates and step.instance not in instances:
+        if not creates and not writer_only and step.instance not in instances:
             raise _at(
                 "instance",
                 f'no instance {json.dumps(step.instance, ensure_ascii=False)} exists yet: its first step must be "start" or "failover"',
             ).in_step(index, op_name)
+        try:
+            writers.check(step)
+        except Malformed as e:
+            raise e.in_step(index, op_name)
+        writers.apply(step)
         instances.add(step.instance)
         steps.append(step)
     return Trace(config, clock_start_ms, clock_step_ms, steps)

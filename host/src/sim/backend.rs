@@ -8,7 +8,9 @@
 
 use std::path::PathBuf;
 
-use sink_coordinator::{Config, Entry, Lifecycle, Outcome, RestorePoint, Snapshot, Storage, StorageError, Tag, Writer};
+use sink_coordinator::{
+    Config, Entry, Lifecycle, Outcome, RestorePoint, Snapshot, Storage, StorageError, Tag, Writer,
+};
 
 use crate::clock::ManualClock;
 use crate::component::{ComponentCoordinator, ComponentWriter};
@@ -20,8 +22,18 @@ use crate::storage::{FaultyStorage, LocalDirStorage, MemStorage};
 
 /// The writer-side helper (SEMANTICS 11), whatever runs it.
 pub trait WriterApi {
-    fn report(&mut self, checkpoint: u64, committables: Vec<Vec<u8>>, watermark: Option<i64>, savepoint: bool) -> HostResult<Entry>;
-    fn end_input(&mut self, committables: Vec<Vec<u8>>, watermark: Option<i64>) -> HostResult<Entry>;
+    fn report(
+        &mut self,
+        checkpoint: u64,
+        committables: Vec<Vec<u8>>,
+        watermark: Option<i64>,
+        savepoint: bool,
+    ) -> HostResult<Entry>;
+    fn end_input(
+        &mut self,
+        committables: Vec<Vec<u8>>,
+        watermark: Option<i64>,
+    ) -> HostResult<Entry>;
     fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<()>;
     fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()>;
     fn state(&mut self) -> HostResult<Vec<u8>>;
@@ -29,10 +41,26 @@ pub trait WriterApi {
 }
 
 impl WriterApi for Writer {
-    fn report(&mut self, checkpoint: u64, committables: Vec<Vec<u8>>, watermark: Option<i64>, savepoint: bool) -> HostResult<Entry> {
-        Ok(Writer::report(self, checkpoint, committables, watermark, savepoint)?)
+    fn report(
+        &mut self,
+        checkpoint: u64,
+        committables: Vec<Vec<u8>>,
+        watermark: Option<i64>,
+        savepoint: bool,
+    ) -> HostResult<Entry> {
+        Ok(Writer::report(
+            self,
+            checkpoint,
+            committables,
+            watermark,
+            savepoint,
+        )?)
     }
-    fn end_input(&mut self, committables: Vec<Vec<u8>>, watermark: Option<i64>) -> HostResult<Entry> {
+    fn end_input(
+        &mut self,
+        committables: Vec<Vec<u8>>,
+        watermark: Option<i64>,
+    ) -> HostResult<Entry> {
         Ok(Writer::end_input(self, committables, watermark)?)
     }
     fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<()> {
@@ -50,10 +78,20 @@ impl WriterApi for Writer {
 }
 
 impl WriterApi for ComponentWriter {
-    fn report(&mut self, checkpoint: u64, committables: Vec<Vec<u8>>, watermark: Option<i64>, savepoint: bool) -> HostResult<Entry> {
+    fn report(
+        &mut self,
+        checkpoint: u64,
+        committables: Vec<Vec<u8>>,
+        watermark: Option<i64>,
+        savepoint: bool,
+    ) -> HostResult<Entry> {
         ComponentWriter::report(self, checkpoint, &committables, watermark, savepoint)
     }
-    fn end_input(&mut self, committables: Vec<Vec<u8>>, watermark: Option<i64>) -> HostResult<Entry> {
+    fn end_input(
+        &mut self,
+        committables: Vec<Vec<u8>>,
+        watermark: Option<i64>,
+    ) -> HostResult<Entry> {
         ComponentWriter::end_input(self, &committables, watermark)
     }
     fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<()> {
@@ -130,7 +168,10 @@ pub fn open_table(location: &TableLocation) -> Result<SharedStorage, String> {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(format!("cannot wipe {}: {e}", dir.display())),
             }
-            SimStore::Dir(LocalDirStorage::open(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?)
+            SimStore::Dir(
+                LocalDirStorage::open(dir)
+                    .map_err(|e| format!("cannot create {}: {e}", dir.display()))?,
+            )
         }
     };
     Ok(Shared::new(FaultyStorage::new(store)))
@@ -148,6 +189,7 @@ pub fn with_table<T>(storage: &SharedStorage, read: impl FnOnce(&mut dyn Storage
 
 /// How coordinators and writers are run.
 #[derive(Clone)]
+#[allow(clippy::large_enum_variant)] // one per run
 pub enum Engine {
     Native,
     Component(Runtime),
@@ -175,10 +217,12 @@ impl Engine {
     ) -> HostResult<SimCoordinator> {
         let env = HostEnv::new(storage.clone(), clock.clone());
         Ok(match self {
-            Engine::Native => SimCoordinator::Native(NativeCoordinator::new(config.clone(), restore, env)),
-            Engine::Component(runtime) => {
-                SimCoordinator::Component(Box::new(ComponentCoordinator::new(runtime, env, config, restore.as_ref())?))
+            Engine::Native => {
+                SimCoordinator::Native(NativeCoordinator::new(config.clone(), restore, env))
             }
+            Engine::Component(runtime) => SimCoordinator::Component(Box::new(
+                ComponentCoordinator::new(runtime, env, config, restore.as_ref())?,
+            )),
         })
     }
 
@@ -202,7 +246,8 @@ impl Engine {
             Engine::Component(runtime) => {
                 storage.lock().set_suspended(true);
                 let result = (|| {
-                    let mut table = crate::component::ComponentTable::new(runtime, storage.clone())?;
+                    let mut table =
+                        crate::component::ComponentTable::new(runtime, storage.clone())?;
                     Ok::<_, HostError>((table.list_snapshots()?, table.list_tags()?))
                 })();
                 storage.lock().set_suspended(false);
@@ -213,6 +258,7 @@ impl Engine {
 }
 
 /// One coordinator instance of the simulation.
+#[allow(clippy::large_enum_variant)] // one per run: boxing buys nothing
 pub enum SimCoordinator {
     Native(NativeCoordinator),
     Component(Box<ComponentCoordinator>),

@@ -6,7 +6,10 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use sink_coordinator::state_codec;
-use sink_coordinator::{Config, Entry, FinalCommitMode, Lifecycle, Outcome, RecoveryMode, RestorePoint, Snapshot, Tag, END};
+use sink_coordinator::{
+    Config, Entry, FinalCommitMode, Lifecycle, Outcome, RecoveryMode, RestorePoint, Snapshot, Tag,
+    END,
+};
 
 use crate::clock::ManualClock;
 use crate::env::Shared;
@@ -37,12 +40,55 @@ struct Rates {
 }
 
 impl Rates {
-    fn of(level: FaultLevel) -> Self {
-        match level {
-            FaultLevel::None => Rates { region: 0, global: 0, storage: 0, trap: 0, escalate: 0 },
-            FaultLevel::Low => Rates { region: 6, global: 3, storage: 12, trap: 3, escalate: 100 },
-            FaultLevel::Medium => Rates { region: 16, global: 8, storage: 35, trap: 6, escalate: 200 },
-            FaultLevel::High => Rates { region: 40, global: 20, storage: 90, trap: 15, escalate: 300 },
+    /// Weights relative to the other actions (which weigh 10x their listed
+    /// weight): a checkpoint takes about `3P + 5` steps, so fault weights are
+    /// scaled by `8 / (3P + 5)` to keep the faults per checkpoint the same
+    /// whatever the parallelism.
+    fn of(level: FaultLevel, parallelism: u32) -> Self {
+        let base = match level {
+            FaultLevel::None => Rates {
+                region: 0,
+                global: 0,
+                storage: 0,
+                trap: 0,
+                escalate: 0,
+            },
+            FaultLevel::Low => Rates {
+                region: 6,
+                global: 3,
+                storage: 12,
+                trap: 3,
+                escalate: 100,
+            },
+            FaultLevel::Medium => Rates {
+                region: 16,
+                global: 8,
+                storage: 35,
+                trap: 6,
+                escalate: 200,
+            },
+            FaultLevel::High => Rates {
+                region: 40,
+                global: 20,
+                storage: 90,
+                trap: 15,
+                escalate: 300,
+            },
+        };
+        let steps = 3 * u64::from(parallelism.min(1000)) + 5;
+        let scale = |w: u32| {
+            if w == 0 {
+                0
+            } else {
+                ((u64::from(w) * 80 / steps) as u32).max(1)
+            }
+        };
+        Rates {
+            region: scale(base.region),
+            global: scale(base.global),
+            storage: scale(base.storage),
+            trap: scale(base.trap),
+            escalate: base.escalate,
         }
     }
 }
@@ -51,7 +97,10 @@ impl Rates {
 #[derive(Clone, Debug)]
 enum Payload {
     Event(Entry),
-    Restored { checkpoint: u64, entries: Vec<Entry> },
+    Restored {
+        checkpoint: u64,
+        entries: Vec<Entry>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -127,9 +176,21 @@ struct Completed {
 
 #[derive(Clone, Debug)]
 enum Call {
-    Event { s: u32, attempt: u32, entry: Entry },
-    Restored { s: u32, attempt: u32, r: u64, entries: Vec<Entry> },
-    Reset { s: u32, r: Option<u64> },
+    Event {
+        s: u32,
+        attempt: u32,
+        entry: Entry,
+    },
+    Restored {
+        s: u32,
+        attempt: u32,
+        r: u64,
+        entries: Vec<Entry>,
+    },
+    Reset {
+        s: u32,
+        r: Option<u64>,
+    },
     Checkpoint(u64),
     Complete(u64),
     Abort(u64),
@@ -139,9 +200,26 @@ enum Call {
 impl Call {
     fn op(&self) -> Op {
         match self.clone() {
-            Call::Event { s, attempt, entry } => Op::Event { subtask: s, attempt, entry },
-            Call::Restored { s, attempt, r, entries } => Op::Restored { subtask: s, attempt, checkpoint: r, entries },
-            Call::Reset { s, r } => Op::ResetSubtask { subtask: s, checkpoint: r },
+            Call::Event { s, attempt, entry } => Op::Event {
+                subtask: s,
+                attempt,
+                entry,
+            },
+            Call::Restored {
+                s,
+                attempt,
+                r,
+                entries,
+            } => Op::Restored {
+                subtask: s,
+                attempt,
+                checkpoint: r,
+                entries,
+            },
+            Call::Reset { s, r } => Op::ResetSubtask {
+                subtask: s,
+                checkpoint: r,
+            },
             Call::Checkpoint(c) => Op::Checkpoint { checkpoint: c },
             Call::Complete(c) => Op::Complete { checkpoint: c },
             Call::Abort(c) => Op::Abort { checkpoint: c },
@@ -205,6 +283,7 @@ enum Action {
     StorageFault,
     Trap,
     Stop,
+    LateAbort,
 }
 
 pub(crate) struct Sim<'a> {
@@ -230,6 +309,8 @@ pub(crate) struct Sim<'a> {
     savepoints: BTreeMap<u64, SpFate>,
     phase: Phase,
     starve_next: bool,
+    /// Aborts the coordinator has not been told of yet.
+    late_aborts: VecDeque<u64>,
     /// Bumped by every global failover: callers detect that their context is gone.
     epoch: u64,
     ledger: Ledger,
@@ -244,6 +325,8 @@ pub(crate) struct Sim<'a> {
     final_storage_error: bool,
     /// A final commit happened that wrote no END snapshot.
     final_without_end: bool,
+    /// Checkpoints whose entries a region restore replayed.
+    region_restored_checkpoints: BTreeSet<u64>,
     /// Highest completion the current coordinator instance was told of.
     coord_completed: Option<u64>,
     pub(crate) step: u64,
@@ -253,7 +336,7 @@ pub(crate) struct Sim<'a> {
 
 fn wm_end(seed: u64, s: u32) -> Option<i64> {
     let h = mix(&[seed, u64::from(s), 0xE4D]);
-    if h % 5 == 0 {
+    if h.is_multiple_of(5) {
         None
     } else {
         Some(1_000_000_000 + (h % 100_000) as i64)
@@ -261,9 +344,16 @@ fn wm_end(seed: u64, s: u32) -> Option<i64> {
 }
 
 impl<'a> Sim<'a> {
-    pub(crate) fn new(opts: &'a SimOptions, engine: Engine, progress: Option<&'a indicatif::ProgressBar>) -> Result<Self, String> {
+    pub(crate) fn new(
+        opts: &'a SimOptions,
+        engine: Engine,
+        progress: Option<&'a indicatif::ProgressBar>,
+    ) -> Result<Self, String> {
         let mut rng = Rng::new(opts.seed);
-        let scenario = opts.scenario.clone().unwrap_or_else(|| Scenario::random(&mut rng));
+        let scenario = opts
+            .scenario
+            .clone()
+            .unwrap_or_else(|| Scenario::random(&mut rng));
         let p = opts.writers.max(1);
         let mut cfg = Config::new(p, format!("sim-{}", opts.seed));
         match scenario.mode {
@@ -274,7 +364,11 @@ impl<'a> Sim<'a> {
         cfg.force_create_snapshot = scenario.force_create_snapshot;
         cfg.savepoint_auto_tag = scenario.savepoint_auto_tag;
         cfg.tag_time_retained_ms = scenario.tag_time_retained_ms;
-        cfg.recovery = if scenario.recovery_continue { RecoveryMode::Continue } else { RecoveryMode::Restart };
+        cfg.recovery = if scenario.recovery_continue {
+            RecoveryMode::Continue
+        } else {
+            RecoveryMode::Restart
+        };
         let storage = open_table(&opts.table)?;
         let clock = Shared::new(ManualClock::new(CLOCK_START_MS, 0));
         let m = opts.checkpoints;
@@ -307,7 +401,7 @@ impl<'a> Sim<'a> {
                 wm_start,
             });
         }
-        let mut rates = Rates::of(opts.faults);
+        let mut rates = Rates::of(opts.faults, p);
         if !engine.is_component() || !opts.traps {
             rates.trap = 0;
         }
@@ -334,6 +428,7 @@ impl<'a> Sim<'a> {
             savepoints: BTreeMap::new(),
             phase: Phase::Main,
             starve_next: false,
+            late_aborts: VecDeque::new(),
             epoch: 0,
             ledger: Ledger::default(),
             records: Records::default(),
@@ -345,6 +440,7 @@ impl<'a> Sim<'a> {
             final_storage_error: false,
             final_without_end: false,
             coord_completed: None,
+            region_restored_checkpoints: BTreeSet::new(),
             step: 0,
             stats: Stats::default(),
             progress,
@@ -360,7 +456,13 @@ impl<'a> Sim<'a> {
     }
 
     fn fail(&self, message: impl Into<String>) -> Violation {
-        Violation { seed: self.opts.seed, step: self.step, trace_step: self.rec.len(), message: message.into(), known: None }
+        Violation {
+            seed: self.opts.seed,
+            step: self.step,
+            trace_step: self.rec.len(),
+            message: message.into(),
+            known: None,
+        }
     }
 
     fn known(&self, mut v: Violation, issue: &'static str) -> Violation {
@@ -402,7 +504,10 @@ impl<'a> Sim<'a> {
                 pb.set_position(self.triggered.min(self.opts.checkpoints));
             }
             if self.step > cap {
-                return Err(self.fail(format!("no progress after {cap} steps (phase {:?})", self.phase)));
+                return Err(self.fail(format!(
+                    "no progress after {cap} steps (phase {:?})",
+                    self.phase
+                )));
             }
             self.advance_phase()?;
             if self.phase == Phase::Done {
@@ -429,7 +534,9 @@ impl<'a> Sim<'a> {
 
     fn deliverable(&self, s: u32) -> bool {
         let w = &self.writers[s as usize];
-        let Some(front) = w.outbox.front() else { return false };
+        let Some(front) = w.outbox.front() else {
+            return false;
+        };
         if self.mirror.is_restoring() {
             matches!(front.payload, Payload::Restored { .. })
         } else {
@@ -472,11 +579,13 @@ impl<'a> Sim<'a> {
                         _ => false,
                     };
                     if may_trigger {
-                        out.push((Action::Trigger, 80));
+                        // Checkpoints a restoring coordinator declines are rarely tried.
+                        out.push((Action::Trigger, if running_coord { 80 } else { 8 }));
                     }
                     if self.phase == Phase::Stopping
                         && running_coord
-                        && (self.scenario.ending != Ending::StopDrain || (0..p).all(|s| !self.can_end(s)))
+                        && (self.scenario.ending != Ending::StopDrain
+                            || (0..p).all(|s| !self.can_end(s)))
                     {
                         out.push((Action::Stop, 200));
                     }
@@ -503,6 +612,12 @@ impl<'a> Sim<'a> {
             out.push((Action::EndInput, if forced { 200 } else { 40 }));
         }
         out.push((Action::Tick, 15));
+        if !self.late_aborts.is_empty() {
+            out.push((Action::LateAbort, 40));
+        }
+        for (_, w) in out.iter_mut() {
+            *w *= 10;
+        }
         if self.faults_on() {
             let r = self.rates;
             let region_ok = (0..p).any(|s| self.alive(s));
@@ -525,11 +640,13 @@ impl<'a> Sim<'a> {
     /// Moves between phases; closes the job when it is over.
     fn advance_phase(&mut self) -> Res<()> {
         let p = self.p();
-        let quiet = (0..p).all(|s| self.writers[s as usize].outbox.is_empty());
+        let quiet = (0..p).all(|s| self.writers[s as usize].outbox.is_empty())
+            && self.late_aborts.is_empty();
         match self.phase {
             Phase::Main => {
                 if !self.streaming() {
-                    let all_done = (0..p).all(|s| self.writers[s as usize].status == WStatus::Finished);
+                    let all_done =
+                        (0..p).all(|s| self.writers[s as usize].status == WStatus::Finished);
                     if all_done && quiet && !self.mirror.is_restoring() {
                         if !self.final_done_job {
                             return Err(self.fail("every writer of the batch job finished, but no final commit happened"));
@@ -537,6 +654,8 @@ impl<'a> Sim<'a> {
                         self.close()?;
                     }
                 } else if self.triggered >= self.opts.checkpoints && self.pending.is_none() {
+                    // No fault after the main phase, not even an armed trap.
+                    self.starve_next = false;
                     self.phase = match self.scenario.ending {
                         Ending::AllEnd => Phase::Drain,
                         Ending::Stop | Ending::StopDrain => Phase::Stopping,
@@ -547,7 +666,9 @@ impl<'a> Sim<'a> {
                 let all_done = (0..p).all(|s| self.writers[s as usize].status == WStatus::Finished);
                 if all_done && quiet && self.pending.is_none() && !self.mirror.is_restoring() {
                     if !self.final_done_job {
-                        return Err(self.fail("every writer finished, but no final commit happened"));
+                        return Err(
+                            self.fail("every writer finished, but no final commit happened")
+                        );
                     }
                     self.close()?;
                 }
@@ -562,8 +683,15 @@ impl<'a> Sim<'a> {
         match action {
             Action::Trigger => self.trigger(),
             Action::Snapshot => {
-                let Some(pd) = &self.pending else { return Ok(()) };
-                let todo: Vec<u32> = pd.participants.iter().copied().filter(|s| !pd.snaps.contains_key(s)).collect();
+                let Some(pd) = &self.pending else {
+                    return Ok(());
+                };
+                let todo: Vec<u32> = pd
+                    .participants
+                    .iter()
+                    .copied()
+                    .filter(|s| !pd.snaps.contains_key(s))
+                    .collect();
                 let s = *self.rng.pick(&todo).unwrap_or(&0);
                 self.snapshot(s)
             }
@@ -611,6 +739,7 @@ impl<'a> Sim<'a> {
                 Ok(())
             }
             Action::Stop => self.stop_with_savepoint(),
+            Action::LateAbort => self.deliver_late_abort(),
         }
     }
 
@@ -621,8 +750,16 @@ impl<'a> Sim<'a> {
             Some(2) => CallKind::List,
             _ => CallKind::Delete,
         };
-        let mode = if self.rng.chance(500) { FaultMode::Fail } else { FaultMode::Ambiguous };
-        let fault = Fault { skip: self.rng.range(0, 4), count: if self.rng.chance(100) { 2 } else { 1 }, mode };
+        let mode = if self.rng.chance(500) {
+            FaultMode::Fail
+        } else {
+            FaultMode::Ambiguous
+        };
+        let fault = Fault {
+            skip: self.rng.range(0, 4),
+            count: if self.rng.chance(100) { 2 } else { 1 },
+            mode,
+        };
         self.storage.lock().push_fault(call, fault);
         self.rec.push(Op::StorageFault { call, fault });
         self.stats.storage_faults += 1;
@@ -647,30 +784,52 @@ impl<'a> Sim<'a> {
                 finished_subtasks: c.finished_before.iter().copied().collect(),
             });
             if self.rec.is_empty() {
-                self.rec.push(Op::Start { config: self.cfg.clone() });
+                self.rec.push(Op::Start {
+                    config: self.cfg.clone(),
+                });
             } else {
                 self.rec.push(Op::Failover {
                     checkpoint: restore.as_ref().map(|c| c.id),
-                    finished_subtasks: restore.as_ref().map(|c| c.finished_before.iter().copied().collect()).unwrap_or_default(),
+                    finished_subtasks: restore
+                        .as_ref()
+                        .map(|c| c.finished_before.iter().copied().collect())
+                        .unwrap_or_default(),
                     config: self.cfg.clone(),
                     state: None,
                 });
             }
             self.coord = None;
             self.coord_completed = restore.as_ref().map(|c| c.id);
-            let created = self.engine.coordinator(&self.storage, &self.clock, &self.cfg, point);
+            let created = self
+                .engine
+                .coordinator(&self.storage, &self.clock, &self.cfg, point);
             let mut coord = self.host("creating a coordinator", created)?;
             self.mirror = match &restore {
                 None => Mirror::new(self.p()),
                 Some(c) => {
-                    let decoded = state_codec::decode(&c.coord_state)
-                        .map_err(|e| self.fail(format!("the state bytes of checkpoint {} do not decode: {e}", c.id)))?;
+                    let decoded = state_codec::decode(&c.coord_state).map_err(|e| {
+                        self.fail(format!(
+                            "the state bytes of checkpoint {} do not decode: {e}",
+                            c.id
+                        ))
+                    })?;
                     let ends: BTreeMap<u32, MEnd> = decoded
                         .end_entries
                         .into_iter()
                         .map(|(s, e)| {
-                            let names = e.committables.iter().map(|b| String::from_utf8_lossy(b).into_owned()).collect();
-                            (s, MEnd { names, watermark: e.watermark, synthesized: e.synthesized })
+                            let names = e
+                                .committables
+                                .iter()
+                                .map(|b| String::from_utf8_lossy(b).into_owned())
+                                .collect();
+                            (
+                                s,
+                                MEnd {
+                                    names,
+                                    watermark: e.watermark,
+                                    synthesized: e.synthesized,
+                                },
+                            )
                         })
                         .collect();
                     Mirror::restoring(self.p(), c.id, ends, &c.finished_before)
@@ -703,9 +862,17 @@ impl<'a> Sim<'a> {
     }
 
     fn check_state(&mut self, state: Lifecycle, what: &str) -> Res<()> {
-        let expected = if self.mirror.is_restoring() { Lifecycle::Restoring } else { Lifecycle::Running };
+        let expected = if self.mirror.is_restoring() {
+            Lifecycle::Restoring
+        } else {
+            Lifecycle::Running
+        };
         if state != expected && state != Lifecycle::Closed {
-            return Err(self.fail(format!("after {what} the coordinator is {}, expected {}", state.name(), expected.name())));
+            return Err(self.fail(format!(
+                "after {what} the coordinator is {}, expected {}",
+                state.name(),
+                expected.name()
+            )));
         }
         Ok(())
     }
@@ -727,7 +894,10 @@ impl<'a> Sim<'a> {
         let mut applied = false;
         loop {
             let starve = self.starve_next && !matches!(call, Call::Close);
-            let coord = self.coord.as_mut().ok_or_else(|| Violation::internal("no coordinator"))?;
+            let coord = self
+                .coord
+                .as_mut()
+                .ok_or_else(|| Violation::internal("no coordinator"))?;
             let starved = starve && coord.starve();
             if starved {
                 self.starve_next = false;
@@ -735,24 +905,26 @@ impl<'a> Sim<'a> {
                 self.rec.push(call.op());
             }
             let api = coord.api();
-            let result: HostResult<Option<Outcome>>;
             let mut bytes = None;
-            match &call {
-                Call::Event { s, attempt, entry } => result = api.event(*s, *attempt, entry.clone()).map(Some),
-                Call::Restored { s, attempt, r, entries } => {
-                    result = api.restored(*s, *attempt, *r, entries.clone()).map(Some)
+            let result: HostResult<Option<Outcome>> = match &call {
+                Call::Event { s, attempt, entry } => {
+                    api.event(*s, *attempt, entry.clone()).map(Some)
                 }
-                Call::Reset { s, r } => result = api.subtask_reset(*s, *r).map(Some),
-                Call::Checkpoint(n) => {
-                    result = api.checkpoint(*n).map(|b| {
-                        bytes = Some(b);
-                        None
-                    })
-                }
-                Call::Complete(n) => result = api.checkpoint_complete(*n).map(Some),
-                Call::Abort(n) => result = api.checkpoint_aborted(*n).map(Some),
-                Call::Close => result = api.close().map(Some),
-            }
+                Call::Restored {
+                    s,
+                    attempt,
+                    r,
+                    entries,
+                } => api.restored(*s, *attempt, *r, entries.clone()).map(Some),
+                Call::Reset { s, r } => api.subtask_reset(*s, *r).map(Some),
+                Call::Checkpoint(n) => api.checkpoint(*n).map(|b| {
+                    bytes = Some(b);
+                    None
+                }),
+                Call::Complete(n) => api.checkpoint_complete(*n).map(Some),
+                Call::Abort(n) => api.checkpoint_aborted(*n).map(Some),
+                Call::Close => api.close().map(Some),
+            };
             match result {
                 Err(e) if e.kind == HostErrorKind::Trap => {
                     if !starved {
@@ -790,10 +962,15 @@ impl<'a> Sim<'a> {
                     continue;
                 }
                 Err(e) => {
-                    let v = self.fail(format!("coordinator call {:?} failed: {e}", call.op().name()));
+                    let v = self.fail(format!(
+                        "coordinator call {:?} failed: {e}",
+                        call.op().name()
+                    ));
                     // The repeat of a call that failed on storage must be safe (SEMANTICS 5.2).
                     if repeats > 0 && e.message.contains("checkpoints must increase") {
-                        return Err(self.known(v, super::known::EMPTY_CHECKPOINT_AFTER_HINT_FAILURE));
+                        return Err(
+                            self.known(v, super::known::EMPTY_CHECKPOINT_AFTER_HINT_FAILURE)
+                        );
                     }
                     return Err(v);
                 }
@@ -846,7 +1023,10 @@ impl<'a> Sim<'a> {
         }
         if matches!(call, Call::Close) {
             if outcome.state != Lifecycle::Closed {
-                return Err(self.fail(format!("close left the coordinator {}", outcome.state.name())));
+                return Err(self.fail(format!(
+                    "close left the coordinator {}",
+                    outcome.state.name()
+                )));
             }
             return Ok(());
         }
@@ -857,7 +1037,8 @@ impl<'a> Sim<'a> {
             }
         } else {
             let end_trigger = call.delivers_end()
-                && (self.cfg.final_commit == FinalCommitMode::OnEndInput || !self.cfg.checkpointing);
+                && (self.cfg.final_commit == FinalCommitMode::OnEndInput
+                    || !self.cfg.checkpointing);
             let due = matches!(call, Call::Complete(_)) || end_trigger;
             self.after_final_point(due)?;
         }
@@ -894,8 +1075,14 @@ impl<'a> Sim<'a> {
     fn observe(&mut self) -> Res<()> {
         loop {
             let id = self.seen.len() as u64 + 1;
-            let read = with_table(&self.storage, |st| sink_coordinator::table::snapshot_by_id(st, id));
-            let Some(snap) = read.map_err(|e| self.fail(format!("cannot read snapshot {id}: {e}")))? else { break };
+            let read = with_table(&self.storage, |st| {
+                sink_coordinator::table::snapshot_by_id(st, id)
+            });
+            let Some(snap) =
+                read.map_err(|e| self.fail(format!("cannot read snapshot {id}: {e}")))?
+            else {
+                break;
+            };
             self.check_snapshot(&snap)?;
             self.seen.push(snap);
         }
@@ -905,7 +1092,10 @@ impl<'a> Sim<'a> {
     fn check_snapshot(&mut self, snap: &Snapshot) -> Res<()> {
         let id = snap.id;
         if snap.commit_user != self.cfg.commit_user {
-            return Err(self.fail(format!("snapshot {id} has commit user {:?}", snap.commit_user)));
+            return Err(self.fail(format!(
+                "snapshot {id} has commit user {:?}",
+                snap.commit_user
+            )));
         }
         if let Some(prev) = self.seen.last() {
             if snap.identifier <= prev.identifier {
@@ -917,7 +1107,10 @@ impl<'a> Sim<'a> {
             }
         }
         if snap.time_ms != self.now {
-            return Err(self.fail(format!("snapshot {id} has time {} ms, the clock says {}", snap.time_ms, self.now)));
+            return Err(self.fail(format!(
+                "snapshot {id} has time {} ms, the clock says {}",
+                snap.time_ms, self.now
+            )));
         }
         let (expected, wm) = if snap.identifier == END {
             self.end_snapshots += 1;
@@ -928,8 +1121,11 @@ impl<'a> Sim<'a> {
         } else {
             self.mirror.expected_ordinary(snap.identifier)
         };
-        let actual: Vec<(u32, String)> =
-            snap.committables.iter().map(|(s, b)| (*s, String::from_utf8_lossy(b).into_owned())).collect();
+        let actual: Vec<(u32, String)> = snap
+            .committables
+            .iter()
+            .map(|(s, b)| (*s, String::from_utf8_lossy(b).into_owned()))
+            .collect();
         if actual != expected {
             return Err(self.fail(format!(
                 "snapshot {id} (identifier {}) holds {:?}, expected {:?}",
@@ -948,7 +1144,9 @@ impl<'a> Sim<'a> {
         }
         for (s, name) in &actual {
             let Some(item) = self.ledger.items.get(name).cloned() else {
-                return Err(self.fail(format!("snapshot {id} holds {name:?}, which no writer produced")));
+                return Err(self.fail(format!(
+                    "snapshot {id} holds {name:?}, which no writer produced"
+                )));
             };
             if item.subtask != *s || item.checkpoint != snap.identifier {
                 return Err(self.fail(format!(
@@ -961,7 +1159,9 @@ impl<'a> Sim<'a> {
             match item.fate {
                 Fate::Pending => {}
                 Fate::Committed(other) => {
-                    return Err(self.fail(format!("{name:?} is committed twice: snapshots {other} and {id}")))
+                    return Err(self.fail(format!(
+                        "{name:?} is committed twice: snapshots {other} and {id}"
+                    )))
                 }
                 Fate::Discarded(step) => {
                     return Err(self.fail(format!(
@@ -999,23 +1199,43 @@ impl<'a> Sim<'a> {
             if !self.tags.iter().any(|old| old.name == t.name) {
                 self.stats.tags_created += 1;
                 if t.create_time_ms != self.now {
-                    return Err(self.fail(format!("tag {} created at {} ms, the clock says {}", t.name, t.create_time_ms, self.now)));
+                    return Err(self.fail(format!(
+                        "tag {} created at {} ms, the clock says {}",
+                        t.name, t.create_time_ms, self.now
+                    )));
                 }
                 let expire = self.cfg.tag_time_retained_ms.map(|r| t.create_time_ms + r);
                 if t.expire_time_ms != expire {
-                    return Err(self.fail(format!("tag {} expires at {:?}, expected {:?}", t.name, t.expire_time_ms, expire)));
+                    return Err(self.fail(format!(
+                        "tag {} expires at {:?}, expected {:?}",
+                        t.name, t.expire_time_ms, expire
+                    )));
                 }
             }
             if !self.cfg.savepoint_auto_tag {
-                return Err(self.fail(format!("tag {} exists although savepoint-auto-tag is off", t.name)));
+                return Err(self.fail(format!(
+                    "tag {} exists although savepoint-auto-tag is off",
+                    t.name
+                )));
             }
-            let s = t.name.strip_prefix("savepoint-").and_then(|x| x.parse::<u64>().ok());
-            let Some(s) = s else { return Err(self.fail(format!("unexpected tag {}", t.name))) };
+            let s = t
+                .name
+                .strip_prefix("savepoint-")
+                .and_then(|x| x.parse::<u64>().ok());
+            let Some(s) = s else {
+                return Err(self.fail(format!("unexpected tag {}", t.name)));
+            };
             if !self.savepoints.contains_key(&s) {
-                return Err(self.fail(format!("tag {} names checkpoint {s}, which is no savepoint", t.name)));
+                return Err(self.fail(format!(
+                    "tag {} names checkpoint {s}, which is no savepoint",
+                    t.name
+                )));
             }
             if self.aborted_done.contains(&s) {
-                return Err(self.fail(format!("tag {} exists although savepoint {s} was aborted", t.name)));
+                return Err(self.fail(format!(
+                    "tag {} exists although savepoint {s} was aborted",
+                    t.name
+                )));
             }
             let snap = self.seen.iter().find(|x| x.identifier == s);
             match snap {
@@ -1031,32 +1251,57 @@ impl<'a> Sim<'a> {
                 }
             }
         }
-        self.stats.tags_deleted += self.tags.iter().filter(|old| !tags.iter().any(|t| t.name == old.name)).count() as u64;
+        self.stats.tags_deleted += self
+            .tags
+            .iter()
+            .filter(|old| !tags.iter().any(|t| t.name == old.name))
+            .count() as u64;
         self.tags = tags;
         Ok(())
     }
 
     /// Coordinator state bytes: round-trip, commit user, parallelism, END entries.
     fn check_state_bytes(&mut self, bytes: &[u8]) -> Res<()> {
-        let state = state_codec::decode(bytes).map_err(|e| self.fail(format!("state bytes do not decode: {e}")))?;
-        let again = state_codec::encode(&state.commit_user, state.parallelism, state.end_entries.iter().map(|(s, e)| (*s, e)));
+        let state = state_codec::decode(bytes)
+            .map_err(|e| self.fail(format!("state bytes do not decode: {e}")))?;
+        let again = state_codec::encode(
+            &state.commit_user,
+            state.parallelism,
+            state.end_entries.iter().map(|(s, e)| (*s, e)),
+        );
         if again != bytes {
             return Err(self.fail("state bytes do not round-trip (decode, encode)"));
         }
         if state.commit_user != self.cfg.commit_user || state.parallelism != self.p() {
-            return Err(self.fail(format!("state bytes hold commit user {:?}, parallelism {}", state.commit_user, state.parallelism)));
+            return Err(self.fail(format!(
+                "state bytes hold commit user {:?}, parallelism {}",
+                state.commit_user, state.parallelism
+            )));
         }
         let actual: Vec<(u32, MEnd)> = state
             .end_entries
             .iter()
             .map(|(s, e)| {
-                let names = e.committables.iter().map(|b| String::from_utf8_lossy(b).into_owned()).collect();
-                (*s, MEnd { names, watermark: e.watermark, synthesized: e.synthesized })
+                let names = e
+                    .committables
+                    .iter()
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+                    .collect();
+                (
+                    *s,
+                    MEnd {
+                        names,
+                        watermark: e.watermark,
+                        synthesized: e.synthesized,
+                    },
+                )
             })
             .collect();
         let expected = self.mirror.expected_state_ends();
         if actual != expected {
-            return Err(self.fail(format!("state bytes hold END entries {actual:?}, expected {expected:?}")));
+            return Err(self.fail(format!(
+                "state bytes hold END entries {actual:?}, expected {expected:?}"
+            )));
         }
         self.stats.states_checked += 1;
         Ok(())
@@ -1070,17 +1315,20 @@ impl<'a> Sim<'a> {
         let attempt = self.writers[s as usize].attempt;
         let name = Ledger::name(s, c, attempt, k);
         let post_final = self.final_done_job;
-        self.ledger.items.insert(name.clone(), Item {
-            subtask: s,
-            checkpoint: c,
-            attempt,
-            k,
-            lo,
-            hi,
-            fate: Fate::Pending,
-            post_final,
-            region_restored: false,
-        });
+        self.ledger.items.insert(
+            name.clone(),
+            Item {
+                subtask: s,
+                checkpoint: c,
+                attempt,
+                k,
+                lo,
+                hi,
+                fate: Fate::Pending,
+                post_final,
+                region_restored: false,
+            },
+        );
         self.stats.committables_produced += 1;
         name.into_bytes()
     }
@@ -1090,35 +1338,51 @@ impl<'a> Sim<'a> {
         if lo >= hi {
             return Vec::new();
         }
-        let parts = if hi - lo >= 2 && self.rng.chance(400) { 2 } else { 1 };
+        let parts = if hi - lo >= 2 && self.rng.chance(400) {
+            2
+        } else {
+            1
+        };
         if parts == 1 {
             vec![self.new_item(s, c, 0, lo, hi)]
         } else {
             let mid = self.rng.range(lo + 1, hi - 1);
-            vec![self.new_item(s, c, 0, lo, mid), self.new_item(s, c, 1, mid, hi)]
+            vec![
+                self.new_item(s, c, 0, lo, mid),
+                self.new_item(s, c, 1, mid, hi),
+            ]
         }
     }
 
     fn send(&mut self, s: u32, payload: Payload) -> u64 {
         let seq = self.next_seq();
         let w = &mut self.writers[s as usize];
-        w.outbox.push_back(Msg { seq, attempt: w.attempt, payload });
+        w.outbox.push_back(Msg {
+            seq,
+            attempt: w.attempt,
+            payload,
+        });
         seq
     }
 
     fn helper(&mut self, s: u32) -> Res<&mut Box<dyn WriterApi>> {
         let (seed, step, trace_step) = (self.opts.seed, self.step, self.rec.len());
-        self.writers[s as usize].helper.as_mut().ok_or_else(|| Violation {
-            seed,
-            step,
-            trace_step,
-            message: format!("writer {s} has no helper"),
-            known: None,
-        })
+        self.writers[s as usize]
+            .helper
+            .as_mut()
+            .ok_or_else(|| Violation {
+                seed,
+                step,
+                trace_step,
+                message: format!("writer {s} has no helper"),
+                known: None,
+            })
     }
 
     fn snapshot(&mut self, s: u32) -> Res<()> {
-        let Some(pd) = &self.pending else { return Ok(()) };
+        let Some(pd) = &self.pending else {
+            return Ok(());
+        };
         let (n, kind) = (pd.id, pd.kind);
         let savepoint = kind == Kind::AsyncSavepoint && self.cfg.savepoint_auto_tag;
         let w = &self.writers[s as usize];
@@ -1142,7 +1406,12 @@ impl<'a> Sim<'a> {
         let w = &mut self.writers[s as usize];
         w.pos = hi;
         w.report_seq.insert(n, seq);
-        let snap = WSnap { bytes, end_names: w.buf_end.clone(), pos: w.pos, ended: w.status == WStatus::Ended };
+        let snap = WSnap {
+            bytes,
+            end_names: w.buf_end.clone(),
+            pos: w.pos,
+            ended: w.status == WStatus::Ended,
+        };
         if let Some(pd) = &mut self.pending {
             pd.snaps.insert(s, snap);
         }
@@ -1155,11 +1424,20 @@ impl<'a> Sim<'a> {
         let pos = w.pos;
         let len = match w.input_len {
             Some(len) => len,
-            None => pos + if batch { self.rng.range(1, 6) } else { self.rng.range(0, 3) },
+            None => {
+                pos + if batch {
+                    self.rng.range(1, 6)
+                } else {
+                    self.rng.range(0, 3)
+                }
+            }
         };
         self.writers[s as usize].input_len = Some(len);
         let committables = self.produce(s, END, pos, len);
-        let names: Vec<String> = committables.iter().map(|b| String::from_utf8_lossy(b).into_owned()).collect();
+        let names: Vec<String> = committables
+            .iter()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .collect();
         let wm = wm_end(self.opts.seed, s);
         let ended = self.helper(s)?.end_input(committables, wm);
         let entry = self.host("writer end-input", ended)?;
@@ -1179,15 +1457,29 @@ impl<'a> Sim<'a> {
 
     /// Delivers the front message of writer `s`; false if the host failed over.
     fn deliver(&mut self, s: u32) -> Res<bool> {
-        let Some(msg) = self.writers[s as usize].outbox.pop_front() else { return Ok(true) };
+        let Some(msg) = self.writers[s as usize].outbox.pop_front() else {
+            return Ok(true);
+        };
         if let Payload::Event(e) = &msg.payload {
             if e.checkpoint != END && self.coord_completed.is_some_and(|c| e.checkpoint <= c) {
                 self.stats.late_events += 1;
             }
         }
         let call = match msg.payload {
-            Payload::Event(entry) => Call::Event { s, attempt: msg.attempt, entry },
-            Payload::Restored { checkpoint, entries } => Call::Restored { s, attempt: msg.attempt, r: checkpoint, entries },
+            Payload::Event(entry) => Call::Event {
+                s,
+                attempt: msg.attempt,
+                entry,
+            },
+            Payload::Restored {
+                checkpoint,
+                entries,
+            } => Call::Restored {
+                s,
+                attempt: msg.attempt,
+                r: checkpoint,
+                entries,
+            },
         };
         self.stats.events_delivered += 1;
         if matches!(self.call(call)?, Answer::FailedOver) {
@@ -1218,7 +1510,9 @@ impl<'a> Sim<'a> {
     }
 
     fn notify(&mut self, s: u32) -> Res<()> {
-        let Some(c) = self.writers[s as usize].notify.take() else { return Ok(()) };
+        let Some(c) = self.writers[s as usize].notify.take() else {
+            return Ok(());
+        };
         let r = self.helper(s)?.checkpoint_complete(c);
         self.host("writer checkpoint-complete", r)?;
         self.stats.writer_notifications += 1;
@@ -1229,7 +1523,11 @@ impl<'a> Sim<'a> {
             self.stats.writers_finished += 1;
             // A task that finishes before taking part in the pending
             // checkpoint declines it (Flink: task closing): aborted.
-            if self.pending.as_ref().is_some_and(|pd| pd.participants.contains(&s) && !pd.snaps.contains_key(&s)) {
+            if self
+                .pending
+                .as_ref()
+                .is_some_and(|pd| pd.participants.contains(&s) && !pd.snaps.contains_key(&s))
+            {
                 self.abort_pending()?;
             }
         }
@@ -1241,10 +1539,18 @@ impl<'a> Sim<'a> {
     fn restart_writer(&mut self, s: u32, r: Option<&Completed>, region: bool) -> Res<()> {
         let snap = r.and_then(|c| c.writers.get(&s).cloned());
         if r.is_some() && snap.is_none() {
-            return Err(self.fail(format!("writer {s} has no state in checkpoint {}", r.map_or(0, |c| c.id))));
+            return Err(self.fail(format!(
+                "writer {s} has no state in checkpoint {}",
+                r.map_or(0, |c| c.id)
+            )));
         }
-        let kept_end = snap.as_ref().map(|x| x.end_names.clone()).unwrap_or_default();
-        self.stats.committables_discarded += self.ledger.discard(s, r.map(|c| c.id), &kept_end, self.step) as u64;
+        let kept_end = snap
+            .as_ref()
+            .map(|x| x.end_names.clone())
+            .unwrap_or_default();
+        self.stats.committables_discarded +=
+            self.ledger
+                .discard(s, r.map(|c| c.id), &kept_end, self.step) as u64;
         let helper = self.engine.writer(s);
         let mut helper = self.host("creating a writer", helper)?;
         let w = &mut self.writers[s as usize];
@@ -1269,14 +1575,25 @@ impl<'a> Sim<'a> {
         if let Some((checkpoint, entries)) = restored {
             if region {
                 for e in entries.iter().filter(|e| e.checkpoint != END) {
+                    self.region_restored_checkpoints.insert(e.checkpoint);
                     for b in &e.committables {
-                        if let Some(item) = self.ledger.items.get_mut(String::from_utf8_lossy(b).as_ref()) {
+                        if let Some(item) = self
+                            .ledger
+                            .items
+                            .get_mut(String::from_utf8_lossy(b).as_ref())
+                        {
                             item.region_restored = true;
                         }
                     }
                 }
             }
-            self.send(s, Payload::Restored { checkpoint, entries });
+            self.send(
+                s,
+                Payload::Restored {
+                    checkpoint,
+                    entries,
+                },
+            );
         }
         if snap.as_ref().is_some_and(|x| x.ended) {
             // The source is at its end again at once: END is re-sent (the
@@ -1296,11 +1613,18 @@ impl<'a> Sim<'a> {
         if self.phase == Phase::Main {
             self.triggered += 1;
         }
-        let kind = if self.rng.chance(120) { Kind::AsyncSavepoint } else { Kind::Checkpoint };
+        let kind = if self.rng.chance(120) {
+            Kind::AsyncSavepoint
+        } else {
+            Kind::Checkpoint
+        };
         let trigger_seq = self.seq + 1;
         let coord_state = match self.call(Call::Checkpoint(n))? {
             Answer::Bytes(b) => b,
             Answer::Declined => {
+                if self.phase == Phase::Main {
+                    self.triggered -= 1;
+                }
                 self.stats.declined += 1;
                 self.stats.aborted += 1;
                 self.call(Call::Abort(n))?;
@@ -1315,12 +1639,22 @@ impl<'a> Sim<'a> {
         let p = self.p();
         let participants = (0..p).filter(|s| self.alive(*s)).collect();
         let finished_before = (0..p).filter(|s| !self.alive(*s)).collect();
-        self.pending = Some(Pending { id: n, kind, coord_state, trigger_seq, participants, snaps: BTreeMap::new(), finished_before });
+        self.pending = Some(Pending {
+            id: n,
+            kind,
+            coord_state,
+            trigger_seq,
+            participants,
+            snaps: BTreeMap::new(),
+            finished_before,
+        });
         Ok(())
     }
 
     fn abort_pending(&mut self) -> Res<()> {
-        let Some(pd) = self.pending.take() else { return Ok(()) };
+        let Some(pd) = self.pending.take() else {
+            return Ok(());
+        };
         self.stats.aborted += 1;
         for &s in &pd.participants {
             if let Some(h) = self.writers[s as usize].helper.as_mut() {
@@ -1328,12 +1662,31 @@ impl<'a> Sim<'a> {
                 self.host("writer checkpoint-aborted", r)?;
             }
         }
+        if self.rng.chance(300) {
+            // The coordinator's callback comes later (a host may queue it);
+            // the writers have cleared their savepoint flags already.
+            if self.savepoints.contains_key(&pd.id) {
+                self.savepoints.insert(pd.id, SpFate::Aborted);
+            }
+            self.late_aborts.push_back(pd.id);
+            return Ok(());
+        }
         self.call(Call::Abort(pd.id))?;
         Ok(())
     }
 
+    fn deliver_late_abort(&mut self) -> Res<()> {
+        if let Some(n) = self.late_aborts.pop_front() {
+            self.stats.late_aborts += 1;
+            self.call(Call::Abort(n))?;
+        }
+        Ok(())
+    }
+
     fn complete_pending(&mut self) -> Res<()> {
-        let Some(pd) = self.pending.take() else { return Ok(()) };
+        let Some(pd) = self.pending.take() else {
+            return Ok(());
+        };
         if pd.kind == Kind::AsyncSavepoint {
             // Savepoints are not committed by the engine: no notification,
             // and no restore point for failovers.
@@ -1351,12 +1704,12 @@ impl<'a> Sim<'a> {
             let model = self.opts.model;
             let limit = match (w.end_seq, w.report_seq.get(&pd.id)) {
                 (Some(e), Some(&rs)) if e < rs => {
-                    if !model.late_events_after_end {
-                        Some(rs)
-                    } else if !model.late_end_events {
+                    if model.late_end_events {
+                        None
+                    } else if model.late_events_after_end {
                         Some(e)
                     } else {
-                        None
+                        Some(rs)
                     }
                 }
                 _ => None,
@@ -1368,8 +1721,12 @@ impl<'a> Sim<'a> {
             }
         }
         let id = pd.id;
-        self.last_completed =
-            Some(Completed { id, coord_state: pd.coord_state, writers: pd.snaps, finished_before: pd.finished_before });
+        self.last_completed = Some(Completed {
+            id,
+            coord_state: pd.coord_state,
+            writers: pd.snaps,
+            finished_before: pd.finished_before,
+        });
         self.completed_max = self.completed_max.max(Some(id));
         self.stats.completed += 1;
         if self.rng.chance(80) {
@@ -1377,10 +1734,10 @@ impl<'a> Sim<'a> {
             return Ok(());
         }
         let coordinator_skips = self.opts.model.coordinator_skips_alone && self.rng.chance(200);
-        if !coordinator_skips {
-            if matches!(self.call(Call::Complete(id))?, Answer::FailedOver) || self.epoch != epoch {
-                return Ok(());
-            }
+        if !coordinator_skips
+            && (matches!(self.call(Call::Complete(id))?, Answer::FailedOver) || self.epoch != epoch)
+        {
+            return Ok(());
         }
         for &s in &pd.participants {
             let w = &mut self.writers[s as usize];
@@ -1392,6 +1749,9 @@ impl<'a> Sim<'a> {
     }
 
     fn stop_with_savepoint(&mut self) -> Res<()> {
+        while !self.late_aborts.is_empty() {
+            self.deliver_late_abort()?;
+        }
         let n = self.next_cp;
         self.next_cp += 1;
         let coord_state = match self.call(Call::Checkpoint(n))? {
@@ -1421,9 +1781,16 @@ impl<'a> Sim<'a> {
                 return Err(self.fail("failed over during stop-with-savepoint"));
             }
         }
-        let pd = self.pending.take().ok_or_else(|| Violation::internal("no pending savepoint"))?;
-        self.last_completed =
-            Some(Completed { id: n, coord_state: pd.coord_state, writers: pd.snaps, finished_before: pd.finished_before });
+        let pd = self
+            .pending
+            .take()
+            .ok_or_else(|| Violation::internal("no pending savepoint"))?;
+        self.last_completed = Some(Completed {
+            id: n,
+            coord_state: pd.coord_state,
+            writers: pd.snaps,
+            finished_before: pd.finished_before,
+        });
         self.completed_max = self.completed_max.max(Some(n));
         self.stats.completed += 1;
         if matches!(self.call(Call::Complete(n))?, Answer::FailedOver) {
@@ -1467,7 +1834,10 @@ impl<'a> Sim<'a> {
             }
         }
         let r = self.last_completed.clone();
-        let answer = self.call(Call::Reset { s, r: r.as_ref().map(|c| c.id) })?;
+        let answer = self.call(Call::Reset {
+            s,
+            r: r.as_ref().map(|c| c.id),
+        })?;
         if matches!(answer, Answer::FailedOver) || self.epoch != epoch {
             return Ok(());
         }
@@ -1486,7 +1856,10 @@ impl<'a> Sim<'a> {
         self.starve_next = false;
         self.coord = None;
         let r = self.last_completed.clone();
-        let finished = r.as_ref().map(|c| c.finished_before.clone()).unwrap_or_default();
+        let finished = r
+            .as_ref()
+            .map(|c| c.finished_before.clone())
+            .unwrap_or_default();
         if !finished.is_empty() {
             self.stats.restores_with_finished += 1;
         }
@@ -1522,9 +1895,16 @@ impl<'a> Sim<'a> {
         }
         if !lost.is_empty() {
             let n = lost.len();
-            let all_region_restored = lost.iter().all(|name| self.ledger.items.get(name).is_some_and(|i| i.region_restored));
+            let all_region_restored = lost.iter().all(|name| {
+                self.ledger
+                    .items
+                    .get(name)
+                    .is_some_and(|i| i.region_restored)
+            });
             lost.truncate(8);
-            let v = self.fail(format!("{n} committable(s) of completed checkpoints were never committed: {lost:?}"));
+            let v = self.fail(format!(
+                "{n} committable(s) of completed checkpoints were never committed: {lost:?}"
+            ));
             if all_region_restored && self.stats.global_failovers > 0 {
                 return Err(self.known(v, super::known::WRITER_DROPS_RESTORED_ENTRIES));
             }
@@ -1558,9 +1938,19 @@ impl<'a> Sim<'a> {
                     SpFate::Abandoned => has_tag,
                 };
                 if has_tag != expected {
-                    let v = self.fail(format!("savepoint {s} ({fate:?}, snapshot: {has_snapshot}) has tag: {has_tag}"));
+                    let v = self.fail(format!(
+                        "savepoint {s} ({fate:?}, snapshot: {has_snapshot}) has tag: {has_tag}"
+                    ));
                     if !has_tag && self.final_storage_error {
                         return Err(self.known(v, super::known::FINAL_COMMIT_TAG_NOT_RETRIED));
+                    }
+                    // The flag travelled in a region restore: the writers dropped it
+                    // from their state, so a later global failover cannot replay it.
+                    if !has_tag
+                        && self.region_restored_checkpoints.contains(&s)
+                        && self.stats.global_failovers > 0
+                    {
+                        return Err(self.known(v, super::known::WRITER_DROPS_RESTORED_ENTRIES));
                     }
                     return Err(v);
                 }
@@ -1570,12 +1960,20 @@ impl<'a> Sim<'a> {
         let read = self.engine.read_table(&self.storage);
         let (snapshots, tags) = self.host("reading the table", read)?;
         if snapshots != self.seen || tags != self.tags {
-            return Err(self.fail(format!("the {} table reader disagrees with the native one", self.engine.name())));
+            return Err(self.fail(format!(
+                "the {} table reader disagrees with the native one",
+                self.engine.name()
+            )));
         }
         self.stats.snapshots = self.seen.len() as u64;
         self.stats.tags = self.tags.len() as u64;
         if self.opts.check_replay {
-            let result = crate::replay::replay(&self.rec.trace, crate::replay::Mode::Native)
+            // Through the same engine as the run (the component's calls, or the native core).
+            let mode = match &self.engine {
+                Engine::Native => crate::replay::Mode::Native,
+                Engine::Component(runtime) => crate::replay::Mode::Component(runtime),
+            };
+            let result = crate::replay::replay(&self.rec.trace, mode)
                 .map_err(|e| self.fail(format!("the recorded trace does not replay: {e}")))?;
             let replayed = crate::render::render_table(&result.snapshots, &result.tags);
             let ours = crate::render::render_table(&self.seen, &self.tags);

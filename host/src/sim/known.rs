@@ -25,7 +25,10 @@ pub const EMPTY_CHECKPOINT_AFTER_HINT_FAILURE: &str = "empty-checkpoint-after-hi
 /// a region failover, uncommitted entries of completed checkpoints then live
 /// only in the coordinator's slot; a global failover from a later checkpoint
 /// before the coordinator committed them loses them (the writers' states at
-/// that checkpoint no longer hold them).
+/// that checkpoint no longer hold them). The same drop loses the savepoint
+/// flags of those entries: a savepoint tag whose creation failed is then
+/// never re-created by the recovery (SEMANTICS 5.4: "writers replay the flag
+/// from their own state after a failover").
 /// `tests/regressions/writer-drops-restored-entries.trace.json`
 pub const WRITER_DROPS_RESTORED_ENTRIES: &str = "writer-drops-restored-entries";
 

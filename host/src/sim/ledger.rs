@@ -63,7 +63,13 @@ impl Ledger {
     /// Marks the pending committables of `subtask` that a rollback to `r`
     /// drops: ordinary ones after `r` (every one without `r`) and END ones
     /// the writer's state at `r` does not hold. Returns how many.
-    pub fn discard(&mut self, subtask: u32, r: Option<u64>, kept_end: &BTreeSet<String>, step: u64) -> usize {
+    pub fn discard(
+        &mut self,
+        subtask: u32,
+        r: Option<u64>,
+        kept_end: &BTreeSet<String>,
+        step: u64,
+    ) -> usize {
         let mut n = 0;
         for (name, item) in self.items.iter_mut() {
             if item.subtask != subtask || item.fate != Fate::Pending {
@@ -136,7 +142,11 @@ impl Records {
     pub fn describe(&self, subtask: u32) -> String {
         match self.committed.get(&subtask) {
             None => "nothing".into(),
-            Some(r) => r.iter().map(|(a, b)| format!("[{a},{b})")).collect::<Vec<_>>().join(" "),
+            Some(r) => r
+                .iter()
+                .map(|(a, b)| format!("[{a},{b})"))
+                .collect::<Vec<_>>()
+                .join(" "),
         }
     }
 }
@@ -176,15 +186,25 @@ pub struct Mirror {
 }
 
 fn names(e: &Entry) -> Vec<String> {
-    e.committables.iter().map(|c| String::from_utf8_lossy(c).into_owned()).collect()
+    e.committables
+        .iter()
+        .map(|c| String::from_utf8_lossy(c).into_owned())
+        .collect()
 }
 
 fn m_entry(e: &Entry) -> MEntry {
-    MEntry { names: names(e), watermark: e.watermark }
+    MEntry {
+        names: names(e),
+        watermark: e.watermark,
+    }
 }
 
 fn m_end(e: &Entry) -> MEnd {
-    MEnd { names: names(e), watermark: e.watermark, synthesized: false }
+    MEnd {
+        names: names(e),
+        watermark: e.watermark,
+        synthesized: false,
+    }
 }
 
 /// A watermark with both infinities, ordered (SEMANTICS 3).
@@ -197,15 +217,28 @@ enum Wm {
 
 impl Mirror {
     pub fn new(parallelism: u32) -> Self {
-        Mirror { slots: vec![MSlot::default(); parallelism as usize], final_done: false, restoring: None }
+        Mirror {
+            slots: vec![MSlot::default(); parallelism as usize],
+            final_done: false,
+            restoring: None,
+        }
     }
 
     /// A new instance restored from state whose END entries are `ends`.
-    pub fn restoring(parallelism: u32, r: u64, ends: BTreeMap<u32, MEnd>, finished: &BTreeSet<u32>) -> Self {
+    pub fn restoring(
+        parallelism: u32,
+        r: u64,
+        ends: BTreeMap<u32, MEnd>,
+        finished: &BTreeSet<u32>,
+    ) -> Self {
         let mut m = Mirror::new(parallelism);
         let mut ends = ends;
         for &s in finished {
-            ends.entry(s).or_insert(MEnd { names: Vec::new(), watermark: None, synthesized: true });
+            ends.entry(s).or_insert(MEnd {
+                names: Vec::new(),
+                watermark: None,
+                synthesized: true,
+            });
         }
         for (s, e) in &ends {
             m.slots[*s as usize].end = Some(e.clone());
@@ -278,7 +311,11 @@ impl Mirror {
         let slot = &mut self.slots[s as usize];
         match r {
             Some(r) => {
-                slot.entries = slot.entries.range(..=r).map(|(c, e)| (*c, e.clone())).collect();
+                slot.entries = slot
+                    .entries
+                    .range(..=r)
+                    .map(|(c, e)| (*c, e.clone()))
+                    .collect();
             }
             None => slot.entries.clear(),
         }
@@ -300,7 +337,9 @@ impl Mirror {
     }
 
     pub fn all_restored(&self) -> bool {
-        self.restoring.as_ref().is_some_and(|(_, _, restored)| restored.len() == self.slots.len())
+        self.restoring
+            .as_ref()
+            .is_some_and(|(_, _, restored)| restored.len() == self.slots.len())
     }
 
     /// The committables and watermark a snapshot for ordinary checkpoint

@@ -56,9 +56,12 @@
 //! 5. A writer is notified of `checkpoint-complete(c)` only after its own
 //!    events up to `c` were delivered, and only if the coordinator was
 //!    notified of `c` too (notification rounds are skipped as a whole).
-//! 6. Aborts reach the coordinator and every writer before the next
-//!    checkpoint is triggered; a storage error on `checkpoint-aborted` is
-//!    always repeated (a failover would leave the aborted savepoint's tag).
+//! 6. Aborts reach every writer before its next snapshot (so no stale
+//!    savepoint flag is persisted). The coordinator's `checkpoint-aborted`
+//!    may come later, after further calls and checkpoints (a host may queue
+//!    callbacks), but before the job ends, and survives a global failover
+//!    (the new instance gets it); a storage error on it is always repeated
+//!    (a failover would lose it and leave the aborted savepoint's tag).
 //! 7. A writer that finishes before taking part in the pending checkpoint
 //!    declines it (the checkpoint is aborted).
 //! 8. While the coordinator is restoring, the host holds back writer events
@@ -66,10 +69,29 @@
 //! 9. Async savepoints are never followed by their own completion; a
 //!    stop-with-savepoint completes synchronously and the job ends.
 //! 10. A region failover aborts the pending checkpoint and restores the
-//!    writer from the last *completed* checkpoint (from scratch without
-//!    one); in-flight events of the failed attempt are dropped.
+//!     writer from the last *completed* checkpoint (from scratch without
+//!     one); in-flight events of the failed attempt are dropped.
 //! 11. A global failover restores the coordinator and all writers that were
-//!    not finished at the last completed checkpoint from that checkpoint.
+//!     not finished at the last completed checkpoint from that checkpoint.
+//! 12. The host repeats a call that returned `storage` (SEMANTICS 5.2). At
+//!     fault level low and up it sometimes fails over instead (as an engine
+//!     does when a coordinator callback throws), except for
+//!     `checkpoint-aborted` (constraint 6) and for a call that may be running
+//!     the final commit: that commit also commits checkpoints that never
+//!     completed, and a failover to an older checkpoint would make the
+//!     writers produce that input again (a duplicate no instance can detect).
+//!
+//! [`Model`] relaxes constraints 4 and 5 to explore what happens outside
+//! them: a late report of an ended writer for a checkpoint its END entry
+//! already covered is fatal `invalid-event` (SEMANTICS 3 rule 2), a late END
+//! can miss the last completion (no final commit before the job ends), and a
+//! coordinator that misses a completion its writers saw loses their entries
+//! on a later global failover.
+//!
+//! # Known issues
+//! Violations that match a known issue of the coordinator core are
+//! labelled with its id ([`known`]); each has a minimal regression trace in
+//! `tests/regressions/`.
 //!
 //! # Invariants (after every step, and at the end)
 //! See [`job`]: every committable appears in at most one snapshot, under its
@@ -174,13 +196,21 @@ impl Scenario {
             Some(1) => Ending::Stop,
             _ => Ending::StopDrain,
         };
-        let ending = if mode == JobMode::Batch { Ending::AllEnd } else { ending };
+        let ending = if mode == JobMode::Batch {
+            Ending::AllEnd
+        } else {
+            ending
+        };
         Scenario {
             mode,
             ending,
             force_create_snapshot: rng.chance(250),
             savepoint_auto_tag: rng.chance(800),
-            tag_time_retained_ms: if rng.chance(300) { Some(rng.range(1, 100_000)) } else { None },
+            tag_time_retained_ms: if rng.chance(300) {
+                Some(rng.range(1, 100_000))
+            } else {
+                None
+            },
             recovery_continue: rng.chance(200),
         }
     }
@@ -207,7 +237,11 @@ impl Scenario {
         if self.recovery_continue {
             flags.push("recovery continue");
         }
-        let flags = if flags.is_empty() { String::new() } else { format!(" [{}]", flags.join(", ")) };
+        let flags = if flags.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", flags.join(", "))
+        };
         format!("{mode}{ending}{flags}")
     }
 }
@@ -216,8 +250,9 @@ impl Scenario {
 /// does outside them (all off by default; see the report of the simulator).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Model {
-    /// END events may still be in flight when the checkpoint the writer
-    /// took after its end of input completes (constraint 4).
+    /// END events (and what the writer sends after them) may still be in
+    /// flight when the checkpoint the writer took after its end of input
+    /// completes (constraint 4).
     pub late_end_events: bool,
     /// Reports of a writer whose END was delivered may arrive after the
     /// completion of their checkpoint (constraint 4).
@@ -263,13 +298,23 @@ impl SimOptions {
     /// 2..=16 checkpoints): most of the test net.
     pub fn small(seed: u64, faults: FaultLevel) -> Self {
         let mut r = rng::Rng::derive(seed, 0x5123);
-        SimOptions { writers: r.range(1, 5) as u32, checkpoints: r.range(2, 16), faults, ..SimOptions::new(seed) }
+        SimOptions {
+            writers: r.range(1, 5) as u32,
+            checkpoints: r.range(2, 16),
+            faults,
+            ..SimOptions::new(seed)
+        }
     }
 
     /// Larger jobs (6..=12 writers, 20..=60 checkpoints).
     pub fn large(seed: u64, faults: FaultLevel) -> Self {
         let mut r = rng::Rng::derive(seed, 0x1A76E);
-        SimOptions { writers: r.range(6, 12) as u32, checkpoints: r.range(20, 60), faults, ..SimOptions::new(seed) }
+        SimOptions {
+            writers: r.range(6, 12) as u32,
+            checkpoints: r.range(20, 60),
+            faults,
+            ..SimOptions::new(seed)
+        }
     }
 }
 
@@ -302,6 +347,8 @@ pub struct Stats {
     /// Events delivered after the coordinator was told their checkpoint completed.
     pub late_events: u64,
     pub tags_deleted: u64,
+    /// Aborts delivered to the coordinator after later calls.
+    pub late_aborts: u64,
     /// Global failovers whose restore named finished writers.
     pub restores_with_finished: u64,
 }
@@ -312,10 +359,33 @@ impl Stats {
             ($($f:ident),*) => { $( self.$f += o.$f; )* };
         }
         sum!(
-            snapshots, tags, tags_created, completed, aborted, declined, savepoints, skipped_rounds, writer_notifications,
-            writers_finished, events_delivered, region_failovers, global_failovers, restarts_required, storage_faults,
-            storage_errors, escalations, traps, committables_produced, committables_verified, committables_discarded,
-            states_checked, replays_checked, late_events, tags_deleted, restores_with_finished
+            snapshots,
+            tags,
+            tags_created,
+            completed,
+            aborted,
+            declined,
+            savepoints,
+            skipped_rounds,
+            writer_notifications,
+            writers_finished,
+            events_delivered,
+            region_failovers,
+            global_failovers,
+            restarts_required,
+            storage_faults,
+            storage_errors,
+            escalations,
+            traps,
+            committables_produced,
+            committables_verified,
+            committables_discarded,
+            states_checked,
+            replays_checked,
+            late_events,
+            tags_deleted,
+            late_aborts,
+            restores_with_finished
         );
     }
 }
@@ -335,13 +405,23 @@ pub struct Violation {
 
 impl Violation {
     fn internal(message: &str) -> Self {
-        Violation { seed: 0, step: 0, trace_step: 0, message: format!("simulator bug: {message}"), known: None }
+        Violation {
+            seed: 0,
+            step: 0,
+            trace_step: 0,
+            message: format!("simulator bug: {message}"),
+            known: None,
+        }
     }
 }
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "seed {}, step {} (trace step {}): {}", self.seed, self.step, self.trace_step, self.message)?;
+        write!(
+            f,
+            "seed {}, step {} (trace step {}): {}",
+            self.seed, self.step, self.trace_step, self.message
+        )?;
         if let Some(k) = self.known {
             write!(f, " [known issue {k}]")?;
         }
@@ -372,7 +452,11 @@ impl Outcome {
 
 /// Runs one seed. `Err` only if the run could not be set up (e.g. the
 /// table directory cannot be created).
-pub fn run(opts: &SimOptions, engine: &Engine, progress: Option<&indicatif::ProgressBar>) -> Result<Outcome, String> {
+pub fn run(
+    opts: &SimOptions,
+    engine: &Engine,
+    progress: Option<&indicatif::ProgressBar>,
+) -> Result<Outcome, String> {
     let mut sim = job::Sim::new(opts, engine.clone(), progress)?;
     let verdict = sim.run();
     Ok(Outcome {

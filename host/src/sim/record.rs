@@ -21,11 +21,21 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn new(config: Config, clock_start_ms: u64) -> Self {
-        Recorder { trace: Trace { config, clock_start_ms, clock_step_ms: 0, steps: Vec::new() } }
+        Recorder {
+            trace: Trace {
+                config,
+                clock_start_ms,
+                clock_step_ms: 0,
+                steps: Vec::new(),
+            },
+        }
     }
 
     pub fn push(&mut self, op: Op) {
-        self.trace.steps.push(Step { instance: DEFAULT_INSTANCE.to_string(), op });
+        self.trace.steps.push(Step {
+            instance: DEFAULT_INSTANCE.to_string(),
+            op,
+        });
     }
 
     pub fn len(&self) -> usize {
@@ -59,7 +69,10 @@ fn config_json(c: &Config) -> String {
 }
 
 fn strings(items: &[Vec<u8>]) -> String {
-    let parts: Vec<String> = items.iter().map(|b| json_str(&String::from_utf8_lossy(b))).collect();
+    let parts: Vec<String> = items
+        .iter()
+        .map(|b| json_str(&String::from_utf8_lossy(b)))
+        .collect();
     format!("[{}]", parts.join(", "))
 }
 
@@ -79,13 +92,22 @@ fn entry_fields(e: &Entry) -> String {
 
 fn writer_op(op: &str, subtask: Option<u32>, c: u64) -> String {
     match subtask {
-        Some(s) => format!("{{\"op\": \"{op}\", \"subtask\": {s}, \"checkpoint\": {}}}", checkpoint(c)),
+        Some(s) => format!(
+            "{{\"op\": \"{op}\", \"subtask\": {s}, \"checkpoint\": {}}}",
+            checkpoint(c)
+        ),
         None => format!("{{\"op\": \"{op}\", \"checkpoint\": {}}}", checkpoint(c)),
     }
 }
 
 fn op_json(op: &Op, base: &Config) -> String {
-    let config_override = |c: &Config| if c == base { String::new() } else { format!(", \"config\": {}", config_json(c)) };
+    let config_override = |c: &Config| {
+        if c == base {
+            String::new()
+        } else {
+            format!(", \"config\": {}", config_json(c))
+        }
+    };
     match op {
         Op::Start { config } => format!("{{\"op\": \"start\"{}}}", config_override(config)),
         Op::Event { subtask, attempt, entry } => {
@@ -166,6 +188,10 @@ pub fn render_trace(trace: &Trace) -> String {
         out.push_str(if i == 0 { "\n    " } else { ",\n    " });
         out.push_str(&op_json(&step.op, &trace.config));
     }
-    out.push_str(if trace.steps.is_empty() { "]\n}\n" } else { "\n  ]\n}\n" });
+    out.push_str(if trace.steps.is_empty() {
+        "]\n}\n"
+    } else {
+        "\n  ]\n}\n"
+    });
     out
 }

@@ -16,7 +16,9 @@ impl Coordinator {
     /// Runs after every call that can change the slots or the completion.
     pub(crate) fn commit_rule(&mut self, env: &mut dyn Env, trigger: Trigger, log: &mut CallLog) -> Result<()> {
         if self.final_done {
-            return Ok(());
+            // Everything is ignored after the final commit, except that tags
+            // its tagging failed to create (storage error) are retried here.
+            return self.tag_up_to(env, END, log);
         }
         if self.slots.all_ended() {
             // While every slot holds an END entry, only the final commit commits.
@@ -54,9 +56,7 @@ impl Coordinator {
         let target_watermark = self.slots.watermark_at(target);
         self.commit_checkpoints(env, target, force, target_watermark, log)?;
         // Hint puts come after every create of the call (TRACE-FORMAT), and only on success.
-        self.log.write_hint(env)?;
-        self.committed_through = self.committed_through.max(Some(target));
-        Ok(())
+        self.log.write_hint(env)
     }
 
     fn commit_checkpoints(
@@ -81,6 +81,9 @@ impl Coordinator {
             }
             self.slots.remove_checkpoint(target);
         }
+        // The target counts as committed as soon as its entries left the
+        // slots, even if a later write of this call (the hint) fails.
+        self.committed_through = self.committed_through.max(Some(target));
         Ok(())
     }
 
@@ -106,9 +109,10 @@ impl Coordinator {
     /// one END snapshot with every END entry's committables.
     pub(crate) fn final_commit(&mut self, env: &mut dyn Env, log: &mut CallLog) -> Result<()> {
         self.final_commit_writes(env, log)?;
-        self.log.write_hint(env)?;
+        // Done once its snapshots are durable; a failing hint put is not retried
+        // (the hint is only a starting point: readers probe past a stale one).
         self.final_done = true;
-        Ok(())
+        self.log.write_hint(env)
     }
 
     fn final_commit_writes(&mut self, env: &mut dyn Env, log: &mut CallLog) -> Result<()> {

@@ -286,7 +286,8 @@ impl Coordinator {
         Self::require_checkpoint(&format!("event of subtask {s}"), c, true)?;
         self.read_table(env)?;
         if self.final_done {
-            return Ok(()); // rule 1: nothing after the final commit
+            // Ignored; only a final commit's failed tagging is retried.
+            return self.commit_rule(env, Trigger::Other, log); // rule 1: ignored (see commit_rule)
         }
         if c == END {
             // Replaces any END entry: the newest report is authoritative; the flag is ignored.
@@ -367,7 +368,8 @@ impl Coordinator {
         }
         self.read_table(env)?;
         if self.final_done {
-            return Ok(()); // region replays are ignored after the final commit
+            // Ignored; only a final commit's failed tagging is retried.
+            return self.commit_rule(env, Trigger::Other, log); // region replays are ignored (see commit_rule)
         }
         let high = self.committed_high();
         let mut end_arrived = false;
@@ -448,7 +450,8 @@ impl Coordinator {
         }
         self.read_table(env)?;
         if self.final_done {
-            return Ok(());
+            // Ignored; only a final commit's failed tagging is retried.
+            return self.commit_rule(env, Trigger::Other, log);
         }
         self.slots.reset_ordinary(s, r);
         self.slots.set_end(s, None);
@@ -484,7 +487,8 @@ impl Coordinator {
         Self::require_checkpoint("checkpoint-complete", n, true)?;
         self.read_table(env)?;
         if self.final_done {
-            return Ok(());
+            // Ignored; only a final commit's failed tagging is retried.
+            return self.commit_rule(env, Trigger::Other, log);
         }
         // Flink may skip notifications: a completion covers every earlier checkpoint.
         self.completed = self.completed.max(Some(n));

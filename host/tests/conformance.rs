@@ -5,7 +5,8 @@
 //! `BLESS=1 cargo test --release --test conformance` (re)writes the
 //! `*.result.json` files from the native output instead of comparing them
 //! (native/component mismatches still fail). `CONFORMANCE_DIR=DIR` runs the
-//! traces of another directory.
+//! traces of another directory. `tests/regressions/` (simulator seeds that
+//! once failed) is checked the same way.
 
 use std::fs;
 use std::io::Write as _;
@@ -103,8 +104,19 @@ fn mask_placeholders(actual: &mut ReplayResult, expected: &str) -> bool {
 
 #[test]
 fn conformance_traces() {
-    let dir = conformance_dir();
+    check_dir(conformance_dir());
+}
+
+/// The simulator's regression traces (`tests/regressions/`): seeds that once
+/// failed, pinned with the result they give now.
+#[test]
+fn regression_traces() {
+    check_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("tests").join("regressions"));
+}
+
+fn check_dir(dir: PathBuf) {
     let paths = traces(&dir);
+    assert!(!paths.is_empty(), "no *.trace.json in {}", dir.display());
     let bless = std::env::var("BLESS").is_ok_and(|v| v == "1");
     let runtime = Runtime::embedded().expect("the embedded component loads");
     let mut failures = Vec::new();

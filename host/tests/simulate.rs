@@ -285,33 +285,3 @@ fn recorded_trace_parses() {
         );
     }
 }
-
-/// `SIM_DUMP_SEED=S cargo test --release --test simulate dump -- --ignored --nocapture`
-/// prints one seed's outcome and trace.
-#[test]
-#[ignore]
-fn dump() {
-    let seed = env_u64("SIM_DUMP_SEED", 1);
-    let mut opts = SimOptions::small(seed, level(seed));
-    opts.model = model_from_env();
-    if let Ok(w) = std::env::var("SIM_DUMP_WRITERS") {
-        opts.writers = w.parse().unwrap();
-    }
-    if let Ok(c) = std::env::var("SIM_DUMP_CHECKPOINTS") {
-        opts.checkpoints = c.parse().unwrap();
-    }
-    let engine = if std::env::var("SIM_DUMP_COMPONENT").is_ok() {
-        Engine::Component(Runtime::embedded().unwrap())
-    } else {
-        Engine::Native
-    };
-    let outcome = sim::run(&opts, &engine, None).unwrap();
-    println!("{}", outcome.trace);
-    println!("{:#?}", outcome.stats);
-    println!(
-        "{} | {:?} | {:?}",
-        outcome.scenario.describe(),
-        opts.faults,
-        outcome.verdict
-    );
-}

@@ -321,8 +321,9 @@ pub(crate) struct Sim<'a> {
     end_snapshots: usize,
     tags: Vec<Tag>,
     aborted_done: BTreeSet<u64>,
-    /// A call that may have run the final commit failed on storage.
-    final_storage_error: bool,
+    /// A call that may have run the final commit (or its tagging) failed on
+    /// storage and has not been repeated successfully yet.
+    final_owed: bool,
     /// A final commit happened that wrote no END snapshot.
     final_without_end: bool,
     /// Checkpoints whose entries a region restore replayed.
@@ -433,11 +434,11 @@ impl<'a> Sim<'a> {
             ledger: Ledger::default(),
             records: Records::default(),
             final_done_job: false,
+            final_owed: false,
             seen: Vec::new(),
             end_snapshots: 0,
             tags: Vec::new(),
             aborted_done: BTreeSet::new(),
-            final_storage_error: false,
             final_without_end: false,
             coord_completed: None,
             region_restored_checkpoints: BTreeSet::new(),
@@ -492,6 +493,13 @@ impl<'a> Sim<'a> {
     // ------------------------------------------------------------------
 
     pub(crate) fn run(&mut self) -> Res<()> {
+        let result = self.run_inner();
+        self.stats.snapshots = self.seen.len() as u64;
+        self.stats.tags = self.tags.len() as u64;
+        result
+    }
+
+    fn run_inner(&mut self) -> Res<()> {
         for s in 0..self.p() {
             let helper = self.engine.writer(s);
             self.writers[s as usize].helper = Some(self.host("creating a writer", helper)?);
@@ -883,7 +891,7 @@ impl<'a> Sim<'a> {
         // that may be running the final commit: it commits checkpoints that
         // did not complete, and a failover to an older checkpoint would
         // make the writers produce their data again.
-        let final_may_run = self.mirror.all_ended() && !self.mirror.final_done;
+        let final_may_run = (self.mirror.all_ended() && !self.mirror.final_done) || self.final_owed;
         self.faults_on() && !final_may_run && !matches!(call, Call::Abort(_) | Call::Close)
     }
 
@@ -942,15 +950,18 @@ impl<'a> Sim<'a> {
                 }
                 Err(e) if e.kind == HostErrorKind::Core(sink_coordinator::ErrorKind::Storage) => {
                     self.stats.storage_errors += 1;
-                    if (self.mirror.all_ended() || call.delivers_end()) && !self.mirror.final_done {
-                        self.final_storage_error = true;
-                    }
                     if !applied {
                         self.apply_input(&call);
                         applied = true;
                     }
+                    // Decided before observing the table: a final commit whose END
+                    // snapshot landed may still owe its tags (only a repeat creates them).
+                    let escalatable = self.escalatable(&call);
+                    if self.mirror.all_ended() {
+                        self.final_owed = true;
+                    }
                     self.observe()?;
-                    if self.escalatable(&call) && self.rng.chance(self.rates.escalate) {
+                    if escalatable && self.rng.chance(self.rates.escalate) {
                         self.stats.escalations += 1;
                         self.global_failover("storage error")?;
                         return Ok(Answer::FailedOver);
@@ -962,19 +973,13 @@ impl<'a> Sim<'a> {
                     continue;
                 }
                 Err(e) => {
-                    let v = self.fail(format!(
+                    return Err(self.fail(format!(
                         "coordinator call {:?} failed: {e}",
                         call.op().name()
-                    ));
-                    // The repeat of a call that failed on storage must be safe (SEMANTICS 5.2).
-                    if repeats > 0 && e.message.contains("checkpoints must increase") {
-                        return Err(
-                            self.known(v, super::known::EMPTY_CHECKPOINT_AFTER_HINT_FAILURE)
-                        );
-                    }
-                    return Err(v);
+                    )));
                 }
                 Ok(outcome) => {
+                    self.final_owed = false;
                     if !applied {
                         self.apply_input(&call);
                     }
@@ -1941,9 +1946,6 @@ impl<'a> Sim<'a> {
                     let v = self.fail(format!(
                         "savepoint {s} ({fate:?}, snapshot: {has_snapshot}) has tag: {has_tag}"
                     ));
-                    if !has_tag && self.final_storage_error {
-                        return Err(self.known(v, super::known::FINAL_COMMIT_TAG_NOT_RETRIED));
-                    }
                     // The flag travelled in a region restore: the writers dropped it
                     // from their state, so a later global failover cannot replay it.
                     if !has_tag

@@ -1,24 +1,8 @@
-//! Known issues of the coordinator core (guest/) and of SEMANTICS that the
+//! Known gaps of SEMANTICS (the core implements it as written) that the
 //! simulator finds, each with a minimal regression trace in
 //! `tests/regressions/`. A violation that matches one is labelled with its
 //! id; the test net reports those separately (and fails on them only with
 //! `SIM_STRICT=1`), and fails on anything else.
-
-/// A storage error while tagging after the final commit (or while writing
-/// its hint / reading a snapshot for the tag) is never retried: the repeated
-/// call returns at once because the final commit has happened, so the
-/// savepoint's tag is never created. SEMANTICS 5.2 and 8 ("repeating the
-/// same call is safe and retries what failed"), 5.4.
-/// `tests/regressions/final-commit-tag-retry-after-storage-error.trace.json`
-pub const FINAL_COMMIT_TAG_NOT_RETRIED: &str = "final-commit-tag-not-retried";
-
-/// A commit whose target checkpoint is empty removes its entries, but counts
-/// it as committed only after the latest-snapshot hint is written; when that
-/// put fails, repeating the call (a resend) is fatal `invalid-event`
-/// ("checkpoints must increase"). SEMANTICS 3 rule 2 ("this counts even if
-/// the same call failed later"), 5.2 ("repeating the call is safe").
-/// `tests/regressions/empty-checkpoint-counts-after-hint-failure.trace.json`
-pub const EMPTY_CHECKPOINT_AFTER_HINT_FAILURE: &str = "empty-checkpoint-after-hint-failure";
 
 /// The writer helper drops the entries it replays after a restore
 /// (SEMANTICS 11: "after a restore only the END entry stays buffered"). After
@@ -41,9 +25,12 @@ pub const WRITER_DROPS_RESTORED_ENTRIES: &str = "writer-drops-restored-entries";
 pub const FINAL_COMMIT_WITHOUT_END_SNAPSHOT: &str = "final-commit-without-end-snapshot";
 
 /// Every known issue id.
-pub const ALL: [&str; 4] = [
-    FINAL_COMMIT_TAG_NOT_RETRIED,
-    EMPTY_CHECKPOINT_AFTER_HINT_FAILURE,
+pub const ALL: [&str; 2] = [
     WRITER_DROPS_RESTORED_ENTRIES,
     FINAL_COMMIT_WITHOUT_END_SNAPSHOT,
 ];
+
+// Fixed in the core (their traces in tests/regressions now pin the fix):
+// `final-commit-tag-not-retried` (a failed tag after the final commit is
+// retried by the repeated call) and `empty-checkpoint-after-hint-failure`
+// (an empty target counts as committed as soon as its entries leave).

@@ -1,6 +1,6 @@
 //! What the simulator runs: the coordinator and the writer helpers, natively
-//! or in the component, behind one interface ([`CoordinatorApi`] from the
-//! driver, and [`WriterApi`] here), over one shared table and clock.
+//! or in the component, behind the driver's [`CoordinatorApi`] and
+//! [`WriterApi`], over one shared table and clock.
 //!
 //! The table is `FaultyStorage` over memory or a local directory, so the
 //! simulator injects exactly the faults that TRACE-FORMAT's `storage_fault`
@@ -9,104 +9,17 @@
 use std::path::PathBuf;
 
 use sink_coordinator::{
-    Config, Entry, Lifecycle, Outcome, RestorePoint, Snapshot, Storage, StorageError, Tag, Writer,
+    Config, Lifecycle, Outcome, RestorePoint, Snapshot, Storage, StorageError, Tag, Writer,
 };
 
 use crate::clock::ManualClock;
 use crate::component::{ComponentCoordinator, ComponentWriter};
+pub use crate::driver::WriterApi;
 use crate::driver::{CoordinatorApi, NativeCoordinator};
 use crate::engine::Runtime;
 use crate::env::{HostEnv, Shared};
 use crate::error::{HostError, HostResult};
 use crate::storage::{FaultyStorage, LocalDirStorage, MemStorage};
-
-/// The writer-side helper (SEMANTICS 11), whatever runs it.
-pub trait WriterApi {
-    fn report(
-        &mut self,
-        checkpoint: u64,
-        committables: Vec<Vec<u8>>,
-        watermark: Option<i64>,
-        savepoint: bool,
-    ) -> HostResult<Entry>;
-    fn end_input(
-        &mut self,
-        committables: Vec<Vec<u8>>,
-        watermark: Option<i64>,
-    ) -> HostResult<Entry>;
-    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<()>;
-    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()>;
-    fn state(&mut self) -> HostResult<Vec<u8>>;
-    fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>>;
-}
-
-impl WriterApi for Writer {
-    fn report(
-        &mut self,
-        checkpoint: u64,
-        committables: Vec<Vec<u8>>,
-        watermark: Option<i64>,
-        savepoint: bool,
-    ) -> HostResult<Entry> {
-        Ok(Writer::report(
-            self,
-            checkpoint,
-            committables,
-            watermark,
-            savepoint,
-        )?)
-    }
-    fn end_input(
-        &mut self,
-        committables: Vec<Vec<u8>>,
-        watermark: Option<i64>,
-    ) -> HostResult<Entry> {
-        Ok(Writer::end_input(self, committables, watermark)?)
-    }
-    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<()> {
-        Ok(Writer::checkpoint_complete(self, checkpoint)?)
-    }
-    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()> {
-        Ok(Writer::checkpoint_aborted(self, checkpoint)?)
-    }
-    fn state(&mut self) -> HostResult<Vec<u8>> {
-        Ok(Writer::state(self))
-    }
-    fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>> {
-        Ok(Writer::restore(self, state, checkpoint)?)
-    }
-}
-
-impl WriterApi for ComponentWriter {
-    fn report(
-        &mut self,
-        checkpoint: u64,
-        committables: Vec<Vec<u8>>,
-        watermark: Option<i64>,
-        savepoint: bool,
-    ) -> HostResult<Entry> {
-        ComponentWriter::report(self, checkpoint, &committables, watermark, savepoint)
-    }
-    fn end_input(
-        &mut self,
-        committables: Vec<Vec<u8>>,
-        watermark: Option<i64>,
-    ) -> HostResult<Entry> {
-        ComponentWriter::end_input(self, &committables, watermark)
-    }
-    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<()> {
-        ComponentWriter::checkpoint_complete(self, checkpoint)
-    }
-    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()> {
-        ComponentWriter::checkpoint_aborted(self, checkpoint)
-    }
-    fn state(&mut self) -> HostResult<Vec<u8>> {
-        ComponentWriter::state(self)
-    }
-    fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>> {
-        ComponentWriter::restore(self, state, checkpoint)
-    }
-}
 
 /// Where the simulated table lives.
 #[derive(Clone, Debug, PartialEq, Eq)]

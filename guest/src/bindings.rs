@@ -61,7 +61,10 @@ fn error(e: crate::Error) -> wt::Error {
         K::InvalidConfig => wt::ErrorKind::InvalidConfig,
         K::CorruptState => wt::ErrorKind::CorruptState,
     };
-    wt::Error { kind, message: e.message }
+    wt::Error {
+        kind,
+        message: e.message,
+    }
 }
 
 fn lifecycle(l: crate::Lifecycle) -> wt::Lifecycle {
@@ -86,11 +89,21 @@ fn outcome(r: crate::Result<crate::Outcome>) -> Result<wt::Outcome, wt::Error> {
 }
 
 fn entry_in(e: wt::Entry) -> crate::Entry {
-    crate::Entry { checkpoint: e.checkpoint, committables: e.committables, watermark: e.watermark, savepoint: e.savepoint }
+    crate::Entry {
+        checkpoint: e.checkpoint,
+        committables: e.committables,
+        watermark: e.watermark,
+        savepoint: e.savepoint,
+    }
 }
 
 fn entry_out(e: crate::Entry) -> wt::Entry {
-    wt::Entry { checkpoint: e.checkpoint, committables: e.committables, watermark: e.watermark, savepoint: e.savepoint }
+    wt::Entry {
+        checkpoint: e.checkpoint,
+        committables: e.committables,
+        watermark: e.watermark,
+        savepoint: e.savepoint,
+    }
 }
 
 fn config_in(c: wt::Config) -> crate::Config {
@@ -137,7 +150,6 @@ fn tag_out(t: crate::Tag) -> wt::Tag {
 
 struct Component;
 
-
 struct CoordinatorResource(RefCell<crate::Coordinator>);
 
 impl wc::Guest for Component {
@@ -151,29 +163,70 @@ impl wc::GuestCoordinator for CoordinatorResource {
             state: r.state,
             finished_subtasks: r.finished_subtasks,
         });
-        CoordinatorResource(RefCell::new(crate::Coordinator::new(config_in(config), restore)))
+        CoordinatorResource(RefCell::new(crate::Coordinator::new(
+            config_in(config),
+            restore,
+        )))
     }
     fn start(&self) -> Result<wt::Outcome, wt::Error> {
         outcome(self.0.borrow_mut().start(&mut Imports))
     }
-    fn event(&self, subtask: u32, attempt: u32, entry: wt::Entry) -> Result<wt::Outcome, wt::Error> {
-        outcome(self.0.borrow_mut().event(&mut Imports, subtask, attempt, entry_in(entry)))
+    fn event(
+        &self,
+        subtask: u32,
+        attempt: u32,
+        entry: wt::Entry,
+    ) -> Result<wt::Outcome, wt::Error> {
+        outcome(
+            self.0
+                .borrow_mut()
+                .event(&mut Imports, subtask, attempt, entry_in(entry)),
+        )
     }
-    fn restored(&self, subtask: u32, attempt: u32, checkpoint: u64, entries: Vec<wt::Entry>) -> Result<wt::Outcome, wt::Error> {
+    fn restored(
+        &self,
+        subtask: u32,
+        attempt: u32,
+        checkpoint: u64,
+        entries: Vec<wt::Entry>,
+    ) -> Result<wt::Outcome, wt::Error> {
         let entries = entries.into_iter().map(entry_in).collect();
-        outcome(self.0.borrow_mut().restored(&mut Imports, subtask, attempt, checkpoint, entries))
+        outcome(
+            self.0
+                .borrow_mut()
+                .restored(&mut Imports, subtask, attempt, checkpoint, entries),
+        )
     }
-    fn subtask_reset(&self, subtask: u32, checkpoint: Option<u64>) -> Result<wt::Outcome, wt::Error> {
-        outcome(self.0.borrow_mut().subtask_reset(&mut Imports, subtask, checkpoint))
+    fn subtask_reset(
+        &self,
+        subtask: u32,
+        checkpoint: Option<u64>,
+    ) -> Result<wt::Outcome, wt::Error> {
+        outcome(
+            self.0
+                .borrow_mut()
+                .subtask_reset(&mut Imports, subtask, checkpoint),
+        )
     }
     fn checkpoint(&self, checkpoint: u64) -> Result<Vec<u8>, wt::Error> {
-        self.0.borrow_mut().checkpoint(&mut Imports, checkpoint).map_err(error)
+        self.0
+            .borrow_mut()
+            .checkpoint(&mut Imports, checkpoint)
+            .map_err(error)
     }
     fn checkpoint_complete(&self, checkpoint: u64) -> Result<wt::Outcome, wt::Error> {
-        outcome(self.0.borrow_mut().checkpoint_complete(&mut Imports, checkpoint))
+        outcome(
+            self.0
+                .borrow_mut()
+                .checkpoint_complete(&mut Imports, checkpoint),
+        )
     }
     fn checkpoint_aborted(&self, checkpoint: u64) -> Result<wt::Outcome, wt::Error> {
-        outcome(self.0.borrow_mut().checkpoint_aborted(&mut Imports, checkpoint))
+        outcome(
+            self.0
+                .borrow_mut()
+                .checkpoint_aborted(&mut Imports, checkpoint),
+        )
     }
     fn close(&self) -> Result<wt::Outcome, wt::Error> {
         outcome(self.0.borrow_mut().close(&mut Imports))
@@ -193,17 +246,41 @@ impl ww::GuestWriter for WriterResource {
     fn new(subtask: u32) -> Self {
         WriterResource(RefCell::new(crate::Writer::new(subtask)))
     }
-    fn report(&self, checkpoint: u64, committables: Vec<Vec<u8>>, watermark: Option<i64>, savepoint: bool) -> Result<wt::Entry, wt::Error> {
-        self.0.borrow_mut().report(checkpoint, committables, watermark, savepoint).map(entry_out).map_err(error)
+    fn report(
+        &self,
+        checkpoint: u64,
+        committables: Vec<Vec<u8>>,
+        watermark: Option<i64>,
+        savepoint: bool,
+    ) -> Result<wt::Entry, wt::Error> {
+        self.0
+            .borrow_mut()
+            .report(checkpoint, committables, watermark, savepoint)
+            .map(entry_out)
+            .map_err(error)
     }
-    fn end_input(&self, committables: Vec<Vec<u8>>, watermark: Option<i64>) -> Result<wt::Entry, wt::Error> {
-        self.0.borrow_mut().end_input(committables, watermark).map(entry_out).map_err(error)
+    fn end_input(
+        &self,
+        committables: Vec<Vec<u8>>,
+        watermark: Option<i64>,
+    ) -> Result<wt::Entry, wt::Error> {
+        self.0
+            .borrow_mut()
+            .end_input(committables, watermark)
+            .map(entry_out)
+            .map_err(error)
     }
     fn checkpoint_complete(&self, checkpoint: u64) -> Result<(), wt::Error> {
-        self.0.borrow_mut().checkpoint_complete(checkpoint).map_err(error)
+        self.0
+            .borrow_mut()
+            .checkpoint_complete(checkpoint)
+            .map_err(error)
     }
     fn checkpoint_aborted(&self, checkpoint: u64) -> Result<(), wt::Error> {
-        self.0.borrow_mut().checkpoint_aborted(checkpoint).map_err(error)
+        self.0
+            .borrow_mut()
+            .checkpoint_aborted(checkpoint)
+            .map_err(error)
     }
     fn state(&self) -> Vec<u8> {
         self.0.borrow().state()
@@ -219,10 +296,14 @@ impl ww::GuestWriter for WriterResource {
 
 impl wtab::Guest for Component {
     fn latest_snapshot() -> Result<Option<wt::Snapshot>, wt::Error> {
-        crate::table::latest_snapshot(&mut Imports).map(|s| s.map(snapshot_out)).map_err(error)
+        crate::table::latest_snapshot(&mut Imports)
+            .map(|s| s.map(snapshot_out))
+            .map_err(error)
     }
     fn snapshot_by_id(id: u64) -> Result<Option<wt::Snapshot>, wt::Error> {
-        crate::table::snapshot_by_id(&mut Imports, id).map(|s| s.map(snapshot_out)).map_err(error)
+        crate::table::snapshot_by_id(&mut Imports, id)
+            .map(|s| s.map(snapshot_out))
+            .map_err(error)
     }
     fn list_snapshots() -> Result<Vec<wt::Snapshot>, wt::Error> {
         crate::table::list_snapshots(&mut Imports)
@@ -230,7 +311,9 @@ impl wtab::Guest for Component {
             .map_err(error)
     }
     fn list_tags() -> Result<Vec<wt::Tag>, wt::Error> {
-        crate::table::list_tags(&mut Imports).map(|v| v.into_iter().map(tag_out).collect()).map_err(error)
+        crate::table::list_tags(&mut Imports)
+            .map(|v| v.into_iter().map(tag_out).collect())
+            .map_err(error)
     }
 }
 

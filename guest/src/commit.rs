@@ -14,7 +14,12 @@ use crate::types::{FinalCommitMode, Lifecycle, END};
 
 impl Coordinator {
     /// Runs after every call that can change the slots or the completion.
-    pub(crate) fn commit_rule(&mut self, env: &mut dyn Env, trigger: Trigger, log: &mut CallLog) -> Result<()> {
+    pub(crate) fn commit_rule(
+        &mut self,
+        env: &mut dyn Env,
+        trigger: Trigger,
+        log: &mut CallLog,
+    ) -> Result<()> {
         if self.final_done {
             // Everything is ignored after the final commit, except that tags
             // its tagging failed to create (storage error) are retried here.
@@ -25,7 +30,8 @@ impl Coordinator {
             let due = match trigger {
                 Trigger::Completion => true,
                 Trigger::EndArrival => {
-                    !self.config.checkpointing || self.config.final_commit == FinalCommitMode::OnEndInput
+                    !self.config.checkpointing
+                        || self.config.final_commit == FinalCommitMode::OnEndInput
                 }
                 Trigger::Other => false,
             };
@@ -50,8 +56,14 @@ impl Coordinator {
     /// Commits every ordinary entry `<= target`, one snapshot per non-empty
     /// checkpoint in ascending order, plus a forced empty snapshot for the
     /// target when configured.
-    pub(crate) fn ordinary_commit(&mut self, env: &mut dyn Env, target: u64, log: &mut CallLog) -> Result<()> {
-        let force = self.config.force_create_snapshot && self.committed_through.is_none_or(|t| t < target);
+    pub(crate) fn ordinary_commit(
+        &mut self,
+        env: &mut dyn Env,
+        target: u64,
+        log: &mut CallLog,
+    ) -> Result<()> {
+        let force =
+            self.config.force_create_snapshot && self.committed_through.is_none_or(|t| t < target);
         // The forced snapshot's watermark is the target's, computed before its entries leave.
         let target_watermark = self.slots.watermark_at(target);
         self.commit_checkpoints(env, target, force, target_watermark, log)?;
@@ -97,7 +109,9 @@ impl Coordinator {
                 .each_entry(c)
                 .flat_map(|(s, e)| e.committables.iter().map(move |b| (s, b.as_slice())))
                 .collect();
-            let written = self.log.commit(env, &self.commit_user, c, watermark, &committables)?;
+            let written = self
+                .log
+                .commit(env, &self.commit_user, c, watermark, &committables)?;
             self.record(written, c, log);
         }
         self.slots.remove_checkpoint(c);
@@ -127,7 +141,9 @@ impl Coordinator {
             .collect();
         if !committables.is_empty() || self.config.force_create_snapshot {
             let watermark = self.slots.end_watermark();
-            let written = self.log.commit(env, &self.commit_user, END, watermark, &committables)?;
+            let written = self
+                .log
+                .commit(env, &self.commit_user, END, watermark, &committables)?;
             self.record(written, END, log);
         }
         Ok(())
@@ -153,11 +169,21 @@ impl Coordinator {
     }
 
     fn tag_up_to(&mut self, env: &mut dyn Env, target: u64, log: &mut CallLog) -> Result<()> {
-        self.savepoints.tag_up_to(env, &mut self.log, &self.commit_user, target, &mut log.tags)
+        self.savepoints
+            .tag_up_to(env, &mut self.log, &self.commit_user, target, &mut log.tags)
     }
 
-    fn write(&mut self, env: &mut dyn Env, identifier: u64, watermark: Option<i64>, committables: &[(u32, &[u8])], log: &mut CallLog) -> Result<()> {
-        let written = self.log.commit(env, &self.commit_user, identifier, watermark, committables)?;
+    fn write(
+        &mut self,
+        env: &mut dyn Env,
+        identifier: u64,
+        watermark: Option<i64>,
+        committables: &[(u32, &[u8])],
+        log: &mut CallLog,
+    ) -> Result<()> {
+        let written =
+            self.log
+                .commit(env, &self.commit_user, identifier, watermark, committables)?;
         self.record(written, identifier, log);
         Ok(())
     }

@@ -16,7 +16,10 @@ use crate::savepoint::{Savepoints, TagChanges};
 use crate::slots::{EndEntry, SlotEntry, Slots};
 use crate::state_codec;
 use crate::table::TableLog;
-use crate::types::{checkpoint_name, Config, Entry, Lifecycle, Outcome, RecoveryMode, RestorePoint, END, MAX_CHECKPOINT, MAX_PARALLELISM};
+use crate::types::{
+    checkpoint_name, Config, Entry, Lifecycle, Outcome, RecoveryMode, RestorePoint, END,
+    MAX_CHECKPOINT, MAX_PARALLELISM,
+};
 
 /// What made the commit rule run: decides whether a final commit is due (SEMANTICS 5.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,17 +112,35 @@ impl Coordinator {
         self.call(|c, log| c.start_inner(env, log))
     }
 
-    pub fn event(&mut self, env: &mut dyn Env, subtask: u32, attempt: u32, entry: Entry) -> Result<Outcome> {
+    pub fn event(
+        &mut self,
+        env: &mut dyn Env,
+        subtask: u32,
+        attempt: u32,
+        entry: Entry,
+    ) -> Result<Outcome> {
         let _ = attempt; // informational only (SEMANTICS 2)
         self.call(|c, log| c.event_inner(env, subtask, entry, log))
     }
 
-    pub fn restored(&mut self, env: &mut dyn Env, subtask: u32, attempt: u32, checkpoint: u64, entries: Vec<Entry>) -> Result<Outcome> {
+    pub fn restored(
+        &mut self,
+        env: &mut dyn Env,
+        subtask: u32,
+        attempt: u32,
+        checkpoint: u64,
+        entries: Vec<Entry>,
+    ) -> Result<Outcome> {
         let _ = attempt;
         self.call(|c, log| c.restored_inner(env, subtask, checkpoint, entries, log))
     }
 
-    pub fn subtask_reset(&mut self, env: &mut dyn Env, subtask: u32, checkpoint: Option<u64>) -> Result<Outcome> {
+    pub fn subtask_reset(
+        &mut self,
+        env: &mut dyn Env,
+        subtask: u32,
+        checkpoint: Option<u64>,
+    ) -> Result<Outcome> {
         self.call(|c, log| c.reset_inner(env, subtask, checkpoint, log))
     }
 
@@ -140,7 +161,10 @@ impl Coordinator {
 
     pub fn close(&mut self, env: &mut dyn Env) -> Result<Outcome> {
         let _ = env;
-        if matches!(self.life, Lifecycle::Created | Lifecycle::Restoring | Lifecycle::Running) {
+        if matches!(
+            self.life,
+            Lifecycle::Created | Lifecycle::Restoring | Lifecycle::Running
+        ) {
             self.life = Lifecycle::Closed;
         }
         Ok(self.outcome(CallLog::default()))
@@ -178,7 +202,10 @@ impl Coordinator {
         if allowed.contains(&self.life) {
             Ok(())
         } else {
-            Err(Error::illegal_state(format!("{call} is not allowed while the coordinator is {}", self.life.name())))
+            Err(Error::illegal_state(format!(
+                "{call} is not allowed while the coordinator is {}",
+                self.life.name()
+            )))
         }
     }
 
@@ -197,7 +224,9 @@ impl Coordinator {
         if c <= MAX_CHECKPOINT || (end_allowed && c == END) {
             Ok(())
         } else {
-            Err(Error::invalid_event(format!("{call}: checkpoint id {c} is out of range")))
+            Err(Error::invalid_event(format!(
+                "{call}: checkpoint id {c} is out of range"
+            )))
         }
     }
 
@@ -216,7 +245,9 @@ impl Coordinator {
     /// Highest identifier this commit user committed, or highest checkpoint
     /// this instance ran a commit for, whichever is higher (SEMANTICS 3 rule 2).
     pub(crate) fn committed_high(&self) -> Option<u64> {
-        self.log.user_high(&self.commit_user).max(self.committed_through)
+        self.log
+            .user_high(&self.commit_user)
+            .max(self.committed_through)
     }
 
     // --- start ---------------------------------------------------------------
@@ -229,7 +260,9 @@ impl Coordinator {
         self.require("start", &[Lifecycle::Created])?;
         let p = self.config.parallelism;
         if p == 0 || p > MAX_PARALLELISM {
-            return Err(Error::invalid_config(format!("parallelism {p} is outside 1..={MAX_PARALLELISM}")));
+            return Err(Error::invalid_config(format!(
+                "parallelism {p} is outside 1..={MAX_PARALLELISM}"
+            )));
         }
         if self.config.commit_user.is_empty() {
             return Err(Error::invalid_config("the commit user is empty"));
@@ -258,12 +291,18 @@ impl Coordinator {
         self.commit_user = state.commit_user;
         let mut persisted_ends: BTreeMap<u32, EndEntry> = state.end_entries.into_iter().collect();
         for &s in &finished {
-            persisted_ends.entry(s).or_insert_with(EndEntry::synthesized);
+            persisted_ends
+                .entry(s)
+                .or_insert_with(EndEntry::synthesized);
         }
         for (s, e) in &persisted_ends {
             self.slots.set_end(*s, Some(e.clone()));
         }
-        self.recovery = Some(Recovery { checkpoint: r, persisted_ends, restored: finished });
+        self.recovery = Some(Recovery {
+            checkpoint: r,
+            persisted_ends,
+            restored: finished,
+        });
         self.life = Lifecycle::Restoring;
         if self.recovery_ready() {
             self.recovery_commit(env, log)?;
@@ -279,7 +318,13 @@ impl Coordinator {
 
     // --- writer events ---------------------------------------------------------
 
-    fn event_inner(&mut self, env: &mut dyn Env, s: u32, entry: Entry, log: &mut CallLog) -> Result<()> {
+    fn event_inner(
+        &mut self,
+        env: &mut dyn Env,
+        s: u32,
+        entry: Entry,
+        log: &mut CallLog,
+    ) -> Result<()> {
         self.require("event", &[Lifecycle::Running])?;
         self.require_subtask("event", s)?;
         let c = entry.checkpoint;
@@ -291,7 +336,11 @@ impl Coordinator {
         }
         if c == END {
             // Replaces any END entry: the newest report is authoritative; the flag is ignored.
-            let end = EndEntry { committables: entry.committables, watermark: entry.watermark, synthesized: false };
+            let end = EndEntry {
+                committables: entry.committables,
+                watermark: entry.watermark,
+                synthesized: false,
+            };
             self.slots.set_end(s, Some(end));
             return self.commit_rule(env, Trigger::EndArrival, log);
         }
@@ -331,7 +380,11 @@ impl Coordinator {
         self.slots.put_entry(
             s,
             c,
-            SlotEntry { committables: entry.committables, watermark: entry.watermark, savepoint: entry.savepoint },
+            SlotEntry {
+                committables: entry.committables,
+                watermark: entry.watermark,
+                savepoint: entry.savepoint,
+            },
         );
         self.slots.set_max(s, Some(c));
         self.commit_rule(env, Trigger::Other, log)
@@ -358,7 +411,14 @@ impl Coordinator {
         Ok(())
     }
 
-    fn restored_inner(&mut self, env: &mut dyn Env, s: u32, r: u64, entries: Vec<Entry>, log: &mut CallLog) -> Result<()> {
+    fn restored_inner(
+        &mut self,
+        env: &mut dyn Env,
+        s: u32,
+        r: u64,
+        entries: Vec<Entry>,
+        log: &mut CallLog,
+    ) -> Result<()> {
         self.require("restored", &[Lifecycle::Restoring, Lifecycle::Running])?;
         self.require_subtask("restored", s)?;
         Self::require_checkpoint(&format!("restore event of subtask {s}"), r, false)?;
@@ -375,7 +435,11 @@ impl Coordinator {
         let mut end_arrived = false;
         for e in entries {
             if e.checkpoint == END {
-                let end = EndEntry { committables: e.committables, watermark: e.watermark, synthesized: false };
+                let end = EndEntry {
+                    committables: e.committables,
+                    watermark: e.watermark,
+                    synthesized: false,
+                };
                 self.slots.set_end(s, Some(end));
                 end_arrived = true;
             } else if high.is_some_and(|h| e.checkpoint <= h) {
@@ -384,18 +448,33 @@ impl Coordinator {
                 if e.savepoint {
                     self.savepoints.flagged(e.checkpoint);
                 }
-                let entry = SlotEntry { committables: e.committables, watermark: e.watermark, savepoint: e.savepoint };
+                let entry = SlotEntry {
+                    committables: e.committables,
+                    watermark: e.watermark,
+                    savepoint: e.savepoint,
+                };
                 self.slots.put_entry(s, e.checkpoint, entry);
             }
         }
         // A writer restored from r has reported everything up to r.
         let max = self.slots.max(s).max(Some(r));
         self.slots.set_max(s, max);
-        let trigger = if end_arrived { Trigger::EndArrival } else { Trigger::Other };
+        let trigger = if end_arrived {
+            Trigger::EndArrival
+        } else {
+            Trigger::Other
+        };
         self.commit_rule(env, trigger, log)
     }
 
-    fn restored_while_restoring(&mut self, env: &mut dyn Env, s: u32, r: u64, entries: Vec<Entry>, log: &mut CallLog) -> Result<()> {
+    fn restored_while_restoring(
+        &mut self,
+        env: &mut dyn Env,
+        s: u32,
+        r: u64,
+        entries: Vec<Entry>,
+        log: &mut CallLog,
+    ) -> Result<()> {
         let (expected, persisted) = match &self.recovery {
             Some(rec) => (rec.checkpoint, rec.persisted_ends.get(&s).cloned()),
             None => return Err(Error::illegal_state("restored: no restore in progress")),
@@ -410,14 +489,22 @@ impl Coordinator {
         let mut end = persisted;
         for e in entries {
             if e.checkpoint == END {
-                end = Some(EndEntry { committables: e.committables, watermark: e.watermark, synthesized: false });
+                end = Some(EndEntry {
+                    committables: e.committables,
+                    watermark: e.watermark,
+                    synthesized: false,
+                });
             } else {
                 // Kept even if already committed: the recovery filter skips them, and
                 // their savepoint flags still count (a missing tag is re-created).
                 if e.savepoint {
                     self.savepoints.flagged(e.checkpoint);
                 }
-                let entry = SlotEntry { committables: e.committables, watermark: e.watermark, savepoint: e.savepoint };
+                let entry = SlotEntry {
+                    committables: e.committables,
+                    watermark: e.watermark,
+                    savepoint: e.savepoint,
+                };
                 self.slots.put_entry(s, e.checkpoint, entry);
             }
         }
@@ -432,7 +519,13 @@ impl Coordinator {
         Ok(())
     }
 
-    fn reset_inner(&mut self, env: &mut dyn Env, s: u32, r: Option<u64>, log: &mut CallLog) -> Result<()> {
+    fn reset_inner(
+        &mut self,
+        env: &mut dyn Env,
+        s: u32,
+        r: Option<u64>,
+        log: &mut CallLog,
+    ) -> Result<()> {
         self.require("subtask-reset", &[Lifecycle::Restoring, Lifecycle::Running])?;
         self.require_subtask("subtask-reset", s)?;
         if let Some(r) = r {
@@ -440,7 +533,10 @@ impl Coordinator {
         }
         if self.life == Lifecycle::Restoring {
             // The slot waits for a new restore event; the persisted END entry stays.
-            let persisted = self.recovery.as_ref().and_then(|rec| rec.persisted_ends.get(&s).cloned());
+            let persisted = self
+                .recovery
+                .as_ref()
+                .and_then(|rec| rec.persisted_ends.get(&s).cloned());
             self.slots.reset_ordinary(s, None);
             self.slots.set_end(s, persisted);
             if let Some(rec) = &mut self.recovery {
@@ -479,7 +575,11 @@ impl Coordinator {
         } else {
             self.slots.ends().iter().map(|(s, e)| (*s, e)).collect()
         };
-        Ok(state_codec::encode(&self.commit_user, self.config.parallelism, ends.into_iter()))
+        Ok(state_codec::encode(
+            &self.commit_user,
+            self.config.parallelism,
+            ends.into_iter(),
+        ))
     }
 
     fn complete_inner(&mut self, env: &mut dyn Env, n: u64, log: &mut CallLog) -> Result<()> {
@@ -496,10 +596,14 @@ impl Coordinator {
     }
 
     fn aborted_inner(&mut self, env: &mut dyn Env, n: u64, log: &mut CallLog) -> Result<()> {
-        self.require("checkpoint-aborted", &[Lifecycle::Restoring, Lifecycle::Running])?;
+        self.require(
+            "checkpoint-aborted",
+            &[Lifecycle::Restoring, Lifecycle::Running],
+        )?;
         Self::require_checkpoint("checkpoint-aborted", n, true)?;
         // Never drops committables: a later completion commits them.
-        self.savepoints.aborted(env, &self.commit_user, n, &mut log.tags)
+        self.savepoints
+            .aborted(env, &self.commit_user, n, &mut log.tags)
     }
 
     pub(crate) fn finish_recovery(&mut self, r: u64, log: &mut CallLog) {
@@ -522,4 +626,3 @@ impl core::fmt::Debug for Coordinator {
             .finish()
     }
 }
-

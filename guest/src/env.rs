@@ -72,7 +72,10 @@ impl Storage for MemStorage {
     fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
         Ok(self
             .map
-            .range::<str, _>((core::ops::Bound::Included(prefix), core::ops::Bound::Unbounded))
+            .range::<str, _>((
+                core::ops::Bound::Included(prefix),
+                core::ops::Bound::Unbounded,
+            ))
             .take_while(|(k, _)| k.starts_with(prefix))
             .map(|(k, _)| k.clone())
             .collect())

@@ -42,7 +42,10 @@ pub struct Error {
 
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into() }
+        Error {
+            kind,
+            message: message.into(),
+        }
     }
     pub fn declined(m: impl Into<String>) -> Self {
         Self::new(ErrorKind::Declined, m)

@@ -34,7 +34,11 @@ pub struct TagChanges {
 
 impl Savepoints {
     pub fn new(enabled: bool, retained_ms: Option<u64>) -> Self {
-        Savepoints { enabled, retained_ms, ..Default::default() }
+        Savepoints {
+            enabled,
+            retained_ms,
+            ..Default::default()
+        }
     }
 
     /// An accepted entry for checkpoint `c` carried the savepoint flag.
@@ -47,7 +51,14 @@ impl Savepoints {
     /// After a commit rule with target `t`: tag every pending `s <= t` whose
     /// snapshot this commit user wrote, then drop it (tagged or not). An id
     /// leaves the set only once its tag is durable, so a storage error keeps it.
-    pub fn tag_up_to(&mut self, env: &mut dyn Env, log: &mut TableLog, user: &str, t: u64, out: &mut TagChanges) -> Result<()> {
+    pub fn tag_up_to(
+        &mut self,
+        env: &mut dyn Env,
+        log: &mut TableLog,
+        user: &str,
+        t: u64,
+        out: &mut TagChanges,
+    ) -> Result<()> {
         while let Some(&s) = self.pending.range(..=t).next() {
             if let Some(id) = log.find_user_snapshot(env, user, s)? {
                 let name = tag_name(s);
@@ -62,7 +73,13 @@ impl Savepoints {
 
     /// `checkpoint-aborted(s)`: forget the pending id, remember the abort, and
     /// delete a tag that already points at this user's snapshot for `s`.
-    pub fn aborted(&mut self, env: &mut dyn Env, user: &str, s: u64, out: &mut TagChanges) -> Result<()> {
+    pub fn aborted(
+        &mut self,
+        env: &mut dyn Env,
+        user: &str,
+        s: u64,
+        out: &mut TagChanges,
+    ) -> Result<()> {
         if !self.enabled {
             return Ok(());
         }
@@ -88,4 +105,3 @@ impl Savepoints {
         self.pending.iter()
     }
 }
-

@@ -30,7 +30,11 @@ pub struct EndEntry {
 
 impl EndEntry {
     pub fn synthesized() -> Self {
-        EndEntry { committables: Vec::new(), watermark: None, synthesized: true }
+        EndEntry {
+            committables: Vec::new(),
+            watermark: None,
+            synthesized: true,
+        }
     }
 }
 
@@ -116,7 +120,11 @@ impl Slots {
             self.tracked += 1;
         }
         // Keep the map sparse.
-        if self.slots.get(&s).is_some_and(|slot| slot.max.is_none() && slot.entries.is_empty()) {
+        if self
+            .slots
+            .get(&s)
+            .is_some_and(|slot| slot.max.is_none() && slot.entries.is_empty())
+        {
             self.slots.remove(&s);
         }
     }
@@ -268,7 +276,9 @@ impl Slots {
 
     /// Removes every ordinary entry for checkpoint `c` (after its snapshot is durable).
     pub fn remove_checkpoint(&mut self, c: u64) {
-        let Some(subtasks) = self.index.remove(&c) else { return };
+        let Some(subtasks) = self.index.remove(&c) else {
+            return;
+        };
         for s in subtasks {
             if let Some(slot) = self.slots.get_mut(&s) {
                 slot.entries.remove(&c);
@@ -293,7 +303,11 @@ mod tests {
     }
 
     fn end(w: Option<i64>) -> EndEntry {
-        EndEntry { committables: alloc::vec![b"e".to_vec()], watermark: w, synthesized: false }
+        EndEntry {
+            committables: alloc::vec![b"e".to_vec()],
+            watermark: w,
+            synthesized: false,
+        }
     }
 
     #[test]

@@ -42,18 +42,38 @@ struct StateV1<'a> {
     end_entries: Seq<(u32, EndWire<'a>)>,
 }
 
-pub fn encode<'a>(commit_user: &str, parallelism: u32, ends: impl Iterator<Item = (u32, &'a EndEntry)>) -> Vec<u8> {
+pub fn encode<'a>(
+    commit_user: &str,
+    parallelism: u32,
+    ends: impl Iterator<Item = (u32, &'a EndEntry)>,
+) -> Vec<u8> {
     let end_entries = ends
         .map(|(s, e)| {
             let committables = Seq(e.committables.iter().map(|c| c.as_slice()).collect());
-            (s, EndWire { committables, watermark: e.watermark, synthesized: e.synthesized })
+            (
+                s,
+                EndWire {
+                    committables,
+                    watermark: e.watermark,
+                    synthesized: e.synthesized,
+                },
+            )
         })
         .collect();
-    wire::encode(CURRENT_VERSION, &StateV1 { commit_user, parallelism, end_entries: Seq(end_entries) })
+    wire::encode(
+        CURRENT_VERSION,
+        &StateV1 {
+            commit_user,
+            parallelism,
+            end_entries: Seq(end_entries),
+        },
+    )
 }
 
 pub fn decode(bytes: &[u8]) -> Result<CoordinatorState> {
-    let corrupt = |why: &dyn core::fmt::Display| Error::corrupt_state(format!("coordinator state ({} bytes): {why}", bytes.len()));
+    let corrupt = |why: &dyn core::fmt::Display| {
+        Error::corrupt_state(format!("coordinator state ({} bytes): {why}", bytes.len()))
+    };
     let (version, rest) = wire::version(bytes).map_err(|e| corrupt(&e))?;
     match version {
         1 => {
@@ -62,25 +82,46 @@ pub fn decode(bytes: &[u8]) -> Result<CoordinatorState> {
                 return Err(corrupt(&"empty commit user"));
             }
             if v1.parallelism == 0 || v1.parallelism > MAX_PARALLELISM {
-                return Err(corrupt(&format!("parallelism {} outside 1..={MAX_PARALLELISM}", v1.parallelism)));
+                return Err(corrupt(&format!(
+                    "parallelism {} outside 1..={MAX_PARALLELISM}",
+                    v1.parallelism
+                )));
             }
             let mut end_entries = Vec::with_capacity(v1.end_entries.0.len());
             let mut last: Option<u32> = None;
             for (s, e) in v1.end_entries.0 {
                 if s >= v1.parallelism {
-                    return Err(corrupt(&format!("END entry of subtask {s} outside parallelism {}", v1.parallelism)));
+                    return Err(corrupt(&format!(
+                        "END entry of subtask {s} outside parallelism {}",
+                        v1.parallelism
+                    )));
                 }
                 if last.is_some_and(|l| s <= l) {
-                    return Err(corrupt(&format!("END entries out of order or repeated at subtask {s}")));
+                    return Err(corrupt(&format!(
+                        "END entries out of order or repeated at subtask {s}"
+                    )));
                 }
                 last = Some(s);
                 if e.synthesized && (!e.committables.0.is_empty() || e.watermark.is_some()) {
-                    return Err(corrupt(&format!("synthesized END entry of subtask {s} carries data")));
+                    return Err(corrupt(&format!(
+                        "synthesized END entry of subtask {s} carries data"
+                    )));
                 }
                 let committables = e.committables.0.into_iter().map(|c| c.to_vec()).collect();
-                end_entries.push((s, EndEntry { committables, watermark: e.watermark, synthesized: e.synthesized }));
+                end_entries.push((
+                    s,
+                    EndEntry {
+                        committables,
+                        watermark: e.watermark,
+                        synthesized: e.synthesized,
+                    },
+                ));
             }
-            Ok(CoordinatorState { commit_user: v1.commit_user.to_string(), parallelism: v1.parallelism, end_entries })
+            Ok(CoordinatorState {
+                commit_user: v1.commit_user.to_string(),
+                parallelism: v1.parallelism,
+                end_entries,
+            })
         }
         v => Err(corrupt(&wire::DecodeError::UnknownVersion(v))),
     }
@@ -93,7 +134,11 @@ mod tests {
     use proptest::prelude::*;
 
     fn sample() -> Vec<u8> {
-        let e = EndEntry { committables: vec![b"f1".to_vec(), b"f2".to_vec()], watermark: Some(-5), synthesized: false };
+        let e = EndEntry {
+            committables: vec![b"f1".to_vec(), b"f2".to_vec()],
+            watermark: Some(-5),
+            synthesized: false,
+        };
         let s = EndEntry::synthesized();
         encode("job-1", 4, [(1u32, &e), (3u32, &s)].into_iter())
     }
@@ -112,16 +157,27 @@ mod tests {
     fn rejects_bad_bytes() {
         let good = sample();
         for cut in 0..good.len() {
-            assert_eq!(decode(&good[..cut]).unwrap_err().kind, crate::ErrorKind::CorruptState, "cut {cut}");
+            assert_eq!(
+                decode(&good[..cut]).unwrap_err().kind,
+                crate::ErrorKind::CorruptState,
+                "cut {cut}"
+            );
         }
         let mut trailing = good.clone();
         trailing.push(0);
         assert!(decode(&trailing).unwrap_err().message.contains("trailing"));
         let mut version = good.clone();
         version[0] = 9;
-        assert!(decode(&version).unwrap_err().message.contains("unknown format version 9"));
+        assert!(decode(&version)
+            .unwrap_err()
+            .message
+            .contains("unknown format version 9"));
         // Out of range: subtask 7 with parallelism 4.
-        let e = EndEntry { committables: vec![], watermark: None, synthesized: false };
+        let e = EndEntry {
+            committables: vec![],
+            watermark: None,
+            synthesized: false,
+        };
         let bad = encode("u", 4, [(7u32, &e)].into_iter());
         assert!(decode(&bad).unwrap_err().message.contains("subtask 7"));
         assert!(decode(&encode("", 1, core::iter::empty())).is_err());

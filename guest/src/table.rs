@@ -95,7 +95,8 @@ pub struct StoredSnapshot {
 }
 
 pub fn decode_snapshot(key: &str, bytes: &[u8]) -> Result<StoredSnapshot> {
-    let corrupt = |why: &dyn core::fmt::Display| Error::corrupt_state(format!("table record {key}: {why}"));
+    let corrupt =
+        |why: &dyn core::fmt::Display| Error::corrupt_state(format!("table record {key}: {why}"));
     let (version, rest) = wire::version(bytes).map_err(|e| corrupt(&e))?;
     if version != SNAPSHOT_VERSION {
         return Err(corrupt(&wire::DecodeError::UnknownVersion(version)));
@@ -108,10 +109,20 @@ pub fn decode_snapshot(key: &str, bytes: &[u8]) -> Result<StoredSnapshot> {
             identifier: w.identifier,
             watermark: w.watermark,
             time_ms: w.time_ms,
-            committables: w.committables.0.into_iter().map(|(s, c)| (s, c.to_vec())).collect(),
+            committables: w
+                .committables
+                .0
+                .into_iter()
+                .map(|(s, c)| (s, c.to_vec()))
+                .collect(),
         },
         previous_of_user: w.previous_of_user,
-        users: w.users.0.into_iter().map(|u| (u.commit_user.to_string(), u.mark)).collect(),
+        users: w
+            .users
+            .0
+            .into_iter()
+            .map(|u| (u.commit_user.to_string(), u.mark))
+            .collect(),
     })
 }
 
@@ -121,7 +132,8 @@ struct DecodedTag {
 }
 
 fn decode_tag(key: &str, bytes: &[u8]) -> Result<DecodedTag> {
-    let corrupt = |why: &dyn core::fmt::Display| Error::corrupt_state(format!("table record {key}: {why}"));
+    let corrupt =
+        |why: &dyn core::fmt::Display| Error::corrupt_state(format!("table record {key}: {why}"));
     let (version, rest) = wire::version(bytes).map_err(|e| corrupt(&e))?;
     if version != TAG_VERSION {
         return Err(corrupt(&wire::DecodeError::UnknownVersion(version)));
@@ -141,11 +153,17 @@ fn decode_tag(key: &str, bytes: &[u8]) -> Result<DecodedTag> {
 
 fn read_snapshot(st: &mut dyn Storage, id: u64) -> Result<Option<StoredSnapshot>> {
     let key = snapshot_key(id);
-    match st.get(&key).map_err(|e| storage_err(&format!("reading snapshot {id}"), e))? {
+    match st
+        .get(&key)
+        .map_err(|e| storage_err(&format!("reading snapshot {id}"), e))?
+    {
         Some(bytes) => {
             let s = decode_snapshot(&key, &bytes)?;
             if s.snapshot.id != id {
-                return Err(Error::corrupt_state(format!("table record {key} holds snapshot {}", s.snapshot.id)));
+                return Err(Error::corrupt_state(format!(
+                    "table record {key} holds snapshot {}",
+                    s.snapshot.id
+                )));
             }
             Ok(Some(s))
         }
@@ -193,9 +211,15 @@ impl TableLog {
     /// Reads the latest snapshot: the hint, the snapshot it names, then a
     /// probe forward until a missing id (the hint may be stale).
     pub fn load(&mut self, st: &mut dyn Storage) -> Result<()> {
-        let hint = st.get(LATEST_HINT).map_err(|e| storage_err("reading the latest-snapshot hint", e))?;
+        let hint = st
+            .get(LATEST_HINT)
+            .map_err(|e| storage_err("reading the latest-snapshot hint", e))?;
         let hinted = hint
-            .and_then(|b| core::str::from_utf8(&b).ok().and_then(|s| s.trim().parse::<u64>().ok()))
+            .and_then(|b| {
+                core::str::from_utf8(&b)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<u64>().ok())
+            })
             .unwrap_or(0);
         let mut latest = 0;
         let mut users = BTreeMap::new();
@@ -249,15 +273,24 @@ impl TableLog {
                 .latest
                 .checked_add(1)
                 .ok_or_else(|| Error::storage(format!("{}: snapshot ids exhausted", what())))?;
-            let mark = UserMark { identifier, snapshot_id: id };
+            let mark = UserMark {
+                identifier,
+                snapshot_id: id,
+            };
             let previous_of_user = self.users.get(user).copied();
             let mut users: Vec<UserWire> = self
                 .users
                 .iter()
                 .filter(|(u, _)| u.as_str() != user)
-                .map(|(u, m)| UserWire { commit_user: u, mark: *m })
+                .map(|(u, m)| UserWire {
+                    commit_user: u,
+                    mark: *m,
+                })
                 .collect();
-            users.push(UserWire { commit_user: user, mark });
+            users.push(UserWire {
+                commit_user: user,
+                mark,
+            });
             users.sort_by(|a, b| a.commit_user.cmp(b.commit_user));
             let bytes = wire::encode(
                 SNAPSHOT_VERSION,
@@ -283,12 +316,17 @@ impl TableLog {
                 Ok(false) => {
                     // Someone appended `id`: adopt it and re-check the filter.
                     let Some(other) = read_snapshot(env, id)? else {
-                        return Err(Error::storage(format!("{}: snapshot {id} exists but cannot be read", what())));
+                        return Err(Error::storage(format!(
+                            "{}: snapshot {id} exists but cannot be read",
+                            what()
+                        )));
                     };
                     self.latest = id;
                     self.users = other.users;
                     self.hint_stale = true;
-                    if self.uncertain == Some((id, identifier)) && other.snapshot.commit_user == user {
+                    if self.uncertain == Some((id, identifier))
+                        && other.snapshot.commit_user == user
+                    {
                         self.uncertain = None;
                         return Ok(Written::Landed(id));
                     }
@@ -315,7 +353,12 @@ impl TableLog {
     /// The id of `user`'s snapshot with exactly `identifier`, walking back
     /// through the user's own snapshots from its latest one (usually zero or
     /// one read: savepoints are recent).
-    pub fn find_user_snapshot(&mut self, st: &mut dyn Storage, user: &str, identifier: u64) -> Result<Option<u64>> {
+    pub fn find_user_snapshot(
+        &mut self,
+        st: &mut dyn Storage,
+        user: &str,
+        identifier: u64,
+    ) -> Result<Option<u64>> {
         if !self.loaded {
             self.load(st)?;
         }
@@ -362,16 +405,25 @@ pub fn create_tag(
 }
 
 /// Deletes tag `name` if it points at `user`'s snapshot with `identifier`.
-pub fn delete_own_tag(st: &mut dyn Storage, name: &str, user: &str, identifier: u64) -> Result<bool> {
+pub fn delete_own_tag(
+    st: &mut dyn Storage,
+    name: &str,
+    user: &str,
+    identifier: u64,
+) -> Result<bool> {
     let key = tag_key(name);
-    let Some(bytes) = st.get(&key).map_err(|e| storage_err(&format!("reading tag {name}"), e))? else {
+    let Some(bytes) = st
+        .get(&key)
+        .map_err(|e| storage_err(&format!("reading tag {name}"), e))?
+    else {
         return Ok(false);
     };
     let t = decode_tag(&key, &bytes)?;
     if t.commit_user != user || t.tag.identifier != identifier {
         return Ok(false);
     }
-    st.delete(&key).map_err(|e| storage_err(&format!("deleting tag {name}"), e))?;
+    st.delete(&key)
+        .map_err(|e| storage_err(&format!("deleting tag {name}"), e))?;
     Ok(true)
 }
 
@@ -401,10 +453,15 @@ pub fn list_snapshots(st: &mut dyn Storage) -> Result<Vec<Snapshot>> {
 }
 
 pub fn list_tags(st: &mut dyn Storage) -> Result<Vec<Tag>> {
-    let keys = st.list(TAG_PREFIX).map_err(|e| storage_err("listing tags", e))?;
+    let keys = st
+        .list(TAG_PREFIX)
+        .map_err(|e| storage_err("listing tags", e))?;
     let mut out = Vec::with_capacity(keys.len());
     for key in keys {
-        if let Some(bytes) = st.get(&key).map_err(|e| storage_err(&format!("reading {key}"), e))? {
+        if let Some(bytes) = st
+            .get(&key)
+            .map_err(|e| storage_err(&format!("reading {key}"), e))?
+        {
             out.push(decode_tag(&key, &bytes)?.tag);
         }
     }
@@ -418,7 +475,8 @@ mod tests {
     use crate::env::{MemEnv, StepClock};
 
     fn commit(log: &mut TableLog, env: &mut MemEnv, user: &str, id: u64) -> Written {
-        log.commit(env, user, id, Some(1), &[(0, b"x".as_slice())]).unwrap()
+        log.commit(env, user, id, Some(1), &[(0, b"x".as_slice())])
+            .unwrap()
     }
 
     #[test]
@@ -431,11 +489,23 @@ mod tests {
         assert_eq!(commit(&mut b, &mut env, "u", 1), Written::Skipped);
         assert_eq!(commit(&mut b, &mut env, "v", 1), Written::Created(2));
         assert_eq!(commit(&mut a, &mut env, "u", 2), Written::Created(3));
-        assert_eq!(a.find_user_snapshot(&mut env.storage, "u", 1).unwrap(), Some(1));
-        assert_eq!(a.find_user_snapshot(&mut env.storage, "u", 2).unwrap(), Some(3));
-        assert_eq!(a.find_user_snapshot(&mut env.storage, "v", 2).unwrap(), None);
+        assert_eq!(
+            a.find_user_snapshot(&mut env.storage, "u", 1).unwrap(),
+            Some(1)
+        );
+        assert_eq!(
+            a.find_user_snapshot(&mut env.storage, "u", 2).unwrap(),
+            Some(3)
+        );
+        assert_eq!(
+            a.find_user_snapshot(&mut env.storage, "v", 2).unwrap(),
+            None
+        );
         let all = list_snapshots(&mut env.storage).unwrap();
-        assert_eq!(all.iter().map(|s| s.identifier).collect::<Vec<_>>(), alloc::vec![1, 1, 2]);
+        assert_eq!(
+            all.iter().map(|s| s.identifier).collect::<Vec<_>>(),
+            alloc::vec![1, 1, 2]
+        );
     }
 
     #[test]
@@ -449,12 +519,21 @@ mod tests {
         fresh.load(&mut env.storage).unwrap();
         assert_eq!(fresh.latest, 2);
         assert_eq!(fresh.user_high("u"), Some(2));
-        assert_eq!(latest_snapshot(&mut env.storage).unwrap().unwrap().identifier, 2);
+        assert_eq!(
+            latest_snapshot(&mut env.storage)
+                .unwrap()
+                .unwrap()
+                .identifier,
+            2
+        );
     }
 
     #[test]
     fn tags_are_idempotent_and_owned() {
-        let mut env = MemEnv { clock: StepClock { next: 10, step: 1 }, ..Default::default() };
+        let mut env = MemEnv {
+            clock: StepClock { next: 10, step: 1 },
+            ..Default::default()
+        };
         assert!(create_tag(&mut env, "savepoint-1", 1, 1, "u", Some(5)).unwrap());
         assert!(!create_tag(&mut env, "savepoint-1", 2, 1, "u", None).unwrap());
         let st = &mut env.storage;

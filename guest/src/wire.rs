@@ -85,7 +85,8 @@ pub fn version(bytes: &[u8]) -> Result<(u32, &[u8]), DecodeError> {
 
 /// Decodes a body that must use the whole input.
 pub fn body<'a, T: Deserialize<'a>>(rest: &'a [u8]) -> Result<T, DecodeError> {
-    let (value, trailing) = postcard::take_from_bytes::<T>(rest).map_err(|_| DecodeError::Malformed)?;
+    let (value, trailing) =
+        postcard::take_from_bytes::<T>(rest).map_err(|_| DecodeError::Malformed)?;
     if !trailing.is_empty() {
         return Err(DecodeError::TrailingBytes(trailing.len()));
     }

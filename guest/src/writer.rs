@@ -56,7 +56,10 @@ struct WriterV1<'a> {
 
 impl Writer {
     pub fn new(subtask: u32) -> Self {
-        Writer { subtask, ..Default::default() }
+        Writer {
+            subtask,
+            ..Default::default()
+        }
     }
 
     pub fn subtask(&self) -> u32 {
@@ -64,12 +67,23 @@ impl Writer {
     }
 
     fn entry(c: u64, b: &Buffered) -> Entry {
-        Entry { checkpoint: c, committables: b.committables.clone(), watermark: b.watermark, savepoint: b.savepoint }
+        Entry {
+            checkpoint: c,
+            committables: b.committables.clone(),
+            watermark: b.watermark,
+            savepoint: b.savepoint,
+        }
     }
 
     /// Buffers the entry for checkpoint `c` (strictly increasing, called for
     /// every checkpoint, empty or not) and returns the event to send.
-    pub fn report(&mut self, c: u64, committables: Vec<Vec<u8>>, watermark: Option<i64>, savepoint: bool) -> Result<Entry> {
+    pub fn report(
+        &mut self,
+        c: u64,
+        committables: Vec<Vec<u8>>,
+        watermark: Option<i64>,
+        savepoint: bool,
+    ) -> Result<Entry> {
         let s = self.subtask;
         if c > MAX_CHECKPOINT {
             return Err(Error::invalid_event(format!(
@@ -83,7 +97,11 @@ impl Writer {
             )));
         }
         self.used = true;
-        let b = Buffered { committables, watermark, savepoint };
+        let b = Buffered {
+            committables,
+            watermark,
+            savepoint,
+        };
         let event = Self::entry(c, &b);
         self.entries.insert(c, b);
         self.last = Some(c);
@@ -92,9 +110,16 @@ impl Writer {
 
     /// The END entry to send. A restored END entry gets the new committables
     /// appended and the combined entry is sent (it is authoritative).
-    pub fn end_input(&mut self, committables: Vec<Vec<u8>>, watermark: Option<i64>) -> Result<Entry> {
+    pub fn end_input(
+        &mut self,
+        committables: Vec<Vec<u8>>,
+        watermark: Option<i64>,
+    ) -> Result<Entry> {
         if self.ended_here {
-            return Err(Error::invalid_event(format!("writer {}: end-input called twice", self.subtask)));
+            return Err(Error::invalid_event(format!(
+                "writer {}: end-input called twice",
+                self.subtask
+            )));
         }
         self.used = true;
         self.ended_here = true;
@@ -104,7 +129,11 @@ impl Writer {
                 restored.watermark = watermark;
                 restored
             }
-            None => Buffered { committables, watermark, savepoint: false },
+            None => Buffered {
+                committables,
+                watermark,
+                savepoint: false,
+            },
         };
         let event = Self::entry(END, &end);
         self.end = Some(end);
@@ -155,13 +184,21 @@ impl Writer {
     pub fn restore(&mut self, bytes: &[u8], r: u64) -> Result<Vec<Entry>> {
         let s = self.subtask;
         if self.used {
-            return Err(Error::illegal_state(format!("writer {s}: restore needs a fresh writer")));
+            return Err(Error::illegal_state(format!(
+                "writer {s}: restore needs a fresh writer"
+            )));
         }
         if r > MAX_CHECKPOINT {
-            return Err(Error::invalid_event(format!("writer {s}: restore from checkpoint {}", checkpoint_name(r))));
+            return Err(Error::invalid_event(format!(
+                "writer {s}: restore from checkpoint {}",
+                checkpoint_name(r)
+            )));
         }
         let corrupt = |why: &dyn core::fmt::Display| {
-            Error::corrupt_state(format!("writer {s} state ({} bytes) for checkpoint {r}: {why}", bytes.len()))
+            Error::corrupt_state(format!(
+                "writer {s} state ({} bytes) for checkpoint {r}: {why}",
+                bytes.len()
+            ))
         };
         let (version, rest) = wire::version(bytes).map_err(|e| corrupt(&e))?;
         if version != WRITER_STATE_VERSION {
@@ -172,20 +209,33 @@ impl Writer {
         let mut prev: Option<u64> = None;
         for e in v1.entries.0 {
             if e.checkpoint > r {
-                return Err(corrupt(&format!("entry for checkpoint {} is newer than the restored checkpoint", checkpoint_name(e.checkpoint))));
+                return Err(corrupt(&format!(
+                    "entry for checkpoint {} is newer than the restored checkpoint",
+                    checkpoint_name(e.checkpoint)
+                )));
             }
             if prev.is_some_and(|p| e.checkpoint <= p) {
-                return Err(corrupt(&format!("entries out of order at checkpoint {}", e.checkpoint)));
+                return Err(corrupt(&format!(
+                    "entries out of order at checkpoint {}",
+                    e.checkpoint
+                )));
             }
             prev = Some(e.checkpoint);
             let committables = e.committables.0.into_iter().map(|c| c.to_vec()).collect();
-            events.push(Entry { checkpoint: e.checkpoint, committables, watermark: e.watermark, savepoint: e.savepoint });
+            events.push(Entry {
+                checkpoint: e.checkpoint,
+                committables,
+                watermark: e.watermark,
+                savepoint: e.savepoint,
+            });
         }
         if v1.last.is_some_and(|l| l > MAX_CHECKPOINT) || (prev.is_some() && v1.last < prev) {
             return Err(corrupt(&"last reported checkpoint out of range"));
         }
         let end = match v1.end {
-            Some(e) if e.checkpoint != END => return Err(corrupt(&"END entry with an ordinary checkpoint id")),
+            Some(e) if e.checkpoint != END => {
+                return Err(corrupt(&"END entry with an ordinary checkpoint id"))
+            }
             Some(e) => {
                 let b = Buffered {
                     committables: e.committables.0.into_iter().map(|c| c.to_vec()).collect(),
@@ -232,7 +282,10 @@ mod tests {
         w.checkpoint_complete(1).unwrap();
         let mut fresh = Writer::new(3);
         let events = fresh.restore(&w.state(), 2).unwrap();
-        assert_eq!(events.iter().map(|e| e.checkpoint).collect::<Vec<_>>(), vec![2, END]);
+        assert_eq!(
+            events.iter().map(|e| e.checkpoint).collect::<Vec<_>>(),
+            vec![2, END]
+        );
         // Only END stays buffered after a restore.
         let again = Writer::new(3).restore(&fresh.state(), 2).unwrap();
         assert_eq!(again.len(), 1);
@@ -276,10 +329,17 @@ mod tests {
         assert!(Writer::new(0).restore(&trailing, 5).is_err());
         let mut version = good.clone();
         version[0] = 2;
-        assert!(Writer::new(0).restore(&version, 5).unwrap_err().message.contains("version 2"));
+        assert!(Writer::new(0)
+            .restore(&version, 5)
+            .unwrap_err()
+            .message
+            .contains("version 2"));
         // Out of range: an entry newer than the restored checkpoint.
         assert!(Writer::new(0).restore(&good, 4).is_err());
         // Restore needs a fresh writer.
-        assert_eq!(w.restore(&good, 5).unwrap_err().kind, crate::ErrorKind::IllegalState);
+        assert_eq!(
+            w.restore(&good, 5).unwrap_err().kind,
+            crate::ErrorKind::IllegalState
+        );
     }
 }

@@ -18,7 +18,12 @@ use sink_coordinator_host::engine::Runtime;
 use sink_coordinator_host::env::HostEnv;
 
 fn entry(c: u64, s: u32) -> Entry {
-    Entry { checkpoint: c, committables: vec![format!("s{s}-c{c}").into_bytes()], watermark: Some(c as i64), savepoint: false }
+    Entry {
+        checkpoint: c,
+        committables: vec![format!("s{s}-c{c}").into_bytes()],
+        watermark: Some(c as i64),
+        savepoint: false,
+    }
 }
 
 /// One coordinator behind a uniform interface for the two paths.
@@ -36,7 +41,11 @@ impl Subject {
     }
     fn complete(&mut self, n: u64) -> usize {
         match self {
-            Subject::Native(c, env) => c.checkpoint_complete(env, n).expect("complete").committed.len(),
+            Subject::Native(c, env) => c
+                .checkpoint_complete(env, n)
+                .expect("complete")
+                .committed
+                .len(),
             Subject::Component(c) => c.checkpoint_complete(n).expect("complete").committed.len(),
         }
     }
@@ -77,12 +86,16 @@ fn per(d: Duration, n: u64) -> String {
 
 fn main() {
     let runtime = Runtime::embedded().expect("the embedded component loads");
-    println!("{:<10} {:>7} {:>14} {:>14} {:>14}", "path", "writers", "event", "commit(P)", "checkpoint");
+    println!(
+        "{:<10} {:>7} {:>14} {:>14} {:>14}",
+        "path", "writers", "event", "commit(P)", "checkpoint"
+    );
     for (name, rt) in [("native", None), ("component", Some(&runtime))] {
         for p in [16u32, 1024, 16384] {
             let mut sub = subject(rt, p);
             let rounds = (200_000 / u64::from(p)).clamp(3, 50);
-            let (mut t_event, mut t_commit, mut t_ckpt) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+            let (mut t_event, mut t_commit, mut t_ckpt) =
+                (Duration::ZERO, Duration::ZERO, Duration::ZERO);
             for c in 1..=rounds {
                 let start = Instant::now();
                 for s in 0..p {

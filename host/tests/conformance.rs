@@ -111,7 +111,12 @@ fn conformance_traces() {
 /// failed, pinned with the result they give now.
 #[test]
 fn regression_traces() {
-    check_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("tests").join("regressions"));
+    check_dir(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join("tests")
+            .join("regressions"),
+    );
 }
 
 fn check_dir(dir: PathBuf) {

@@ -4,7 +4,7 @@
 //! Seeds cycle through the fault levels (none, low, medium, high); job sizes
 //! and shapes are drawn from the seed. A violation prints the seed, the step,
 //! the message and the `sinkcoord simulate ...` command that reproduces it
-//! (and writes its trace). Violations of known coordinator issues
+//! (and writes its trace). Violations of known SEMANTICS gaps
 //! (`sim::known`, traces in `tests/regressions/`) are reported but fail the
 //! test only with `SIM_STRICT=1`; every other violation fails it.
 //!

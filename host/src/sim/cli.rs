@@ -95,7 +95,7 @@ pub struct SimulateArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
-    /// Fail also on violations of known coordinator issues (tests/regressions/).
+    /// Fail also on violations of known SEMANTICS gaps (tests/regressions/).
     #[arg(long)]
     pub strict: bool,
 }
@@ -362,7 +362,7 @@ pub fn simulate(args: &SimulateArgs, runtime: Option<Runtime>) -> Result<Report,
     for (issue, seeds_hit) in &by_issue {
         let shown: Vec<String> = seeds_hit.iter().take(10).map(u64::to_string).collect();
         out.push_str(&format!(
-            "known coordinator issue {issue} (tests/regressions/): {} seed(s): {}{}\n",
+            "known SEMANTICS gap {issue} (tests/regressions/): {} seed(s): {}{}\n",
             seeds_hit.len(),
             shown.join(", "),
             if seeds_hit.len() > 10 { ", ..." } else { "" }
@@ -383,7 +383,7 @@ pub fn simulate(args: &SimulateArgs, runtime: Option<Runtime>) -> Result<Report,
         out.push_str(&format!("verdict: verified{plural}\n"));
     } else if unknown.is_empty() {
         out.push_str(&format!(
-            "verdict: {}{plural}, except {} seed(s) hitting known coordinator issues\n",
+            "verdict: {}{plural}, except {} seed(s) hitting known SEMANTICS gaps\n",
             if verified {
                 "verified"
             } else {

@@ -89,7 +89,7 @@
 //! on a later global failover.
 //!
 //! # Known issues
-//! Violations that match a known issue of the coordinator core are
+//! Violations that match a known gap of SEMANTICS are
 //! labelled with its id ([`known`]); each has a minimal regression trace in
 //! `tests/regressions/`.
 //!
@@ -399,7 +399,7 @@ pub struct Violation {
     /// How many trace steps were recorded when it was found.
     pub trace_step: usize,
     pub message: String,
-    /// A known issue of the coordinator core this matches (see [`known`]).
+    /// A known gap of SEMANTICS this matches (see [`known`]).
     pub known: Option<&'static str>,
 }
 

@@ -1,0 +1,112 @@
+//! Property: no sequence of calls, however wrong, makes the core panic (a
+//! panic in the component is a guest trap, which SEMANTICS treats as a bug),
+//! and the lifecycle rules of SEMANTICS 2 hold after every call.
+
+use proptest::prelude::*;
+use sink_coordinator::{
+    Config, Coordinator, Entry, ErrorKind, FinalCommitMode, Lifecycle, MemEnv, RestorePoint, END,
+};
+
+#[derive(Clone, Debug)]
+enum Call {
+    Event(u32, u64, u8, Option<i64>, bool),
+    Restored(u32, u64, Vec<(u64, u8)>),
+    Reset(u32, Option<u64>),
+    Checkpoint(u64),
+    Complete(u64),
+    Abort(u64),
+    Close,
+}
+
+fn checkpoint() -> impl Strategy<Value = u64> {
+    prop_oneof![8 => 0u64..6, 1 => Just(END), 1 => Just(u64::MAX)]
+}
+
+fn call() -> impl Strategy<Value = Call> {
+    prop_oneof![
+        6 => (0u32..4, checkpoint(), 0u8..3, proptest::option::of(-2i64..3), any::<bool>())
+            .prop_map(|(s, c, n, w, sp)| Call::Event(s, c, n, w, sp)),
+        2 => (0u32..4, 0u64..6, proptest::collection::vec((checkpoint(), 0u8..2), 0..3))
+            .prop_map(|(s, r, e)| Call::Restored(s, r, e)),
+        1 => (0u32..4, proptest::option::of(0u64..6)).prop_map(|(s, r)| Call::Reset(s, r)),
+        1 => checkpoint().prop_map(Call::Checkpoint),
+        3 => checkpoint().prop_map(Call::Complete),
+        1 => checkpoint().prop_map(Call::Abort),
+        1 => Just(Call::Close),
+    ]
+}
+
+fn entry(c: u64, n: u8, w: Option<i64>, sp: bool) -> Entry {
+    Entry {
+        checkpoint: c,
+        committables: (0..n).map(|i| vec![i]).collect(),
+        watermark: w,
+        savepoint: sp,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, rng_seed: proptest::test_runner::RngSeed::Fixed(11), ..ProptestConfig::default() })]
+    #[test]
+    fn arbitrary_calls_never_panic(
+        p in 1u32..4,
+        batch in any::<bool>(),
+        force in any::<bool>(),
+        tags in any::<bool>(),
+        restore in proptest::option::of((0u64..4, proptest::collection::vec(any::<u8>(), 0..12), proptest::collection::vec(0u32..4, 0..3))),
+        calls in proptest::collection::vec(call(), 0..40),
+    ) {
+        let mut env = MemEnv::default();
+        let mut config = Config::new(p, "job");
+        config.checkpointing = !batch;
+        config.final_commit = if batch { FinalCommitMode::OnEndInput } else { FinalCommitMode::OnCheckpoint };
+        config.force_create_snapshot = force;
+        config.savepoint_auto_tag = tags;
+        // Either garbage state bytes, or the state of a real instance.
+        let restore = restore.map(|(r, garbage, finished)| {
+            let state = if garbage.len() % 2 == 0 {
+                garbage
+            } else {
+                let mut donor = Coordinator::new(Config::new(p, "job"), None);
+                donor.start(&mut env).unwrap();
+                let _ = donor.event(&mut env, 0, 0, entry(END, 1, Some(3), false));
+                donor.checkpoint(&mut env, r).unwrap()
+            };
+            RestorePoint { checkpoint: r, state, finished_subtasks: finished }
+        });
+        let mut c = Coordinator::new(config, restore);
+        let _ = c.start(&mut env);
+        for call in calls {
+            let before = c.state();
+            let result = match call {
+                Call::Event(s, cp, n, w, sp) => c.event(&mut env, s, 0, entry(cp, n, w, sp)).map(|_| ()),
+                Call::Restored(s, r, es) => {
+                    let es = es.into_iter().map(|(cp, n)| entry(cp, n, None, n == 1)).collect();
+                    c.restored(&mut env, s, 1, r, es).map(|_| ())
+                }
+                Call::Reset(s, r) => c.subtask_reset(&mut env, s, r).map(|_| ()),
+                Call::Checkpoint(n) => c.checkpoint(&mut env, n).map(|_| ()),
+                Call::Complete(n) => c.checkpoint_complete(&mut env, n).map(|_| ()),
+                Call::Abort(n) => c.checkpoint_aborted(&mut env, n).map(|_| ()),
+                Call::Close => c.close(&mut env).map(|_| ()),
+            };
+            let after = c.state();
+            // Terminal states never change.
+            if matches!(before, Lifecycle::Closed | Lifecycle::Failed) {
+                prop_assert_eq!(before, after);
+            }
+            match result {
+                Err(e) if e.kind.is_fatal() && !matches!(before, Lifecycle::Closed) => prop_assert_eq!(after, Lifecycle::Failed),
+                Err(e) if e.kind == ErrorKind::Declined => prop_assert_eq!(before, after),
+                _ => {}
+            }
+        }
+        // The log stays well formed: this user's identifiers strictly increase.
+        let ids: Vec<u64> = sink_coordinator::table::list_snapshots(&mut env.storage)
+            .unwrap()
+            .iter()
+            .map(|s| s.identifier)
+            .collect();
+        prop_assert!(ids.windows(2).all(|w| w[0] < w[1]), "{:?}", ids);
+    }
+}

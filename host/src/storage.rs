@@ -20,7 +20,7 @@ use sink_coordinator::{Storage, StorageError};
 // ---------------------------------------------------------------------------
 
 /// Temporary files start with this; keys may not, so `list` never shows them.
-const TMP_PREFIX: &str = ".sinkcoord-tmp.";
+pub const TMP_PREFIX: &str = ".sinkcoord-tmp.";
 
 /// Distinguishes temporary files of several storages in one process.
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);

@@ -76,6 +76,7 @@ pub fn open_table(location: &TableLocation) -> Result<SharedStorage, String> {
     let store = match location {
         TableLocation::Memory => SimStore::Mem(MemStorage::default()),
         TableLocation::Dir(dir) => {
+            refuse_foreign_dir(dir)?;
             match std::fs::remove_dir_all(dir) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -88,6 +89,31 @@ pub fn open_table(location: &TableLocation) -> Result<SharedStorage, String> {
         }
     };
     Ok(Shared::new(FaultyStorage::new(store)))
+}
+
+/// The simulator wipes its table directory; it refuses to wipe one that
+/// holds anything a table does not (`snapshot/`, `tag/`, `hint/` and the
+/// storage's temporary files), so a mistyped `--table` loses nothing.
+fn refuse_foreign_dir(dir: &std::path::Path) -> Result<(), String> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("cannot read {}: {e}", dir.display())),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let table_part = matches!(name.as_ref(), "snapshot" | "tag" | "hint")
+            || name.starts_with(crate::storage::TMP_PREFIX);
+        if !table_part {
+            return Err(format!(
+                "refusing to wipe {}: it holds {name:?}, which is not part of a table (choose another --table, or remove it yourself)",
+                dir.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Reads the table natively with faults suspended (the host's own reads

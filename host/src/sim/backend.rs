@@ -231,3 +231,27 @@ impl SimCoordinator {
         self.api().start()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wipes_only_tables() {
+        let root = std::env::temp_dir().join(format!("sinkcoord-wipe-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        // Missing: fine. A table: fine.
+        assert!(refuse_foreign_dir(&root).is_ok());
+        std::fs::create_dir_all(root.join("snapshot")).unwrap();
+        std::fs::create_dir_all(root.join("tag")).unwrap();
+        assert!(refuse_foreign_dir(&root).is_ok());
+        // Anything else: refused, and nothing is removed.
+        std::fs::write(root.join("notes.txt"), b"keep me").unwrap();
+        let err = open_table(&TableLocation::Dir(root.clone()))
+            .err()
+            .unwrap_or_default();
+        assert!(err.contains("refusing to wipe"), "{err}");
+        assert!(root.join("notes.txt").exists());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

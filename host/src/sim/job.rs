@@ -823,22 +823,8 @@ impl<'a> Sim<'a> {
                     })?;
                     let ends: BTreeMap<u32, MEnd> = decoded
                         .end_entries
-                        .into_iter()
-                        .map(|(s, e)| {
-                            let names = e
-                                .committables
-                                .iter()
-                                .map(|b| String::from_utf8_lossy(b).into_owned())
-                                .collect();
-                            (
-                                s,
-                                MEnd {
-                                    names,
-                                    watermark: e.watermark,
-                                    synthesized: e.synthesized,
-                                },
-                            )
-                        })
+                        .iter()
+                        .map(|(s, e)| (*s, MEnd::from_state(e)))
                         .collect();
                     Mirror::restoring(self.p(), c.id, ends, &c.finished_before)
                 }
@@ -1286,21 +1272,7 @@ impl<'a> Sim<'a> {
         let actual: Vec<(u32, MEnd)> = state
             .end_entries
             .iter()
-            .map(|(s, e)| {
-                let names = e
-                    .committables
-                    .iter()
-                    .map(|b| String::from_utf8_lossy(b).into_owned())
-                    .collect();
-                (
-                    *s,
-                    MEnd {
-                        names,
-                        watermark: e.watermark,
-                        synthesized: e.synthesized,
-                    },
-                )
-            })
+            .map(|(s, e)| (*s, MEnd::from_state(e)))
             .collect();
         let expected = self.mirror.expected_state_ends();
         if actual != expected {

@@ -165,6 +165,21 @@ pub struct MEnd {
     pub synthesized: bool,
 }
 
+impl MEnd {
+    /// The mirror's view of an END entry decoded from coordinator state bytes.
+    pub fn from_state(e: &sink_coordinator::slots::EndEntry) -> Self {
+        MEnd {
+            names: e
+                .committables
+                .iter()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .collect(),
+            watermark: e.watermark,
+            synthesized: e.synthesized,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct MSlot {
     pub entries: BTreeMap<u64, MEntry>,

@@ -40,8 +40,8 @@ hosts-setup:
 	bash hosts/setup.sh
 
 hosts-test: build hosts-setup
-	hosts/compare.sh --component target/sink-coordinator.wasm tests/conformance
 	node hosts/raw-abi/example.mjs target/sink-coordinator.wasm
+	hosts/compare.sh --component target/sink-coordinator.wasm tests/conformance
 
 wasm: build
 	@$(SINKCOORD) wasm

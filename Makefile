@@ -4,6 +4,7 @@
 #   make build                  host + component (host/build.rs builds the guest)
 #   make test                   every test of the workspace
 #   make wasm                   the embedded component's path and size
+#   make dist                   the versioned artifact: target/dist/sink-coordinator-<version>.wasm (+ .sha256, WIT)
 #   make -s replay TRACE=FILE   the result document of a trace, through the component
 #   make -s replay TRACE=FILE NATIVE=1   ... through the native Rust core
 #   make run                    the main job: a simulated job with faults on ./demo-table
@@ -15,7 +16,7 @@ CARGO ?= cargo
 WASM_TARGET := wasm32-unknown-unknown
 SINKCOORD := target/release/sinkcoord
 
-.PHONY: build test wasm replay wasm-target run soak bench hosts-setup hosts-test
+.PHONY: build test wasm dist replay wasm-target run soak bench hosts-setup hosts-test
 
 build: wasm-target
 	$(CARGO) build --release -p sink-coordinator-host
@@ -45,6 +46,16 @@ hosts-test: build hosts-setup
 
 wasm: build
 	@$(SINKCOORD) wasm
+
+# The component is versioned with its WIT package (wit/coordinator.wit):
+# engines pin the file name and check the digest.
+VERSION := $(shell sed -n 's/^package sink:coordinator@\(.*\);/\1/p' wit/coordinator.wit)
+dist: build
+	@mkdir -p target/dist
+	@cp target/sink-coordinator.wasm target/dist/sink-coordinator-$(VERSION).wasm
+	@cp wit/coordinator.wit target/dist/sink-coordinator-$(VERSION).wit
+	@cd target/dist && sha256sum sink-coordinator-$(VERSION).wasm > sink-coordinator-$(VERSION).wasm.sha256
+	@ls -l target/dist/sink-coordinator-$(VERSION).*
 
 # Cargo's progress goes to stderr (and -q silences it): stdout carries only
 # the document. Precompiled components are cached under target/ (trusted).

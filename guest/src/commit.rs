@@ -23,7 +23,7 @@ impl Coordinator {
         if self.final_done {
             // Everything is ignored after the final commit, except that tags
             // its tagging failed to create (storage error) are retried here.
-            return self.tag_up_to(env, END, log);
+            return self.finish_commit(env, END, log);
         }
         if self.slots.all_ended() {
             // While every slot holds an END entry, only the final commit commits.
@@ -37,7 +37,7 @@ impl Coordinator {
             };
             if due {
                 self.final_commit(env, log)?;
-                self.tag_up_to(env, END, log)?;
+                self.finish_commit(env, END, log)?;
             }
             return Ok(());
         }
@@ -46,7 +46,7 @@ impl Coordinator {
         };
         let target = completed.min(frontier);
         self.ordinary_commit(env, target, log)?;
-        self.tag_up_to(env, target, log)?;
+        self.finish_commit(env, target, log)?;
         if let Some(high) = self.committed_high() {
             self.savepoints.forget_aborted_up_to(high);
         }
@@ -66,9 +66,7 @@ impl Coordinator {
             self.config.force_create_snapshot && self.committed_through.is_none_or(|t| t < target);
         // The forced snapshot's watermark is the target's, computed before its entries leave.
         let target_watermark = self.slots.watermark_at(target);
-        self.commit_checkpoints(env, target, force, target_watermark, log)?;
-        // Hint puts come after every create of the call (TRACE-FORMAT), and only on success.
-        self.log.write_hint(env)
+        self.commit_checkpoints(env, target, force, target_watermark, log)
     }
 
     fn commit_checkpoints(
@@ -123,10 +121,10 @@ impl Coordinator {
     /// one END snapshot with every END entry's committables.
     pub(crate) fn final_commit(&mut self, env: &mut dyn Env, log: &mut CallLog) -> Result<()> {
         self.final_commit_writes(env, log)?;
-        // Done once its snapshots are durable; a failing hint put is not retried
-        // (the hint is only a starting point: readers probe past a stale one).
+        // Done once its snapshots are durable; what follows (tags, the hint)
+        // is retried by a repeated call through `commit_rule`.
         self.final_done = true;
-        self.log.write_hint(env)
+        Ok(())
     }
 
     fn final_commit_writes(&mut self, env: &mut dyn Env, log: &mut CallLog) -> Result<()> {
@@ -159,18 +157,24 @@ impl Coordinator {
             if !self.final_done {
                 self.final_commit(env, log)?;
             }
-            self.tag_up_to(env, END, log)?;
+            self.finish_commit(env, END, log)?;
         } else {
             self.ordinary_commit(env, r, log)?;
-            self.tag_up_to(env, r, log)?;
+            self.finish_commit(env, r, log)?;
         }
         self.finish_recovery(r, log);
         Ok(())
     }
 
-    fn tag_up_to(&mut self, env: &mut dyn Env, target: u64, log: &mut CallLog) -> Result<()> {
+    /// After the snapshot creates of a commit with target `target`: the
+    /// savepoint tags up to it, then the latest-snapshot hint. TRACE-FORMAT
+    /// promises that the creates are a commit's first put-class calls; tag
+    /// puts follow them, and the hint (only a starting point for readers,
+    /// which probe past a stale one) comes last.
+    fn finish_commit(&mut self, env: &mut dyn Env, target: u64, log: &mut CallLog) -> Result<()> {
         self.savepoints
-            .tag_up_to(env, &mut self.log, &self.commit_user, target, &mut log.tags)
+            .tag_up_to(env, &mut self.log, &self.commit_user, target, &mut log.tags)?;
+        self.log.write_hint(env)
     }
 
     fn write(

@@ -336,11 +336,7 @@ impl Coordinator {
         }
         if c == END {
             // Replaces any END entry: the newest report is authoritative; the flag is ignored.
-            let end = EndEntry {
-                committables: entry.committables,
-                watermark: entry.watermark,
-                synthesized: false,
-            };
+            let end = EndEntry::reported(entry);
             self.slots.set_end(s, Some(end));
             return self.commit_rule(env, Trigger::EndArrival, log);
         }
@@ -374,20 +370,24 @@ impl Coordinator {
             )));
         }
         // Rule 5.
-        if entry.savepoint {
-            self.savepoints.flagged(c);
-        }
-        self.slots.put_entry(
-            s,
-            c,
-            SlotEntry {
-                committables: entry.committables,
-                watermark: entry.watermark,
-                savepoint: entry.savepoint,
-            },
-        );
+        self.accept_entry(s, entry);
         self.slots.set_max(s, Some(c));
         self.commit_rule(env, Trigger::Other, log)
+    }
+
+    /// Puts an accepted ordinary entry into its slot (max unchanged); its
+    /// savepoint flag joins the pending set (SEMANTICS 5.4: "whenever the
+    /// coordinator accepts that entry").
+    fn accept_entry(&mut self, s: u32, e: Entry) {
+        if e.savepoint {
+            self.savepoints.flagged(e.checkpoint);
+        }
+        let entry = SlotEntry {
+            committables: e.committables,
+            watermark: e.watermark,
+            savepoint: e.savepoint,
+        };
+        self.slots.put_entry(s, e.checkpoint, entry);
     }
 
     /// Checks a restore event's entries (SEMANTICS 6.1): ids `<= r` or END,
@@ -435,25 +435,13 @@ impl Coordinator {
         let mut end_arrived = false;
         for e in entries {
             if e.checkpoint == END {
-                let end = EndEntry {
-                    committables: e.committables,
-                    watermark: e.watermark,
-                    synthesized: false,
-                };
+                let end = EndEntry::reported(e);
                 self.slots.set_end(s, Some(end));
                 end_arrived = true;
             } else if high.is_some_and(|h| e.checkpoint <= h) {
                 // Already in the table.
             } else {
-                if e.savepoint {
-                    self.savepoints.flagged(e.checkpoint);
-                }
-                let entry = SlotEntry {
-                    committables: e.committables,
-                    watermark: e.watermark,
-                    savepoint: e.savepoint,
-                };
-                self.slots.put_entry(s, e.checkpoint, entry);
+                self.accept_entry(s, e);
             }
         }
         // A writer restored from r has reported everything up to r.
@@ -489,23 +477,11 @@ impl Coordinator {
         let mut end = persisted;
         for e in entries {
             if e.checkpoint == END {
-                end = Some(EndEntry {
-                    committables: e.committables,
-                    watermark: e.watermark,
-                    synthesized: false,
-                });
+                end = Some(EndEntry::reported(e));
             } else {
                 // Kept even if already committed: the recovery filter skips them, and
                 // their savepoint flags still count (a missing tag is re-created).
-                if e.savepoint {
-                    self.savepoints.flagged(e.checkpoint);
-                }
-                let entry = SlotEntry {
-                    committables: e.committables,
-                    watermark: e.watermark,
-                    savepoint: e.savepoint,
-                };
-                self.slots.put_entry(s, e.checkpoint, entry);
+                self.accept_entry(s, e);
             }
         }
         self.slots.set_end(s, end);

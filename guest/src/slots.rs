@@ -29,6 +29,16 @@ pub struct EndEntry {
 }
 
 impl EndEntry {
+    /// A writer's reported END entry (its savepoint flag is ignored: end of
+    /// input is never a savepoint).
+    pub fn reported(e: crate::types::Entry) -> Self {
+        EndEntry {
+            committables: e.committables,
+            watermark: e.watermark,
+            synthesized: false,
+        }
+    }
+
     pub fn synthesized() -> Self {
         EndEntry {
             committables: Vec::new(),

@@ -84,6 +84,7 @@ fn outcome(r: crate::Result<crate::Outcome>) -> Result<wt::Outcome, wt::Error> {
         tags_created: o.tags_created,
         tags_deleted: o.tags_deleted,
         restart_required: o.restart_required,
+        committed_up_to: o.committed_up_to,
     })
     .map_err(error)
 }
@@ -234,6 +235,9 @@ impl wc::GuestCoordinator for CoordinatorResource {
     fn state(&self) -> wt::Lifecycle {
         lifecycle(self.0.borrow().state())
     }
+    fn committed_up_to(&self) -> Option<u64> {
+        self.0.borrow().committed_up_to()
+    }
 }
 
 struct WriterResource(RefCell<crate::Writer>);
@@ -270,11 +274,8 @@ impl ww::GuestWriter for WriterResource {
             .map(entry_out)
             .map_err(error)
     }
-    fn checkpoint_complete(&self, checkpoint: u64) -> Result<(), wt::Error> {
-        self.0
-            .borrow_mut()
-            .checkpoint_complete(checkpoint)
-            .map_err(error)
+    fn committed(&self, checkpoint: u64) -> Result<(), wt::Error> {
+        self.0.borrow_mut().committed(checkpoint).map_err(error)
     }
     fn checkpoint_aborted(&self, checkpoint: u64) -> Result<(), wt::Error> {
         self.0

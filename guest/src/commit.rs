@@ -1,4 +1,5 @@
-//! The commit rule (SEMANTICS 5.1–5.3 and the recovery commit of 6.2).
+//! The commit rule (SEMANTICS 5.1–5.3 and the recovery commit of 6.2), and
+//! committed-up-to (5.5), which only a run of the commit rule moves.
 //!
 //! Entries leave their slots only after their snapshot is durable (or was
 //! found already committed), so a storage error leaves everything from the
@@ -13,16 +14,31 @@ use crate::table::Written;
 use crate::types::{FinalCommitMode, Lifecycle, END};
 
 impl Coordinator {
-    /// Runs after every call that can change the slots or the completion.
+    /// Runs after every call that can change the slots or the completion,
+    /// then settles committed-up-to from how far the run got.
     pub(crate) fn commit_rule(
         &mut self,
         env: &mut dyn Env,
         trigger: Trigger,
         log: &mut CallLog,
     ) -> Result<()> {
+        let mut target = None;
+        let result = self.run_commit_rule(env, trigger, log, &mut target);
+        self.settle_up_to(target, result.is_ok());
+        result
+    }
+
+    fn run_commit_rule(
+        &mut self,
+        env: &mut dyn Env,
+        trigger: Trigger,
+        log: &mut CallLog,
+        target: &mut Option<u64>,
+    ) -> Result<()> {
         if self.final_done {
             // Everything is ignored after the final commit, except that tags
             // its tagging failed to create (storage error) are retried here.
+            *target = Some(END);
             return self.finish_commit(env, END, log);
         }
         if self.slots.all_ended() {
@@ -36,6 +52,7 @@ impl Coordinator {
                 Trigger::Other => false,
             };
             if due {
+                *target = Some(END);
                 self.final_commit(env, log)?;
                 self.finish_commit(env, END, log)?;
             }
@@ -44,13 +61,50 @@ impl Coordinator {
         let (Some(completed), Some(frontier)) = (self.completed, self.slots.frontier()) else {
             return Ok(());
         };
-        let target = completed.min(frontier);
-        self.ordinary_commit(env, target, log)?;
-        self.finish_commit(env, target, log)?;
+        let t = completed.min(frontier);
+        *target = Some(t);
+        self.ordinary_commit(env, t, log)?;
+        self.finish_commit(env, t, log)?;
         if let Some(high) = self.committed_high() {
             self.savepoints.forget_aborted_up_to(high);
         }
         Ok(())
+    }
+
+    /// Committed-up-to after a run of the commit rule with target `target`
+    /// (SEMANTICS 5.5): the target if the run wrote everything; else the
+    /// highest checkpoint whose entries this or an earlier run passed; in
+    /// both cases held below a savepoint still owed a tag. A pending
+    /// savepoint at or below the target whose tagging did not complete counts
+    /// as owed (its snapshot may exist; finding out needs the table). END
+    /// once the final commit happened and no tag is owed. Never goes down.
+    fn settle_up_to(&mut self, target: Option<u64>, ok: bool) {
+        let Some(t) = target else {
+            return;
+        };
+        let owed = self.savepoints.pending().copied().find(|s| *s <= t);
+        let reached = match owed {
+            None if self.final_done => Some(END),
+            None if ok => Some(t),
+            None => self.committed_through,
+            Some(s) => self.passed_below(s),
+        };
+        self.up_to = self.up_to.max(reached);
+        self.passed.retain(|c| Some(*c) > self.up_to);
+    }
+
+    /// The highest checkpoint passed (entries all left the slots) below `s`.
+    fn passed_below(&self, s: u64) -> Option<u64> {
+        self.passed.iter().rev().copied().find(|c| *c < s)
+    }
+
+    /// Records that the entries of checkpoint `c` all left the slots.
+    fn pass(&mut self, c: u64) {
+        self.committed_through = self.committed_through.max(Some(c));
+        // Only needed while a savepoint may hold committed-up-to back.
+        if self.savepoints.pending().next().is_some() && self.passed.last() < Some(&c) {
+            self.passed.push(c);
+        }
     }
 
     /// Commits every ordinary entry `<= target`, one snapshot per non-empty
@@ -66,17 +120,6 @@ impl Coordinator {
             self.config.force_create_snapshot && self.committed_through.is_none_or(|t| t < target);
         // The forced snapshot's watermark is the target's, computed before its entries leave.
         let target_watermark = self.slots.watermark_at(target);
-        self.commit_checkpoints(env, target, force, target_watermark, log)
-    }
-
-    fn commit_checkpoints(
-        &mut self,
-        env: &mut dyn Env,
-        target: u64,
-        force: bool,
-        target_watermark: crate::slots::Watermark,
-        log: &mut CallLog,
-    ) -> Result<()> {
         for c in self.slots.checkpoints_up_to(target) {
             if c == target {
                 break; // the target is handled below, with the forced snapshot
@@ -93,7 +136,7 @@ impl Coordinator {
         }
         // The target counts as committed as soon as its entries left the
         // slots, even if a later write of this call (the hint) fails.
-        self.committed_through = self.committed_through.max(Some(target));
+        self.pass(target);
         Ok(())
     }
 
@@ -113,37 +156,45 @@ impl Coordinator {
             self.record(written, c, log);
         }
         self.slots.remove_checkpoint(c);
-        self.committed_through = self.committed_through.max(Some(c));
+        self.pass(c);
         Ok(())
     }
 
-    /// The final commit: every remaining ordinary entry, completed or not, then
-    /// one END snapshot with every END entry's committables.
+    /// The final commit (SEMANTICS 5.3): the entries of completed checkpoints
+    /// as one snapshot per non-empty checkpoint, then the END snapshot,
+    /// always written, holding per subtask the entries of checkpoints that
+    /// never completed and then the END entry. Those entries go into the END
+    /// snapshot so that they land together with the mark of the final commit
+    /// or not at all: committed under their own ids, a commit cut short
+    /// before the END snapshot would let the replay from the last completed
+    /// checkpoint commit them again under new ids.
     pub(crate) fn final_commit(&mut self, env: &mut dyn Env, log: &mut CallLog) -> Result<()> {
-        self.final_commit_writes(env, log)?;
-        // Done once its snapshots are durable; what follows (tags, the hint)
-        // is retried by a repeated call through `commit_rule`.
-        self.final_done = true;
-        Ok(())
-    }
-
-    fn final_commit_writes(&mut self, env: &mut dyn Env, log: &mut CallLog) -> Result<()> {
-        for c in self.slots.checkpoints_up_to(END) {
-            self.commit_checkpoint(env, c, log)?;
+        if let Some(completed) = self.completed {
+            for c in self.slots.checkpoints_up_to(completed) {
+                self.commit_checkpoint(env, c, log)?;
+            }
         }
         let committables: Vec<(u32, &[u8])> = self
             .slots
             .ends()
             .iter()
-            .flat_map(|(s, e)| e.committables.iter().map(move |b| (*s, b.as_slice())))
+            .flat_map(|(s, end)| {
+                self.slots
+                    .entries_of(*s)
+                    .flat_map(|(_, e)| e.committables.iter())
+                    .chain(end.committables.iter())
+                    .map(move |b| (*s, b.as_slice()))
+            })
             .collect();
-        if !committables.is_empty() || self.config.force_create_snapshot {
-            let watermark = self.slots.end_watermark();
-            let written = self
-                .log
-                .commit(env, &self.commit_user, END, watermark, &committables)?;
-            self.record(written, END, log);
-        }
+        let watermark = self.slots.end_watermark();
+        let written = self
+            .log
+            .commit(env, &self.commit_user, END, watermark, &committables)?;
+        self.record(written, END, log);
+        self.slots.clear_ordinary();
+        // Done once its END snapshot is durable; what follows (tags, the
+        // hint) is retried by a repeated call through `commit_rule`.
+        self.final_done = true;
         Ok(())
     }
 
@@ -152,18 +203,35 @@ impl Coordinator {
         let Some(r) = self.recovery.as_ref().map(|rec| rec.checkpoint) else {
             return Ok(());
         };
-        self.read_table(env)?;
+        let mut target = None;
+        let result = self.run_recovery_commit(env, r, log, &mut target);
+        self.settle_up_to(target, result.is_ok());
+        result?;
+        self.finish_recovery(r, log);
+        Ok(())
+    }
+
+    fn run_recovery_commit(
+        &mut self,
+        env: &mut dyn Env,
+        r: u64,
+        log: &mut CallLog,
+        target: &mut Option<u64>,
+    ) -> Result<()> {
+        self.read_table(env, log)?;
         if self.slots.all_ended() {
+            // A final commit as in 5.3, with `completed = r`.
+            *target = Some(END);
+            self.completed = self.completed.max(Some(r));
             if !self.final_done {
                 self.final_commit(env, log)?;
             }
-            self.finish_commit(env, END, log)?;
+            self.finish_commit(env, END, log)
         } else {
+            *target = Some(r);
             self.ordinary_commit(env, r, log)?;
-            self.finish_commit(env, r, log)?;
+            self.finish_commit(env, r, log)
         }
-        self.finish_recovery(r, log);
-        Ok(())
     }
 
     /// After the snapshot creates of a commit with target `target`: the
@@ -194,10 +262,20 @@ impl Coordinator {
 
     fn record(&mut self, written: Written, identifier: u64, log: &mut CallLog) {
         if written.wrote() {
-            log.committed.push(identifier);
-            if self.life == Lifecycle::Restoring {
-                self.recovery_wrote = true;
-            }
+            self.record_landed(identifier, log);
+        }
+    }
+
+    /// A snapshot of ours for `identifier` is in the table: written now, or
+    /// found by a later read although its create reported an error.
+    pub(crate) fn record_landed(&mut self, identifier: u64, log: &mut CallLog) {
+        log.committed.push(identifier);
+        if self.life == Lifecycle::Restoring {
+            self.recovery_wrote = true;
+        }
+        if identifier == END {
+            // This instance knows its END snapshot is in the table (5.3).
+            self.final_done = true;
         }
     }
 }

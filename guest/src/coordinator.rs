@@ -14,7 +14,7 @@ use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::savepoint::{Savepoints, TagChanges};
 use crate::slots::{EndEntry, SlotEntry, Slots};
-use crate::state_codec;
+use crate::state_codec::{self, EndedSlot};
 use crate::table::TableLog;
 use crate::types::{
     checkpoint_name, Config, Entry, Lifecycle, Outcome, RecoveryMode, RestorePoint, END,
@@ -36,8 +36,10 @@ pub(crate) enum Trigger {
 #[derive(Clone, Debug)]
 pub(crate) struct Recovery {
     pub(crate) checkpoint: u64,
-    /// END entries from the state bytes (and synthesized ones for finished writers).
-    pub(crate) persisted_ends: BTreeMap<u32, EndEntry>,
+    /// What the state bytes hold per ended slot (plus a synthesized END
+    /// entry for each finished writer the state has none for): a restore
+    /// event or a reset is applied to this.
+    pub(crate) persisted: BTreeMap<u32, EndedSlot>,
     pub(crate) restored: BTreeSet<u32>,
 }
 
@@ -49,6 +51,9 @@ pub(crate) struct CallLog {
     pub(crate) restart_required: bool,
 }
 
+/// One coordinator instance. `Clone` copies the whole instance (model
+/// checkers explore from copies); a host never needs it.
+#[derive(Clone)]
 pub struct Coordinator {
     pub(crate) config: Config,
     restore: Option<RestorePoint>,
@@ -65,6 +70,11 @@ pub struct Coordinator {
     pub(crate) recovery: Option<Recovery>,
     /// The recovery commit wrote a snapshot (in this or an earlier failed attempt).
     pub(crate) recovery_wrote: bool,
+    /// Committed-up-to (SEMANTICS 5.5).
+    pub(crate) up_to: Option<u64>,
+    /// Checkpoints passed above `up_to`, ascending: kept only while a
+    /// pending savepoint may hold committed-up-to below one of them.
+    pub(crate) passed: Vec<u64>,
 }
 
 impl Coordinator {
@@ -85,6 +95,8 @@ impl Coordinator {
             savepoints,
             recovery: None,
             recovery_wrote: false,
+            up_to: None,
+            passed: Vec::new(),
         }
     }
 
@@ -94,6 +106,12 @@ impl Coordinator {
 
     pub fn commit_user(&self) -> &str {
         &self.commit_user
+    }
+
+    /// Committed-up-to (SEMANTICS 5.5): every entry this instance accepted up
+    /// to this checkpoint is in the table; `Some(END)` after the final commit.
+    pub fn committed_up_to(&self) -> Option<u64> {
+        self.up_to
     }
 
     /// Whether the final commit has happened (SEMANTICS 5.3).
@@ -175,6 +193,13 @@ impl Coordinator {
     fn call(&mut self, f: impl FnOnce(&mut Self, &mut CallLog) -> Result<()>) -> Result<Outcome> {
         let mut log = CallLog::default();
         let result = f(self, &mut log);
+        if result
+            .as_ref()
+            .is_err_and(|e| e.kind == crate::error::ErrorKind::Storage)
+        {
+            // What landed is unknown: read the table again before the next decision.
+            self.log.invalidate();
+        }
         self.fail_on_fatal(&result);
         result.map(|()| self.outcome(log))
     }
@@ -194,6 +219,7 @@ impl Coordinator {
             tags_created: log.tags.created,
             tags_deleted: log.tags.deleted,
             restart_required: log.restart_required,
+            committed_up_to: self.up_to,
         }
     }
 
@@ -220,6 +246,18 @@ impl Coordinator {
         }
     }
 
+    /// As [`Self::require_checkpoint`], naming the subtask; the message is
+    /// only built on the error path.
+    fn require_checkpoint_of(call: &str, s: u32, c: u64, end_allowed: bool) -> Result<()> {
+        if c <= MAX_CHECKPOINT || (end_allowed && c == END) {
+            Ok(())
+        } else {
+            Err(Error::invalid_event(format!(
+                "{call} {s}: checkpoint id {c} is out of range"
+            )))
+        }
+    }
+
     fn require_checkpoint(call: &str, c: u64, end_allowed: bool) -> Result<()> {
         if c <= MAX_CHECKPOINT || (end_allowed && c == END) {
             Ok(())
@@ -234,10 +272,19 @@ impl Coordinator {
     /// "the first successful read of the table this instance makes"). Called
     /// after a call's validation and before it changes anything, so a storage
     /// error leaves the instance as it was and the call can be repeated.
-    pub(crate) fn read_table(&mut self, env: &mut dyn Env) -> Result<()> {
+    pub(crate) fn read_table(&mut self, env: &mut dyn Env, log: &mut CallLog) -> Result<()> {
         if !self.log.is_loaded() {
             self.log.load(env)?;
+            // An END snapshot of this commit user found by the first read:
+            // the final commit happened (SEMANTICS 5.3).
             self.final_done |= self.log.has_final(&self.commit_user);
+        } else if self.log.needs_read() {
+            // After a storage error: a create of ours may have landed. Only
+            // our own END snapshot counts as our final commit (one another
+            // instance writes later does not).
+            if let Some(identifier) = self.log.refresh(env, &self.commit_user)? {
+                self.record_landed(identifier, log);
+            }
         }
         Ok(())
     }
@@ -282,32 +329,62 @@ impl Coordinator {
         let r = rp.checkpoint;
         Self::require_checkpoint("restore", r, false)?;
         let state = state_codec::decode(&rp.state)?;
-        if !state.end_entries.is_empty() && state.parallelism != p {
+        if !state.slots.is_empty() && state.parallelism != p {
             return Err(Error::corrupt_state(format!(
                 "cannot rescale a partly finished sink: the state of checkpoint {r} has parallelism {} and END entries, the configuration has {p}",
                 state.parallelism
             )));
         }
         self.commit_user = state.commit_user;
-        let mut persisted_ends: BTreeMap<u32, EndEntry> = state.end_entries.into_iter().collect();
+        let mut persisted: BTreeMap<u32, EndedSlot> = state.slots.into_iter().collect();
         for &s in &finished {
-            persisted_ends
-                .entry(s)
-                .or_insert_with(EndEntry::synthesized);
+            persisted.entry(s).or_insert_with(|| EndedSlot {
+                end: EndEntry::synthesized(),
+                entries: Vec::new(),
+            });
         }
-        for (s, e) in &persisted_ends {
-            self.slots.set_end(*s, Some(e.clone()));
-        }
+        let slots: Vec<u32> = persisted.keys().copied().collect();
         self.recovery = Some(Recovery {
             checkpoint: r,
-            persisted_ends,
+            persisted,
             restored: finished,
         });
+        for s in slots {
+            self.install_persisted(s);
+        }
         self.life = Lifecycle::Restoring;
         if self.recovery_ready() {
             self.recovery_commit(env, log)?;
         }
         Ok(())
+    }
+
+    /// Puts slot `s` back to what the restored state held for it. A finished
+    /// writer's slot counts as restored: it covers `r`, and the savepoint
+    /// flags of its entries count (SEMANTICS 5.4, 6.2); the other slots wait
+    /// for a restore event, whose own flags count.
+    fn install_persisted(&mut self, s: u32) {
+        let Some(rec) = &self.recovery else {
+            return;
+        };
+        let r = rec.checkpoint;
+        let finished = rec.restored.contains(&s);
+        let held = rec.persisted.get(&s).cloned();
+        self.slots.reset_ordinary(s, None);
+        let Some(held) = held else {
+            self.slots.set_end(s, None);
+            return;
+        };
+        let mut max = finished.then_some(r);
+        for (c, e) in held.entries {
+            if finished && e.savepoint {
+                self.savepoints.flagged(c);
+            }
+            max = max.max(Some(c));
+            self.slots.put_entry(s, c, e);
+        }
+        self.slots.set_end(s, Some(held.end));
+        self.slots.set_max(s, max);
     }
 
     fn recovery_ready(&self) -> bool {
@@ -325,14 +402,22 @@ impl Coordinator {
         entry: Entry,
         log: &mut CallLog,
     ) -> Result<()> {
-        self.require("event", &[Lifecycle::Running])?;
-        self.require_subtask("event", s)?;
+        self.require("event", &[Lifecycle::Running, Lifecycle::Restoring])?;
         let c = entry.checkpoint;
-        Self::require_checkpoint(&format!("event of subtask {s}"), c, true)?;
-        self.read_table(env)?;
+        if self.life == Lifecycle::Restoring && c != END {
+            return Err(Error::illegal_state(format!(
+                "event of subtask {s} for checkpoint {c}: ordinary events are not allowed while the coordinator is restoring"
+            )));
+        }
+        self.require_subtask("event", s)?;
+        if self.life == Lifecycle::Restoring {
+            return self.end_while_restoring(s, entry);
+        }
+        Self::require_checkpoint_of("event of subtask", s, c, true)?;
+        self.read_table(env, log)?;
         if self.final_done {
-            // Ignored; only a final commit's failed tagging is retried.
-            return self.commit_rule(env, Trigger::Other, log); // rule 1: ignored (see commit_rule)
+            // Rule 1: ignored; only a final commit's failed tagging is retried.
+            return self.commit_rule(env, Trigger::Other, log);
         }
         if c == END {
             // Replaces any END entry: the newest report is authoritative; the flag is ignored.
@@ -346,6 +431,15 @@ impl Coordinator {
         if self.committed_high().is_some_and(|h| c <= h) {
             if covered {
                 return self.commit_rule(env, Trigger::Other, log); // a resend
+            }
+            if self.slots.has_end(s) && entry.committables.is_empty() {
+                // An ended writer's late report for a checkpoint committed on
+                // the strength of its END entry: only `max` and the flag count.
+                if entry.savepoint {
+                    self.savepoints.flagged(c);
+                }
+                self.slots.set_max(s, Some(c));
+                return self.commit_rule(env, Trigger::Other, log);
             }
             return Err(Error::invalid_event(format!(
                 "subtask {s} reported checkpoint {c}, which is already committed, but had not reported it before (reused commit user or writer restarted from scratch?)"
@@ -373,6 +467,24 @@ impl Coordinator {
         self.accept_entry(s, entry);
         self.slots.set_max(s, Some(c));
         self.commit_rule(env, Trigger::Other, log)
+    }
+
+    /// An END event while `restoring` (SEMANTICS 6.2): accepted as in
+    /// `running` from a writer whose slot is restored (it may reach the end of
+    /// its input while others still restore); nothing commits until the
+    /// recovery commit.
+    fn end_while_restoring(&mut self, s: u32, entry: Entry) -> Result<()> {
+        let restored = self
+            .recovery
+            .as_ref()
+            .is_some_and(|rec| rec.restored.contains(&s));
+        if !restored {
+            return Err(Error::illegal_state(format!(
+                "END event of subtask {s} while the coordinator is restoring and subtask {s} has not sent its restore event"
+            )));
+        }
+        self.slots.set_end(s, Some(EndEntry::reported(entry)));
+        Ok(())
     }
 
     /// Puts an accepted ordinary entry into its slot (max unchanged); its
@@ -421,12 +533,12 @@ impl Coordinator {
     ) -> Result<()> {
         self.require("restored", &[Lifecycle::Restoring, Lifecycle::Running])?;
         self.require_subtask("restored", s)?;
-        Self::require_checkpoint(&format!("restore event of subtask {s}"), r, false)?;
+        Self::require_checkpoint_of("restore event of subtask", s, r, false)?;
         Self::validate_restored(s, r, &entries)?;
         if self.life == Lifecycle::Restoring {
             return self.restored_while_restoring(env, s, r, entries, log);
         }
-        self.read_table(env)?;
+        self.read_table(env, log)?;
         if self.final_done {
             // Ignored; only a final commit's failed tagging is retried.
             return self.commit_rule(env, Trigger::Other, log); // region replays are ignored (see commit_rule)
@@ -463,18 +575,21 @@ impl Coordinator {
         entries: Vec<Entry>,
         log: &mut CallLog,
     ) -> Result<()> {
-        let (expected, persisted) = match &self.recovery {
-            Some(rec) => (rec.checkpoint, rec.persisted_ends.get(&s).cloned()),
-            None => return Err(Error::illegal_state("restored: no restore in progress")),
+        let Some(rec) = &self.recovery else {
+            return Err(Error::illegal_state("restored: no restore in progress"));
         };
+        let expected = rec.checkpoint;
         if r != expected {
             return Err(Error::invalid_event(format!(
                 "restore event of subtask {s} is from checkpoint {r}, the coordinator restores checkpoint {expected}"
             )));
         }
-        // A second restore event replaces the first entirely.
+        // Applied to what the state held for the slot (a second restore event
+        // replaces the first entirely): its ordinary entries replace the
+        // state's (a writer that did not finish still holds every entry the
+        // table lacks), its END entry replaces the persisted one.
+        let mut end = rec.persisted.get(&s).map(|held| held.end.clone());
         self.slots.reset_ordinary(s, None);
-        let mut end = persisted;
         for e in entries {
             if e.checkpoint == END {
                 end = Some(EndEntry::reported(e));
@@ -505,22 +620,17 @@ impl Coordinator {
         self.require("subtask-reset", &[Lifecycle::Restoring, Lifecycle::Running])?;
         self.require_subtask("subtask-reset", s)?;
         if let Some(r) = r {
-            Self::require_checkpoint(&format!("subtask-reset of subtask {s}"), r, false)?;
+            Self::require_checkpoint_of("subtask-reset of subtask", s, r, false)?;
         }
         if self.life == Lifecycle::Restoring {
-            // The slot waits for a new restore event; the persisted END entry stays.
-            let persisted = self
-                .recovery
-                .as_ref()
-                .and_then(|rec| rec.persisted_ends.get(&s).cloned());
-            self.slots.reset_ordinary(s, None);
-            self.slots.set_end(s, persisted);
+            // Back to what the state held; the slot waits for a new restore event.
             if let Some(rec) = &mut self.recovery {
                 rec.restored.remove(&s);
             }
+            self.install_persisted(s);
             return Ok(());
         }
-        self.read_table(env)?;
+        self.read_table(env, log)?;
         if self.final_done {
             // Ignored; only a final commit's failed tagging is retried.
             return self.commit_rule(env, Trigger::Other, log);
@@ -546,22 +656,25 @@ impl Coordinator {
         }
         Self::require_checkpoint("checkpoint", n, true)?;
         // After the final commit no END entry is uncommitted.
-        let ends: Vec<(u32, &EndEntry)> = if self.final_done {
-            Vec::new()
+        let ended: &BTreeMap<u32, EndEntry> = if self.final_done {
+            &BTreeMap::new()
         } else {
-            self.slots.ends().iter().map(|(s, e)| (*s, e)).collect()
+            self.slots.ends()
         };
+        let slots = ended
+            .iter()
+            .map(|(s, e)| (*s, e, self.slots.entries_of(*s).collect()));
         Ok(state_codec::encode(
             &self.commit_user,
             self.config.parallelism,
-            ends.into_iter(),
+            slots,
         ))
     }
 
     fn complete_inner(&mut self, env: &mut dyn Env, n: u64, log: &mut CallLog) -> Result<()> {
         self.require("checkpoint-complete", &[Lifecycle::Running])?;
         Self::require_checkpoint("checkpoint-complete", n, true)?;
-        self.read_table(env)?;
+        self.read_table(env, log)?;
         if self.final_done {
             // Ignored; only a final commit's failed tagging is retried.
             return self.commit_rule(env, Trigger::Other, log);

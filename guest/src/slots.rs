@@ -171,6 +171,19 @@ impl Slots {
         self.frontier.keys().next().copied()
     }
 
+    /// The ordinary entries of subtask `s`, in checkpoint order.
+    pub fn entries_of(&self, s: u32) -> impl Iterator<Item = (u64, &SlotEntry)> + '_ {
+        self.slots
+            .get(&s)
+            .into_iter()
+            .flat_map(|slot| slot.entries.iter().map(|(c, e)| (*c, e)))
+    }
+
+    /// Whether any ordinary entry is buffered.
+    pub fn has_ordinary(&self) -> bool {
+        !self.index.is_empty()
+    }
+
     /// Checkpoint ids with at least one ordinary entry, up to `t` inclusive.
     pub fn checkpoints_up_to(&self, t: u64) -> Vec<u64> {
         self.index.range(..=t).map(|(c, _)| *c).collect()
@@ -282,6 +295,16 @@ impl Slots {
             self.unindex(s, c);
         }
         self.attach(s);
+    }
+
+    /// Removes every ordinary entry (after the final commit's END snapshot,
+    /// which holds them, is durable). `max` values stay.
+    pub fn clear_ordinary(&mut self) {
+        self.index.clear();
+        self.slots.retain(|_, slot| {
+            slot.entries.clear();
+            slot.max.is_some()
+        });
     }
 
     /// Removes every ordinary entry for checkpoint `c` (after its snapshot is durable).

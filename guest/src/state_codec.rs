@@ -1,9 +1,14 @@
 //! The coordinator's state bytes (SEMANTICS 7): format version, commit user,
-//! parallelism and the END entries received and not yet committed. Ordinary
-//! entries live in writer state, never here.
+//! parallelism and, for every slot holding an END entry not yet committed,
+//! that END entry and the slot's uncommitted ordinary entries. The ordinary
+//! entries of writers that have not ended live in writer state, never here;
+//! those of ended writers are kept because a writer that finished (FLIP-147)
+//! has no state left (SEMANTICS 6.2, 12 item 5).
 //!
 //! Version history (a later component must restore every earlier version):
-//! - 1: `{commit_user, parallelism, end_entries: [(subtask, {committables, watermark, synthesized})]}`.
+//! - 1 (0.1.0): `{commit_user, parallelism, end_entries: [(subtask, {committables, watermark, synthesized})]}`;
+//! - 2 (0.2.0): `{commit_user, parallelism, slots: [(subtask, {end, entries: [{checkpoint, committables, watermark, savepoint}]})]}`.
+//!   Version 1 bytes decode as slots without ordinary entries.
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -11,11 +16,19 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::slots::EndEntry;
-use crate::types::MAX_PARALLELISM;
+use crate::slots::{EndEntry, SlotEntry};
+use crate::types::{MAX_CHECKPOINT, MAX_PARALLELISM};
 use crate::wire::{self, Seq};
 
-pub const CURRENT_VERSION: u32 = 1;
+pub const CURRENT_VERSION: u32 = 2;
+
+/// What the state holds for one ended slot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndedSlot {
+    pub end: EndEntry,
+    /// Uncommitted ordinary entries, by checkpoint.
+    pub entries: Vec<(u64, SlotEntry)>,
+}
 
 /// Decoded coordinator state.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,7 +36,7 @@ pub struct CoordinatorState {
     pub commit_user: String,
     pub parallelism: u32,
     /// In subtask order.
-    pub end_entries: Vec<(u32, EndEntry)>,
+    pub slots: Vec<(u32, EndedSlot)>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -35,6 +48,23 @@ struct EndWire<'a> {
 }
 
 #[derive(Serialize, Deserialize)]
+struct EntryWire<'a> {
+    checkpoint: u64,
+    #[serde(borrow)]
+    committables: Seq<&'a [u8]>,
+    watermark: Option<i64>,
+    savepoint: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SlotWire<'a> {
+    #[serde(borrow)]
+    end: EndWire<'a>,
+    #[serde(borrow)]
+    entries: Seq<EntryWire<'a>>,
+}
+
+#[derive(Serialize, Deserialize)]
 struct StateV1<'a> {
     commit_user: &'a str,
     parallelism: u32,
@@ -42,30 +72,61 @@ struct StateV1<'a> {
     end_entries: Seq<(u32, EndWire<'a>)>,
 }
 
+#[derive(Serialize, Deserialize)]
+struct StateV2<'a> {
+    commit_user: &'a str,
+    parallelism: u32,
+    #[serde(borrow)]
+    slots: Seq<(u32, SlotWire<'a>)>,
+}
+
+fn byte_refs(v: &[Vec<u8>]) -> Seq<&[u8]> {
+    Seq(v.iter().map(Vec::as_slice).collect())
+}
+
+fn owned(v: Seq<&[u8]>) -> Vec<Vec<u8>> {
+    v.0.into_iter().map(<[u8]>::to_vec).collect()
+}
+
+/// One ended slot to encode: subtask, END entry, ordinary entries in checkpoint order.
+pub type EncodeSlot<'a> = (u32, &'a EndEntry, Vec<(u64, &'a SlotEntry)>);
+
 pub fn encode<'a>(
     commit_user: &str,
     parallelism: u32,
-    ends: impl Iterator<Item = (u32, &'a EndEntry)>,
+    slots: impl Iterator<Item = EncodeSlot<'a>>,
 ) -> Vec<u8> {
-    let end_entries = ends
-        .map(|(s, e)| {
-            let committables = Seq(e.committables.iter().map(|c| c.as_slice()).collect());
+    let slots = slots
+        .map(|(s, end, entries)| {
+            let end = EndWire {
+                committables: byte_refs(&end.committables),
+                watermark: end.watermark,
+                synthesized: end.synthesized,
+            };
+            let entries = entries
+                .into_iter()
+                .map(|(c, e)| EntryWire {
+                    checkpoint: c,
+                    committables: byte_refs(&e.committables),
+                    watermark: e.watermark,
+                    savepoint: e.savepoint,
+                })
+                .collect();
             (
                 s,
-                EndWire {
-                    committables,
-                    watermark: e.watermark,
-                    synthesized: e.synthesized,
+                SlotWire {
+                    end,
+                    entries: Seq(entries),
                 },
             )
         })
         .collect();
     wire::encode(
         CURRENT_VERSION,
-        &StateV1 {
+        &StateV2 {
             commit_user,
             parallelism,
-            end_entries: Seq(end_entries),
+            slots: Seq(slots),
         },
     )
 }
@@ -75,56 +136,89 @@ pub fn decode(bytes: &[u8]) -> Result<CoordinatorState> {
         Error::corrupt_state(format!("coordinator state ({} bytes): {why}", bytes.len()))
     };
     let (version, rest) = wire::version(bytes).map_err(|e| corrupt(&e))?;
-    match version {
+    let (commit_user, parallelism, raw) = match version {
         1 => {
             let v1: StateV1 = wire::body(rest).map_err(|e| corrupt(&e))?;
-            if v1.commit_user.is_empty() {
-                return Err(corrupt(&"empty commit user"));
-            }
-            if v1.parallelism == 0 || v1.parallelism > MAX_PARALLELISM {
+            let slots = v1
+                .end_entries
+                .0
+                .into_iter()
+                .map(|(s, end)| {
+                    (
+                        s,
+                        SlotWire {
+                            end,
+                            entries: Seq(Vec::new()),
+                        },
+                    )
+                })
+                .collect();
+            (v1.commit_user, v1.parallelism, slots)
+        }
+        2 => {
+            let v2: StateV2 = wire::body(rest).map_err(|e| corrupt(&e))?;
+            (v2.commit_user, v2.parallelism, v2.slots.0)
+        }
+        v => return Err(corrupt(&wire::DecodeError::UnknownVersion(v))),
+    };
+    if commit_user.is_empty() {
+        return Err(corrupt(&"empty commit user"));
+    }
+    if parallelism == 0 || parallelism > MAX_PARALLELISM {
+        return Err(corrupt(&format!(
+            "parallelism {parallelism} outside 1..={MAX_PARALLELISM}"
+        )));
+    }
+    let mut slots = Vec::with_capacity(raw.len());
+    let mut last: Option<u32> = None;
+    for (s, w) in raw {
+        if s >= parallelism {
+            return Err(corrupt(&format!(
+                "END entry of subtask {s} outside parallelism {parallelism}"
+            )));
+        }
+        if last.is_some_and(|l| s <= l) {
+            return Err(corrupt(&format!(
+                "END entries out of order or repeated at subtask {s}"
+            )));
+        }
+        last = Some(s);
+        if w.end.synthesized && (!w.end.committables.0.is_empty() || w.end.watermark.is_some()) {
+            return Err(corrupt(&format!(
+                "synthesized END entry of subtask {s} carries data"
+            )));
+        }
+        let mut entries = Vec::with_capacity(w.entries.0.len());
+        let mut prev: Option<u64> = None;
+        for e in w.entries.0 {
+            if e.checkpoint > MAX_CHECKPOINT || prev.is_some_and(|p| e.checkpoint <= p) {
                 return Err(corrupt(&format!(
-                    "parallelism {} outside 1..={MAX_PARALLELISM}",
-                    v1.parallelism
+                    "entries of subtask {s} out of order or out of range at checkpoint {}",
+                    e.checkpoint
                 )));
             }
-            let mut end_entries = Vec::with_capacity(v1.end_entries.0.len());
-            let mut last: Option<u32> = None;
-            for (s, e) in v1.end_entries.0 {
-                if s >= v1.parallelism {
-                    return Err(corrupt(&format!(
-                        "END entry of subtask {s} outside parallelism {}",
-                        v1.parallelism
-                    )));
-                }
-                if last.is_some_and(|l| s <= l) {
-                    return Err(corrupt(&format!(
-                        "END entries out of order or repeated at subtask {s}"
-                    )));
-                }
-                last = Some(s);
-                if e.synthesized && (!e.committables.0.is_empty() || e.watermark.is_some()) {
-                    return Err(corrupt(&format!(
-                        "synthesized END entry of subtask {s} carries data"
-                    )));
-                }
-                let committables = e.committables.0.into_iter().map(|c| c.to_vec()).collect();
-                end_entries.push((
-                    s,
-                    EndEntry {
-                        committables,
-                        watermark: e.watermark,
-                        synthesized: e.synthesized,
-                    },
-                ));
-            }
-            Ok(CoordinatorState {
-                commit_user: v1.commit_user.to_string(),
-                parallelism: v1.parallelism,
-                end_entries,
-            })
+            prev = Some(e.checkpoint);
+            entries.push((
+                e.checkpoint,
+                SlotEntry {
+                    committables: owned(e.committables),
+                    watermark: e.watermark,
+                    savepoint: e.savepoint,
+                },
+            ));
         }
-        v => Err(corrupt(&wire::DecodeError::UnknownVersion(v))),
+        let end = EndEntry {
+            committables: owned(w.end.committables),
+            watermark: w.end.watermark,
+            synthesized: w.end.synthesized,
+        };
+        slots.push((s, EndedSlot { end, entries }));
     }
+    Ok(CoordinatorState {
+        commit_user: commit_user.to_string(),
+        parallelism,
+        slots,
+    })
 }
 
 #[cfg(test)]
@@ -133,14 +227,27 @@ mod tests {
     use alloc::vec;
     use proptest::prelude::*;
 
-    fn sample() -> Vec<u8> {
-        let e = EndEntry {
-            committables: vec![b"f1".to_vec(), b"f2".to_vec()],
-            watermark: Some(-5),
+    fn end(data: &[&str], w: Option<i64>) -> EndEntry {
+        EndEntry {
+            committables: data.iter().map(|d| d.as_bytes().to_vec()).collect(),
+            watermark: w,
             synthesized: false,
-        };
+        }
+    }
+
+    fn sample() -> Vec<u8> {
+        let e = end(&["f1", "f2"], Some(-5));
         let s = EndEntry::synthesized();
-        encode("job-1", 4, [(1u32, &e), (3u32, &s)].into_iter())
+        let o = SlotEntry {
+            committables: vec![b"o7".to_vec()],
+            watermark: Some(3),
+            savepoint: true,
+        };
+        encode(
+            "job-1",
+            4,
+            [(1u32, &e, vec![(7u64, &o)]), (3u32, &s, vec![])].into_iter(),
+        )
     }
 
     #[test]
@@ -148,9 +255,34 @@ mod tests {
         let st = decode(&sample()).unwrap();
         assert_eq!(st.commit_user, "job-1");
         assert_eq!(st.parallelism, 4);
-        assert_eq!(st.end_entries.len(), 2);
-        assert_eq!(st.end_entries[0].1.committables[1], b"f2".to_vec());
-        assert!(st.end_entries[1].1.synthesized);
+        assert_eq!(st.slots.len(), 2);
+        assert_eq!(st.slots[0].1.end.committables[1], b"f2".to_vec());
+        assert_eq!(st.slots[0].1.entries[0].0, 7);
+        assert!(st.slots[0].1.entries[0].1.savepoint);
+        assert!(st.slots[1].1.end.synthesized);
+    }
+
+    #[test]
+    fn version_1_restores_without_ordinary_entries() {
+        let v1 = wire::encode(
+            1,
+            &StateV1 {
+                commit_user: "job-1",
+                parallelism: 2,
+                end_entries: Seq(vec![(
+                    1,
+                    EndWire {
+                        committables: Seq(vec![b"e".as_slice()]),
+                        watermark: None,
+                        synthesized: false,
+                    },
+                )]),
+            },
+        );
+        let st = decode(&v1).unwrap();
+        assert_eq!(st.slots.len(), 1);
+        assert_eq!(st.slots[0].1.end, end(&["e"], None));
+        assert!(st.slots[0].1.entries.is_empty());
     }
 
     #[test]
@@ -173,13 +305,19 @@ mod tests {
             .message
             .contains("unknown format version 9"));
         // Out of range: subtask 7 with parallelism 4.
-        let e = EndEntry {
+        let e = end(&[], None);
+        let bad = encode("u", 4, [(7u32, &e, vec![])].into_iter());
+        assert!(decode(&bad).unwrap_err().message.contains("subtask 7"));
+        // Ordinary entries out of order.
+        let o = SlotEntry {
             committables: vec![],
             watermark: None,
-            synthesized: false,
+            savepoint: false,
         };
-        let bad = encode("u", 4, [(7u32, &e)].into_iter());
-        assert!(decode(&bad).unwrap_err().message.contains("subtask 7"));
+        let bad = encode("u", 4, [(0u32, &e, vec![(5, &o), (5, &o)])].into_iter());
+        assert!(decode(&bad).unwrap_err().message.contains("out of order"));
+        let bad = encode("u", 4, [(0u32, &e, vec![(crate::END, &o)])].into_iter());
+        assert!(decode(&bad).is_err());
         assert!(decode(&encode("", 1, core::iter::empty())).is_err());
         assert!(decode(&encode("u", 0, core::iter::empty())).is_err());
     }
@@ -192,7 +330,7 @@ mod tests {
         }
 
         #[test]
-        fn mutated_state_never_panics(pos in 0usize..40, val in any::<u8>()) {
+        fn mutated_state_never_panics(pos in 0usize..60, val in any::<u8>()) {
             let mut b = sample();
             let i = pos % b.len();
             b[i] = val;

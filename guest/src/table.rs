@@ -201,11 +201,40 @@ pub struct TableLog {
     uncertain: Option<(u64, u64)>,
     /// Snapshots created since the hint was last written.
     hint_stale: bool,
+    /// A storage call failed since the last read: the next call that needs
+    /// the table reads it again before deciding anything (SEMANTICS 5.3).
+    stale: bool,
 }
 
 impl TableLog {
     pub fn is_loaded(&self) -> bool {
         self.loaded
+    }
+
+    /// Whether the view must be (re-)read before it is used for a decision.
+    pub fn needs_read(&self) -> bool {
+        !self.loaded || self.stale
+    }
+
+    /// Marks the view as possibly out of date (after a storage error).
+    pub fn invalidate(&mut self) {
+        self.stale = true;
+    }
+
+    /// Reads the table again. Returns the identifier of a create of this
+    /// instance for `user` that reported an error but is found to have landed.
+    pub fn refresh(&mut self, st: &mut dyn Storage, user: &str) -> Result<Option<u64>> {
+        self.load(st)?;
+        let Some((id, identifier)) = self.uncertain else {
+            return Ok(None);
+        };
+        if id > self.latest {
+            return Ok(None);
+        }
+        let landed = read_snapshot(st, id)?
+            .is_some_and(|s| s.snapshot.commit_user == user && s.snapshot.identifier == identifier);
+        self.uncertain = None;
+        Ok(landed.then_some(identifier))
     }
 
     /// Reads the latest snapshot: the hint, the snapshot it names, then a
@@ -239,6 +268,7 @@ impl TableLog {
         self.latest = latest;
         self.users = users;
         self.loaded = true;
+        self.stale = false;
         Ok(())
     }
 

@@ -115,6 +115,9 @@ pub struct Outcome {
     pub tags_created: Vec<String>,
     pub tags_deleted: Vec<String>,
     pub restart_required: bool,
+    /// Committed-up-to after the call (SEMANTICS 5.5): `None` until the
+    /// commit rule first ran with a target; `Some(END)` after the final commit.
+    pub committed_up_to: Option<u64>,
 }
 
 /// One committed record of the table's log.

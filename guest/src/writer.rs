@@ -32,6 +32,8 @@ pub struct Writer {
     end: Option<Buffered>,
     /// `end-input` ran in this attempt (a second call is a bug in the host).
     ended_here: bool,
+    /// Highest committed-up-to seen in this attempt (not part of the state bytes).
+    committed: Option<u64>,
     /// Anything happened since construction: `restore` needs a fresh writer.
     used: bool,
 }
@@ -140,12 +142,28 @@ impl Writer {
         Ok(event)
     }
 
-    /// Drops buffered ordinary entries `<= c`; the END entry stays until the task ends.
-    pub fn checkpoint_complete(&mut self, c: u64) -> Result<()> {
+    /// The coordinator's committed-up-to `u`, forwarded by the host
+    /// (SEMANTICS 5.5, 11): drops buffered ordinary entries `<= u`, and the
+    /// END entry at `u = END`. The only call that drops entries. A `u` below
+    /// the highest one seen changes nothing (stale notifications arrive late).
+    pub fn committed(&mut self, u: u64) -> Result<()> {
+        if u > END {
+            return Err(Error::invalid_event(format!(
+                "writer {}: committed-up-to {u} is not a checkpoint id",
+                self.subtask
+            )));
+        }
         self.used = true;
-        match c.checked_add(1) {
-            Some(next) => self.entries = self.entries.split_off(&next),
-            None => self.entries.clear(),
+        if self.committed.is_some_and(|h| u < h) {
+            return Ok(());
+        }
+        self.committed = Some(u);
+        if u == END {
+            self.entries.clear();
+            self.end = None;
+        } else {
+            // u < END <= u64::MAX, so u + 1 cannot overflow.
+            self.entries = self.entries.split_off(&(u + 1));
         }
         Ok(())
     }
@@ -179,8 +197,10 @@ impl Writer {
     }
 
     /// Restores a fresh writer from state taken at checkpoint `r`; returns the
-    /// entries of the single `restored(s, r, entries)` event to send. After a
-    /// restore only the END entry stays buffered.
+    /// entries of the single `restored(s, r, entries)` event to send. Every
+    /// restored entry stays buffered until `committed(u)` covers it
+    /// (SEMANTICS 11): the coordinator may not have committed them yet, and a
+    /// global failover from a later checkpoint must still replay them.
     pub fn restore(&mut self, bytes: &[u8], r: u64) -> Result<Vec<Entry>> {
         let s = self.subtask;
         if self.used {
@@ -206,6 +226,7 @@ impl Writer {
         }
         let v1: WriterV1 = wire::body(rest).map_err(|e| corrupt(&e))?;
         let mut events = Vec::with_capacity(v1.entries.0.len() + 1);
+        let mut kept = BTreeMap::new();
         let mut prev: Option<u64> = None;
         for e in v1.entries.0 {
             if e.checkpoint > r {
@@ -221,13 +242,13 @@ impl Writer {
                 )));
             }
             prev = Some(e.checkpoint);
-            let committables = e.committables.0.into_iter().map(|c| c.to_vec()).collect();
-            events.push(Entry {
-                checkpoint: e.checkpoint,
-                committables,
+            let b = Buffered {
+                committables: e.committables.0.into_iter().map(|c| c.to_vec()).collect(),
                 watermark: e.watermark,
                 savepoint: e.savepoint,
-            });
+            };
+            events.push(Self::entry(e.checkpoint, &b));
+            kept.insert(e.checkpoint, b);
         }
         if v1.last.is_some_and(|l| l > MAX_CHECKPOINT) || (prev.is_some() && v1.last < prev) {
             return Err(corrupt(&"last reported checkpoint out of range"));
@@ -248,7 +269,7 @@ impl Writer {
             None => None,
         };
         self.used = true;
-        self.entries.clear();
+        self.entries = kept;
         self.end = end;
         self.last = Some(r);
         Ok(events)
@@ -274,22 +295,44 @@ mod tests {
     }
 
     #[test]
-    fn complete_drops_up_to_and_keeps_end() {
+    fn committed_drops_up_to_and_keeps_end() {
         let mut w = Writer::new(3);
         w.report(1, vec![b("a")], None, false).unwrap();
         w.report(2, vec![b("b")], None, false).unwrap();
         w.end_input(vec![b("e")], Some(9)).unwrap();
-        w.checkpoint_complete(1).unwrap();
+        w.committed(1).unwrap();
         let mut fresh = Writer::new(3);
         let events = fresh.restore(&w.state(), 2).unwrap();
         assert_eq!(
             events.iter().map(|e| e.checkpoint).collect::<Vec<_>>(),
             vec![2, END]
         );
-        // Only END stays buffered after a restore.
+        // A restored writer keeps its replayed entries (SEMANTICS 11, 12.1).
         let again = Writer::new(3).restore(&fresh.state(), 2).unwrap();
-        assert_eq!(again.len(), 1);
-        assert!(again[0].is_end());
+        assert_eq!(again, events);
+        // Only committed(END) drops the END entry.
+        fresh.committed(2).unwrap();
+        assert_eq!(Writer::new(3).restore(&fresh.state(), 2).unwrap().len(), 1);
+        fresh.committed(END).unwrap();
+        assert!(Writer::new(3)
+            .restore(&fresh.state(), 2)
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
+    fn lower_committed_changes_nothing() {
+        let mut w = Writer::new(0);
+        w.committed(10).unwrap();
+        // An entry reported at or below the remembered u stays buffered ...
+        w.report(8, vec![], None, true).unwrap();
+        w.committed(5).unwrap();
+        w.report(12, vec![b("x")], None, false).unwrap();
+        assert_eq!(Writer::new(0).restore(&w.state(), 12).unwrap().len(), 2);
+        // ... until a later call covers it.
+        w.committed(10).unwrap();
+        assert_eq!(Writer::new(0).restore(&w.state(), 12).unwrap().len(), 1);
+        assert!(w.committed(END + 1).is_err());
     }
 
     #[test]

@@ -76,21 +76,29 @@ proptest! {
         });
         let mut c = Coordinator::new(config, restore);
         let _ = c.start(&mut env);
+        let mut up_to = c.committed_up_to();
         for call in calls {
             let before = c.state();
             let result = match call {
-                Call::Event(s, cp, n, w, sp) => c.event(&mut env, s, 0, entry(cp, n, w, sp)).map(|_| ()),
+                Call::Event(s, cp, n, w, sp) => c.event(&mut env, s, 0, entry(cp, n, w, sp)).map(Some),
                 Call::Restored(s, r, es) => {
                     let es = es.into_iter().map(|(cp, n)| entry(cp, n, None, n == 1)).collect();
-                    c.restored(&mut env, s, 1, r, es).map(|_| ())
+                    c.restored(&mut env, s, 1, r, es).map(Some)
                 }
-                Call::Reset(s, r) => c.subtask_reset(&mut env, s, r).map(|_| ()),
-                Call::Checkpoint(n) => c.checkpoint(&mut env, n).map(|_| ()),
-                Call::Complete(n) => c.checkpoint_complete(&mut env, n).map(|_| ()),
-                Call::Abort(n) => c.checkpoint_aborted(&mut env, n).map(|_| ()),
-                Call::Close => c.close(&mut env).map(|_| ()),
+                Call::Reset(s, r) => c.subtask_reset(&mut env, s, r).map(Some),
+                Call::Checkpoint(n) => c.checkpoint(&mut env, n).map(|_| None),
+                Call::Complete(n) => c.checkpoint_complete(&mut env, n).map(Some),
+                Call::Abort(n) => c.checkpoint_aborted(&mut env, n).map(Some),
+                Call::Close => c.close(&mut env).map(Some),
             };
             let after = c.state();
+            // Committed-up-to never goes down and every outcome reports it (SEMANTICS 5.5).
+            prop_assert!(c.committed_up_to() >= up_to, "{:?} < {:?}", c.committed_up_to(), up_to);
+            up_to = c.committed_up_to();
+            if let Ok(Some(outcome)) = &result {
+                prop_assert_eq!(outcome.committed_up_to, up_to);
+            }
+            let result = result.map(|_| ());
             // Terminal states never change.
             if matches!(before, Lifecycle::Closed | Lifecycle::Failed) {
                 prop_assert_eq!(before, after);

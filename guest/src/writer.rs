@@ -30,8 +30,6 @@ pub struct Writer {
     last: Option<u64>,
     entries: BTreeMap<u64, Buffered>,
     end: Option<Buffered>,
-    /// `end-input` ran in this attempt (a second call is a bug in the host).
-    ended_here: bool,
     /// Highest committed-up-to seen in this attempt (not part of the state bytes).
     committed: Option<u64>,
     /// Anything happened since construction: `restore` needs a fresh writer.
@@ -110,21 +108,16 @@ impl Writer {
         Ok(event)
     }
 
-    /// The END entry to send. A restored END entry gets the new committables
-    /// appended and the combined entry is sent (it is authoritative).
+    /// The END entry to send. An existing END entry (restored, or from an
+    /// earlier call) gets the new committables appended and the new
+    /// watermark, and the combined entry is sent: it is authoritative
+    /// (SEMANTICS 11).
     pub fn end_input(
         &mut self,
         committables: Vec<Vec<u8>>,
         watermark: Option<i64>,
     ) -> Result<Entry> {
-        if self.ended_here {
-            return Err(Error::invalid_event(format!(
-                "writer {}: end-input called twice",
-                self.subtask
-            )));
-        }
         self.used = true;
-        self.ended_here = true;
         let end = match self.end.take() {
             Some(mut restored) => {
                 restored.committables.extend(committables);
@@ -339,11 +332,13 @@ mod tests {
     fn end_input_appends_to_restored_end() {
         let mut w = Writer::new(0);
         w.end_input(vec![b("v1")], Some(1)).unwrap();
-        assert!(w.end_input(vec![], None).is_err());
+        let again = w.end_input(vec![b("v0")], None).unwrap();
+        assert_eq!(again.committables, vec![b("v1"), b("v0")]);
+        w.end_input(vec![], Some(1)).unwrap();
         let mut r = Writer::new(0);
         r.restore(&w.state(), 4).unwrap();
         let e = r.end_input(vec![b("v2")], Some(2)).unwrap();
-        assert_eq!(e.committables, vec![b("v1"), b("v2")]);
+        assert_eq!(e.committables, vec![b("v1"), b("v0"), b("v2")]);
         assert_eq!(e.watermark, Some(2));
         assert!(!e.savepoint);
     }

@@ -7,7 +7,8 @@
 //! and the Store is dropped: wasmtime never lets a Store that trapped enter
 //! the component again, and SEMANTICS 8 says the instance is discarded. A
 //! discarded coordinator reports `failed` and answers like any failed
-//! instance (`illegal-state`, `close` succeeds) without entering the guest.
+//! instance (`illegal-state`, `close` succeeds) without entering the guest;
+//! its committed-up-to is the last value the host received before the trap.
 
 use sink_coordinator::{
     Config, Entry, ErrorKind, FinalCommitMode, Lifecycle, Outcome, RecoveryMode, RestorePoint,
@@ -122,6 +123,9 @@ fn trap_message(what: &str, e: &wasmtime::Error) -> String {
 pub struct ComponentCoordinator {
     instance: Instance,
     handle: ResourceAny,
+    /// The committed-up-to of the last outcome or query (SEMANTICS 5.5):
+    /// what the host knows once a trap discarded the Store.
+    known_up_to: Option<u64>,
 }
 
 impl ComponentCoordinator {
@@ -141,7 +145,11 @@ impl ComponentCoordinator {
                 .coordinator()
                 .call_constructor(store, &config, restore.as_ref())
         })?;
-        Ok(ComponentCoordinator { instance, handle })
+        Ok(ComponentCoordinator {
+            instance,
+            handle,
+            known_up_to: None,
+        })
     }
 
     /// Fuel granted to each later call (only when the runtime meters fuel).
@@ -179,9 +187,35 @@ impl ComponentCoordinator {
         ) -> wasmtime::Result<Result<wit::Outcome, wit::Error>>,
     ) -> HostResult<Outcome> {
         let handle = self.handle;
-        self.instance
+        let outcome = self
+            .instance
             .call(what, |store, b| f(store, b, handle))
-            .map(from_wit_outcome)
+            .map(from_wit_outcome)?;
+        self.known_up_to = outcome.committed_up_to;
+        Ok(outcome)
+    }
+
+    /// Committed-up-to (SEMANTICS 5.5), answered in every state. Once a trap
+    /// discarded the Store (also when this query traps), the value of the
+    /// last outcome or query the host received: the guest's value can only
+    /// have grown since, so the last known one is still true (a stale
+    /// committed-up-to only keeps writer entries longer).
+    pub fn committed_up_to(&mut self) -> Option<u64> {
+        if !self.instance.is_live() {
+            return self.known_up_to;
+        }
+        let handle = self.handle;
+        if let Ok(u) = self
+            .instance
+            .call_infallible("committed-up-to", |store, b| {
+                b.sink_coordinator_coordinator()
+                    .coordinator()
+                    .call_committed_up_to(store, handle)
+            })
+        {
+            self.known_up_to = u;
+        }
+        self.known_up_to
     }
 
     pub fn start(&mut self) -> HostResult<Outcome> {
@@ -259,6 +293,7 @@ impl ComponentCoordinator {
                 tags_created: Vec::new(),
                 tags_deleted: Vec::new(),
                 restart_required: false,
+                committed_up_to: self.known_up_to,
             });
         }
         self.outcome_call("close", |s, b, h| {
@@ -332,12 +367,12 @@ impl ComponentWriter {
             .map(from_wit_entry)
     }
 
-    pub fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<()> {
+    /// The coordinator's committed-up-to, forwarded (SEMANTICS 11): drops
+    /// the buffered ordinary entries `<= u` (and the END entry at END).
+    pub fn committed(&mut self, u: u64) -> HostResult<()> {
         let h = self.handle;
-        self.instance.call("writer checkpoint-complete", |s, b| {
-            b.sink_coordinator_writer()
-                .writer()
-                .call_checkpoint_complete(s, h, checkpoint)
+        self.instance.call("writer committed", |s, b| {
+            b.sink_coordinator_writer().writer().call_committed(s, h, u)
         })
     }
 
@@ -506,6 +541,7 @@ fn from_wit_outcome(o: wit::Outcome) -> Outcome {
         tags_created: o.tags_created,
         tags_deleted: o.tags_deleted,
         restart_required: o.restart_required,
+        committed_up_to: o.committed_up_to,
     }
 }
 

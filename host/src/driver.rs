@@ -30,6 +30,11 @@ pub trait CoordinatorApi {
     fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<Outcome>;
     fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<Outcome>;
     fn close(&mut self) -> HostResult<Outcome>;
+    /// Committed-up-to (SEMANTICS 5.5), answered in every state. For an
+    /// instance whose component trapped: the last value the host received
+    /// (an outcome or an earlier answer); for one that never got created,
+    /// `None`.
+    fn committed_up_to(&mut self) -> Option<u64>;
 }
 
 /// The writer-side helper (SEMANTICS 11), whatever runs it.
@@ -46,7 +51,9 @@ pub trait WriterApi {
         committables: Vec<Vec<u8>>,
         watermark: Option<i64>,
     ) -> HostResult<Entry>;
-    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<()>;
+    /// The coordinator's committed-up-to `u`, forwarded: drops buffered
+    /// ordinary entries `<= u` (and the END entry at END).
+    fn committed(&mut self, u: u64) -> HostResult<()>;
     fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()>;
     fn state(&mut self) -> HostResult<Vec<u8>>;
     fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>>;
@@ -75,8 +82,8 @@ impl WriterApi for Writer {
     ) -> HostResult<Entry> {
         Ok(Writer::end_input(self, committables, watermark)?)
     }
-    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<()> {
-        Ok(Writer::checkpoint_complete(self, checkpoint)?)
+    fn committed(&mut self, u: u64) -> HostResult<()> {
+        Ok(Writer::committed(self, u)?)
     }
     fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()> {
         Ok(Writer::checkpoint_aborted(self, checkpoint)?)
@@ -106,8 +113,8 @@ impl WriterApi for ComponentWriter {
     ) -> HostResult<Entry> {
         ComponentWriter::end_input(self, &committables, watermark)
     }
-    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<()> {
-        ComponentWriter::checkpoint_complete(self, checkpoint)
+    fn committed(&mut self, u: u64) -> HostResult<()> {
+        ComponentWriter::committed(self, u)
     }
     fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()> {
         ComponentWriter::checkpoint_aborted(self, checkpoint)
@@ -196,6 +203,9 @@ impl CoordinatorApi for NativeCoordinator {
     fn close(&mut self) -> HostResult<Outcome> {
         Ok(self.inner.close(&mut self.env)?)
     }
+    fn committed_up_to(&mut self) -> Option<u64> {
+        self.inner.committed_up_to()
+    }
 }
 
 impl CoordinatorApi for ComponentCoordinator {
@@ -232,10 +242,14 @@ impl CoordinatorApi for ComponentCoordinator {
     fn close(&mut self) -> HostResult<Outcome> {
         ComponentCoordinator::close(self)
     }
+    fn committed_up_to(&mut self) -> Option<u64> {
+        ComponentCoordinator::committed_up_to(self)
+    }
 }
 
 /// An instance whose creation trapped: it stays `failed` (SEMANTICS 2: calls
-/// fail with `illegal-state`, `close` succeeds and changes nothing).
+/// fail with `illegal-state`, `close` succeeds and changes nothing). It never
+/// ran the commit rule: its committed-up-to is none.
 pub struct FailedInstance;
 
 impl FailedInstance {
@@ -279,7 +293,11 @@ impl CoordinatorApi for FailedInstance {
             tags_created: Vec::new(),
             tags_deleted: Vec::new(),
             restart_required: false,
+            committed_up_to: None,
         })
+    }
+    fn committed_up_to(&mut self) -> Option<u64> {
+        None
     }
 }
 
@@ -400,7 +418,7 @@ impl WriterApi for FailedWriter {
     fn end_input(&mut self, _: Vec<Vec<u8>>, _: Option<i64>) -> HostResult<Entry> {
         self.refuse()
     }
-    fn checkpoint_complete(&mut self, _: u64) -> HostResult<()> {
+    fn committed(&mut self, _: u64) -> HostResult<()> {
         self.refuse()
     }
     fn checkpoint_aborted(&mut self, _: u64) -> HostResult<()> {

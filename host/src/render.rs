@@ -68,12 +68,14 @@ fn joined<T>(items: &[T], f: impl Fn(&T) -> String) -> String {
 fn step(out: &mut String, s: &StepResult) {
     let _ = write!(
         out,
-        "{{\"state\": {}, \"committed\": [{}], \"tags_created\": [{}], \"tags_deleted\": [{}], \"restart_required\": {}",
+        "{{\"state\": {}, \"committed\": [{}], \"tags_created\": [{}], \"tags_deleted\": [{}], \"restart_required\": {}, \"committed_up_to\": {}",
         json_str(s.state.name()),
         joined(&s.committed, |c| checkpoint(*c)),
         joined(&s.tags_created, |t| json_str(t)),
         joined(&s.tags_deleted, |t| json_str(t)),
         s.restart_required,
+        s.committed_up_to
+            .map_or_else(|| "null".into(), checkpoint),
     );
     if let Some(n) = s.state_bytes {
         let _ = write!(out, ", \"state_bytes\": {n}");
@@ -143,10 +145,12 @@ mod tests {
                 StepResult {
                     state: Lifecycle::Running,
                     committed: vec![1, END],
+                    committed_up_to: Some(END),
                     ..StepResult::new(Lifecycle::Running)
                 },
                 StepResult {
                     state_bytes: Some(41),
+                    committed_up_to: Some(1),
                     ..StepResult::new(Lifecycle::Running)
                 },
                 StepResult {
@@ -176,9 +180,9 @@ mod tests {
         };
         let expected = r#"{
   "steps": [
-    {"state": "running", "committed": [1, "end"], "tags_created": [], "tags_deleted": [], "restart_required": false},
-    {"state": "running", "committed": [], "tags_created": [], "tags_deleted": [], "restart_required": false, "state_bytes": 41},
-    {"state": "failed", "committed": [], "tags_created": ["savepoint-3"], "tags_deleted": [], "restart_required": false, "error": {"kind": "invalid-event", "message": "bad \"x\"\n"}}
+    {"state": "running", "committed": [1, "end"], "tags_created": [], "tags_deleted": [], "restart_required": false, "committed_up_to": "end"},
+    {"state": "running", "committed": [], "tags_created": [], "tags_deleted": [], "restart_required": false, "committed_up_to": 1, "state_bytes": 41},
+    {"state": "failed", "committed": [], "tags_created": ["savepoint-3"], "tags_deleted": [], "restart_required": false, "committed_up_to": null, "error": {"kind": "invalid-event", "message": "bad \"x\"\n"}}
   ],
   "snapshots": [
     {"id": 1, "commit_user": "job-1", "identifier": "end", "watermark": -100, "time_ms": 1000, "committables": [[0, "v1"], [1, "\ufffd"]]}

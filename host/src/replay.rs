@@ -7,7 +7,15 @@
 //! faults suspended for those reads, so a write that landed although storage
 //! reported an error shows in the step where it landed.
 //!
-//! Writer-level steps (`docs/trace-writer-ops.md`) drive writer helpers
+//! Every step also reports the named instance's committed-up-to (SEMANTICS
+//! 5.5) after the step: the replayer asks the instance
+//! ([`CoordinatorApi::committed_up_to`]) once the step is done, so steps that
+//! call nothing, steps that failed and failed or closed instances all report
+//! what the instance holds. An instance whose component trapped reports the
+//! last value the host received from it before the trap (its outcomes and
+//! these per-step queries), an instance whose creation trapped none.
+//!
+//! Writer steps (TRACE-FORMAT "Writer steps") drive writer helpers
 //! (SEMANTICS 11) created through the same [`Driver`]: the component's
 //! `writer` resource, or the native `Writer`. Writers are keyed by
 //! (instance name, subtask); they, their outboxes and the writer state bytes
@@ -41,6 +49,8 @@ pub struct StepResult {
     pub tags_created: Vec<String>,
     pub tags_deleted: Vec<String>,
     pub restart_required: bool,
+    /// The named instance's committed-up-to after the step (SEMANTICS 5.5).
+    pub committed_up_to: Option<u64>,
     /// The state's length, on a successful `checkpoint` step.
     pub state_bytes: Option<usize>,
     pub error: Option<HostError>,
@@ -54,6 +64,7 @@ impl StepResult {
             tags_created: Vec::new(),
             tags_deleted: Vec::new(),
             restart_required: false,
+            committed_up_to: None,
             state_bytes: None,
             error: None,
         }
@@ -233,7 +244,7 @@ impl Applied {
         }
     }
 
-    /// A v1 step's outcome.
+    /// A coordinator step's outcome.
     fn from_call(outcome: HostResult<Option<Outcome>>, state_bytes: Option<usize>) -> Self {
         let mut applied = Applied {
             state_bytes,
@@ -260,8 +271,8 @@ impl Replayer<'_> {
                 Applied::from_call(outcome, state_bytes)
             };
             let after = self.table_keys()?;
-            let state = match self.instances.get_mut(&step.instance) {
-                Some(instance) => instance.state(),
+            let (state, committed_up_to) = match self.instances.get_mut(&step.instance) {
+                Some(instance) => (instance.state(), instance.committed_up_to()),
                 // parse() guarantees every step names an instance that exists.
                 None => {
                     return Err(ReplayError::Host(format!(
@@ -271,6 +282,7 @@ impl Replayer<'_> {
                 }
             };
             let mut result = StepResult::new(state);
+            result.committed_up_to = committed_up_to;
             result.committed = self.new_identifiers(&before, &after)?;
             result.tags_created = after
                 .tags
@@ -417,7 +429,7 @@ impl Replayer<'_> {
             Op::Write { .. }
             | Op::EndInput { .. }
             | Op::Send { .. }
-            | Op::WriterComplete { .. }
+            | Op::WriterCommitted { .. }
             | Op::WriterAbort { .. }
             | Op::WriterSnapshot { .. }
             | Op::WriterRestore { .. } => {
@@ -429,7 +441,7 @@ impl Replayer<'_> {
         })
     }
 
-    /// Runs one writer-level step (docs/trace-writer-ops.md).
+    /// Runs one writer step (TRACE-FORMAT "Writer steps").
     fn apply_writer(&mut self, index: usize, name: &str, op: &Op) -> Result<Applied, ReplayError> {
         Ok(match op {
             Op::Write {
@@ -468,10 +480,21 @@ impl Replayer<'_> {
                 }
                 self.deliver(name, *subtask, *count)?
             }
-            Op::WriterComplete {
+            Op::WriterCommitted {
                 subtask,
                 checkpoint,
-            } => self.each_writer(name, *subtask, |_, w| w.checkpoint_complete(*checkpoint)),
+            } => {
+                // By default the named coordinator's committed-up-to; while
+                // it is none the step does nothing.
+                let u = match checkpoint {
+                    Some(u) => Some(*u),
+                    None => self.instance(name)?.committed_up_to(),
+                };
+                match u {
+                    Some(u) => self.each_writer(name, *subtask, |_, w| w.committed(u)),
+                    None => Applied::default(),
+                }
+            }
             Op::WriterAbort {
                 subtask,
                 checkpoint,

@@ -1,4 +1,5 @@
-//! Parsing and validation of replay traces (TRACE-FORMAT v1).
+//! Parsing and validation of replay traces (TRACE-FORMAT v2, writer steps
+//! included).
 //!
 //! The document is read into a small JSON tree that keeps object fields in
 //! order and rejects duplicate keys, then checked rule by rule into typed
@@ -85,7 +86,7 @@ pub enum Op {
         call: CallKind,
         fault: Fault,
     },
-    // Writer-level steps (docs/trace-writer-ops.md). Writers are named by
+    // Writer steps (TRACE-FORMAT "Writer steps"). Writers are named by
     // (step instance, subtask) and belong to the replayer.
     /// `report(entry.checkpoint, …)` on the writer; `entry.checkpoint` is
     /// never END.
@@ -106,11 +107,14 @@ pub enum Op {
         subtask: u32,
         count: Option<u64>,
     },
-    /// `subtask` `None`: every writer of the instance, in subtask order.
-    WriterComplete {
+    /// `committed(u)` on the writer(s); `subtask` `None`: every writer of
+    /// the instance, in subtask order. `checkpoint` `None`: `u` is the named
+    /// coordinator's committed-up-to (nothing happens while it is none).
+    WriterCommitted {
         subtask: Option<u32>,
-        checkpoint: u64,
+        checkpoint: Option<u64>,
     },
+    /// `subtask` `None`: every writer of the instance, in subtask order.
     WriterAbort {
         subtask: Option<u32>,
         checkpoint: u64,
@@ -147,21 +151,21 @@ impl Op {
             Op::Write { .. } => "write",
             Op::EndInput { .. } => "end_input",
             Op::Send { .. } => "send",
-            Op::WriterComplete { .. } => "writer_complete",
+            Op::WriterCommitted { .. } => "writer_committed",
             Op::WriterAbort { .. } => "writer_abort",
             Op::WriterSnapshot { .. } => "writer_snapshot",
             Op::WriterRestore { .. } => "writer_restore",
         }
     }
 
-    /// Whether this is a writer-level step (docs/trace-writer-ops.md).
+    /// Whether this is a writer step (TRACE-FORMAT "Writer steps").
     pub fn is_writer_op(&self) -> bool {
         matches!(
             self,
             Op::Write { .. }
                 | Op::EndInput { .. }
                 | Op::Send { .. }
-                | Op::WriterComplete { .. }
+                | Op::WriterCommitted { .. }
                 | Op::WriterAbort { .. }
                 | Op::WriterSnapshot { .. }
                 | Op::WriterRestore { .. }
@@ -627,19 +631,15 @@ pub fn parse_slice(bytes: &[u8]) -> Result<Trace, Malformed> {
         };
         let step = parse_step(item, &config, &writers).map_err(|e| e.in_step(index, op_name))?;
         let creates = matches!(step.op, Op::Start { .. } | Op::Failover { .. });
-        // These need only the writer (which exists only after a step that
-        // needed the instance): WriterBook::check names what is missing.
-        let writer_only = matches!(
-            step.op,
-            Op::WriterComplete { .. } | Op::WriterAbort { .. } | Op::WriterSnapshot { .. }
-        );
         if index == 0 && !creates {
             return Err(
                 Malformed::at("op", "the first step must be \"start\" or \"failover\"")
                     .in_step(index, op_name),
             );
         }
-        if !creates && !writer_only && !instances.contains(&step.instance) {
+        // Every step but start and failover needs its instance, writer steps
+        // included (a writer exists only after a step that needed it).
+        if !creates && !instances.contains(&step.instance) {
             return Err(Malformed::at(
                 "instance",
                 format!(
@@ -730,7 +730,7 @@ const OPS: &[&str] = &[
     "write",
     "end_input",
     "send",
-    "writer_complete",
+    "writer_committed",
     "writer_abort",
     "writer_snapshot",
     "writer_restore",
@@ -782,7 +782,7 @@ fn parse_step(item: &Field<'_>, config: &Config, writers: &WriterBook) -> Result
         ],
         "end_input" => &["subtask", "committables", "watermark", "send"],
         "send" => &["subtask", "count"],
-        "writer_complete" | "writer_abort" | "writer_snapshot" => &["subtask", "checkpoint"],
+        "writer_committed" | "writer_abort" | "writer_snapshot" => &["subtask", "checkpoint"],
         "writer_restore" => &["subtask", "checkpoint", "attempt", "send"],
         other => {
             return Err(Malformed::at(
@@ -927,17 +927,23 @@ fn parse_step(item: &Field<'_>, config: &Config, writers: &WriterBook) -> Result
             };
             Op::Send { subtask, count }
         }
-        "writer_complete" | "writer_abort" | "writer_snapshot" => {
+        "writer_committed" => Op::WriterCommitted {
+            subtask: match obj.optional("subtask") {
+                None => None,
+                Some(f) => Some(f.u32()?),
+            },
+            checkpoint: match obj.optional("checkpoint") {
+                None => None,
+                Some(f) => Some(f.checkpoint(true)?),
+            },
+        },
+        "writer_abort" | "writer_snapshot" => {
             let subtask = match obj.optional("subtask") {
                 None => None,
                 Some(f) => Some(f.u32()?),
             };
             let checkpoint = obj.required("checkpoint")?.checkpoint(false)?;
             match op_name {
-                "writer_complete" => Op::WriterComplete {
-                    subtask,
-                    checkpoint,
-                },
                 "writer_abort" => Op::WriterAbort {
                     subtask,
                     checkpoint,
@@ -1005,13 +1011,13 @@ impl WriterBook {
             .map(|(_, s)| *s)
     }
 
-    /// The writer rules a step's shape cannot show: `writer_complete`,
+    /// The writer rules a step's shape cannot show: `writer_committed`,
     /// `writer_abort` and `writer_snapshot` need an existing writer, and
     /// `writer_restore` from a number needs kept writer state bytes.
     fn check(&self, step: &Step) -> Result<(), Malformed> {
         let name = &step.instance;
         match &step.op {
-            Op::WriterComplete { subtask, .. }
+            Op::WriterCommitted { subtask, .. }
             | Op::WriterAbort { subtask, .. }
             | Op::WriterSnapshot { subtask, .. } => match subtask {
                 Some(s) if !self.attempts.contains_key(&(name.clone(), *s)) => {
@@ -1199,7 +1205,7 @@ mod tests {
                {"op": "end_input", "subtask": 1, "committables": ["e"]},
                {"op": "send", "subtask": 1},
                {"op": "send", "subtask": 1, "count": 2},
-               {"op": "writer_complete", "checkpoint": 3},
+               {"op": "writer_committed"},
                {"op": "writer_abort", "subtask": 0, "checkpoint": 0},
                {"op": "writer_snapshot", "checkpoint": 3},
                {"op": "writer_restore", "subtask": 1, "checkpoint": 3},
@@ -1208,7 +1214,9 @@ mod tests {
                {"op": "writer_restore", "subtask": 0, "checkpoint": null},
                {"op": "writer_restore", "subtask": 4, "checkpoint": null},
                {"op": "start", "instance": "b"},
-               {"op": "writer_restore", "subtask": 1, "checkpoint": null, "instance": "b"}"#,
+               {"op": "writer_restore", "subtask": 1, "checkpoint": null, "instance": "b"},
+               {"op": "writer_committed", "subtask": 1, "checkpoint": 4},
+               {"op": "writer_committed", "checkpoint": "end", "instance": "b"}"#,
         ))
         .unwrap();
         assert_eq!(
@@ -1252,9 +1260,23 @@ mod tests {
         );
         assert_eq!(
             t.steps[6].op,
-            Op::WriterComplete {
+            Op::WriterCommitted {
                 subtask: None,
-                checkpoint: 3
+                checkpoint: None
+            }
+        );
+        assert_eq!(
+            t.steps[16].op,
+            Op::WriterCommitted {
+                subtask: Some(1),
+                checkpoint: Some(4)
+            }
+        );
+        assert_eq!(
+            t.steps[17].op,
+            Op::WriterCommitted {
+                subtask: None,
+                checkpoint: Some(END)
             }
         );
         assert_eq!(
@@ -1323,10 +1345,18 @@ mod tests {
             ),
             (r#"{"op": "send", "subtask": 0, "count": 0}"#, 1, "count"),
             (r#"{"op": "send", "subtask": 0, "count": -1}"#, 1, "count"),
+            (r#"{"op": "writer_committed"}"#, 1, "subtask"),
             (
-                r#"{"op": "writer_complete", "checkpoint": 1}"#,
+                r#"{"op": "writer_committed", "checkpoint": 1}"#,
                 1,
                 "subtask",
+            ),
+            // v1's writer_complete is gone: an unknown op.
+            (r#"{"op": "writer_complete", "checkpoint": 1}"#, 1, "op"),
+            (
+                r#"{"op": "writer_committed", "instance": "x"}"#,
+                1,
+                "instance",
             ),
             (
                 r#"{"op": "writer_snapshot", "subtask": 0, "checkpoint": 1}"#,
@@ -1368,7 +1398,7 @@ mod tests {
         // (instance, subtask, checkpoint).
         let e = malformed(&with_steps(
             r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1},
-               {"op": "writer_snapshot", "checkpoint": 1}, {"op": "writer_complete", "subtask": 1, "checkpoint": 1}"#,
+               {"op": "writer_snapshot", "checkpoint": 1}, {"op": "writer_committed", "subtask": 1, "checkpoint": 1}"#,
         ));
         assert_eq!(
             (e.step, e.field.as_deref()),

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use sink_coordinator::{Config, Entry, ErrorKind, Lifecycle, MemStorage, Storage};
+use sink_coordinator::{Config, Entry, ErrorKind, Lifecycle, MemStorage, Storage, END};
 use sink_coordinator_host::clock::ManualClock;
 use sink_coordinator_host::driver::{ComponentDriver, Driver, NativeDriver};
 use sink_coordinator_host::env::{HostEnv, Shared};
@@ -40,22 +40,31 @@ fn trap_is_reported_and_the_host_stays_usable() {
     let env = || HostEnv::new(storage.clone(), ManualClock::new(0, 0));
 
     let mut coordinator =
-        ComponentCoordinator::new(&runtime, env(), &Config::new(1, "job"), None).unwrap();
-    coordinator.start().unwrap();
+        ComponentCoordinator::new(&runtime, env(), &Config::new(1, "trapped"), None).unwrap();
+    assert_eq!(coordinator.committed_up_to(), None, "none in created");
+    let started = coordinator.start().unwrap();
     assert_eq!(coordinator.state(), Lifecycle::Running);
+    assert_eq!(started.committed_up_to, None);
+    coordinator.event(0, 0, entry(1, &["a"])).unwrap();
+    let completed = coordinator.checkpoint_complete(1).unwrap();
+    assert_eq!(completed.committed, vec![1]);
+    assert_eq!(completed.committed_up_to, Some(1));
+    assert_eq!(coordinator.committed_up_to(), Some(1));
 
     // A budget far too small for any call: the guest runs out of fuel.
     coordinator.set_fuel_per_call(10);
-    let err = coordinator.event(0, 0, entry(1, &["a"])).unwrap_err();
+    let err = coordinator.event(0, 0, entry(2, &["b"])).unwrap_err();
     assert_eq!(err.kind, HostErrorKind::Trap, "{err}");
     assert_eq!(err.kind.name(), "trap");
     assert!(err.kind.is_fatal());
     assert!(coordinator.is_discarded());
     assert_eq!(coordinator.state(), Lifecycle::Failed);
+    // What the host last knew: still true, the guest's value only grows.
+    assert_eq!(coordinator.committed_up_to(), Some(1));
 
     // Later calls fail like on any failed instance, without entering the guest.
     coordinator.set_fuel_per_call(u64::MAX);
-    let err = coordinator.event(0, 0, entry(1, &["a"])).unwrap_err();
+    let err = coordinator.event(0, 0, entry(2, &["b"])).unwrap_err();
     assert_eq!(
         err.kind,
         HostErrorKind::Core(ErrorKind::IllegalState),
@@ -65,18 +74,24 @@ fn trap_is_reported_and_the_host_stays_usable() {
         coordinator.checkpoint(1).unwrap_err().kind,
         HostErrorKind::Core(ErrorKind::IllegalState)
     );
-    assert_eq!(coordinator.close().unwrap().state, Lifecycle::Failed);
+    let closed = coordinator.close().unwrap();
+    assert_eq!(closed.state, Lifecycle::Failed);
+    assert_eq!(closed.committed_up_to, Some(1));
 
     // The runtime and the table are fine: a new instance works.
     let mut fresh =
         ComponentCoordinator::new(&runtime, env(), &Config::new(1, "job"), None).unwrap();
     assert_eq!(fresh.start().unwrap().state, Lifecycle::Running);
     fresh.event(0, 0, entry(1, &["a"])).unwrap();
-    fresh.checkpoint_complete(1).unwrap();
+    assert_eq!(
+        fresh.checkpoint_complete(1).unwrap().committed_up_to,
+        Some(1)
+    );
     let mut table = ComponentTable::new(&runtime, storage.clone()).unwrap();
     let snapshots = table.list_snapshots().unwrap();
-    assert_eq!(snapshots.len(), 1);
-    assert_eq!(snapshots[0].identifier, 1);
+    assert_eq!(snapshots.len(), 2);
+    assert_eq!(snapshots[1].identifier, 1);
+    assert_eq!(snapshots[1].commit_user, "job");
 }
 
 #[test]
@@ -248,7 +263,9 @@ fn writer_helper_native_and_component_agree() {
         );
         let end = w.end_input(vec![b"z".to_vec()], Some(9)).unwrap();
         w.checkpoint_aborted(2).unwrap();
-        w.checkpoint_complete(1).unwrap();
+        // committed(u) drops entries <= u; a lower u later changes nothing.
+        w.committed(1).unwrap();
+        w.committed(0).unwrap();
         let state = w.state().unwrap();
         let mut restored = driver.create_writer(3).unwrap();
         let replay = restored.restore(&state, 2).unwrap();
@@ -286,4 +303,58 @@ fn wasm_subcommand_prints_path_and_size() {
         )),
         "{text}"
     );
+}
+
+#[test]
+fn committed_up_to_native_and_component_agree() {
+    // SEMANTICS 5.5: none until the commit rule ran with a target; the
+    // target after a run that wrote everything; END after the final commit;
+    // answered in every state (closed included) and equal to the outcomes'.
+    let runtime = Runtime::embedded().unwrap();
+    let mut seen = Vec::new();
+    for component in [false, true] {
+        let storage = Shared::new(MemStorage::default());
+        let clock = Shared::new(ManualClock::new(0, 0));
+        let mut driver: Box<dyn Driver> = if component {
+            Box::new(
+                ComponentDriver::new(&runtime, storage.as_storage(), clock.as_clock()).unwrap(),
+            )
+        } else {
+            Box::new(NativeDriver::new(storage.as_storage(), clock.as_clock()))
+        };
+        let mut c = driver.create(Config::new(2, "job"), None).unwrap();
+        let mut values = vec![c.committed_up_to()];
+        let mut outcomes = vec![c.start().unwrap().committed_up_to];
+        values.push(c.committed_up_to());
+        outcomes.push(c.event(0, 0, entry(1, &["a"])).unwrap().committed_up_to);
+        outcomes.push(c.event(1, 0, entry(1, &["b"])).unwrap().committed_up_to);
+        outcomes.push(c.checkpoint_complete(1).unwrap().committed_up_to);
+        values.push(c.committed_up_to());
+        outcomes.push(c.event(0, 0, entry(END, &[])).unwrap().committed_up_to);
+        outcomes.push(c.event(1, 0, entry(END, &["e"])).unwrap().committed_up_to);
+        outcomes.push(c.checkpoint_complete(2).unwrap().committed_up_to);
+        values.push(c.committed_up_to());
+        outcomes.push(c.close().unwrap().committed_up_to);
+        values.push(c.committed_up_to());
+        assert_eq!(c.state(), Lifecycle::Closed);
+        seen.push((values, outcomes));
+    }
+    assert_eq!(
+        seen[0],
+        (
+            vec![None, None, Some(1), Some(END), Some(END)],
+            vec![
+                None,
+                None,
+                None,
+                Some(1),
+                Some(1),
+                Some(1),
+                Some(END),
+                Some(END)
+            ]
+        ),
+        "native"
+    );
+    assert_eq!(seen[0], seen[1], "native and component differ");
 }

@@ -248,3 +248,64 @@ fn check_dir(dir: PathBuf) {
         failures.join("\n  ")
     );
 }
+
+/// `writer_committed` (TRACE-FORMAT "Writer steps"): without `checkpoint`
+/// it forwards the named coordinator's committed-up-to and does nothing
+/// while that is none; with `checkpoint` it forwards that value, even one the
+/// coordinator has not reached (a host bug the trace can reproduce: the
+/// writer drops an entry the table lacks, and a global failover loses it).
+#[test]
+fn writer_committed_forwards_committed_up_to() {
+    let trace = |committed: &str| {
+        format!(
+            r#"{{"config": {{"parallelism": 1, "commit_user": "job-1"}}, "clock_start_ms": 1000, "steps": [
+                {{"op": "start"}},
+                {{"op": "write", "subtask": 0, "checkpoint": 1, "committables": ["a1"]}},
+                {{"op": "writer_committed"}},
+                {{"op": "complete", "checkpoint": 1}},
+                {{"op": "write", "subtask": 0, "checkpoint": 2, "committables": ["a2"]}},
+                {committed},
+                {{"op": "writer_snapshot", "checkpoint": 2}},
+                {{"op": "checkpoint", "checkpoint": 2}},
+                {{"op": "failover", "checkpoint": 2}},
+                {{"op": "writer_restore", "subtask": 0, "checkpoint": 2}}
+            ]}}"#
+        )
+    };
+    let runtime = Runtime::embedded().expect("the embedded component loads");
+    let run = |text: &str| {
+        let native =
+            sink_coordinator_host::replay::replay_str(text, Mode::Native).expect("native replay");
+        let component = sink_coordinator_host::replay::replay_str(text, Mode::Component(&runtime))
+            .expect("component replay");
+        assert_eq!(
+            native.render(),
+            component.render(),
+            "native and component differ"
+        );
+        native
+    };
+    let identifiers =
+        |r: &ReplayResult| r.snapshots.iter().map(|s| s.identifier).collect::<Vec<_>>();
+
+    // Default: u = 1 after complete(1); the writer keeps a2, the recovery commits it.
+    let forwarded = run(&trace(r#"{"op": "writer_committed"}"#));
+    assert_eq!(
+        forwarded.steps[2].committed_up_to, None,
+        "nothing committed yet"
+    );
+    assert_eq!(forwarded.steps[3].committed_up_to, Some(1));
+    assert_eq!(forwarded.steps[5].committed_up_to, Some(1));
+    assert!(forwarded.steps.iter().all(|s| s.error.is_none()));
+    assert_eq!(identifiers(&forwarded), vec![1, 2]);
+    assert!(forwarded.steps[9].restart_required);
+    assert_eq!(forwarded.steps[9].committed_up_to, Some(2));
+
+    // An explicit checkpoint ahead of the coordinator: the writer drops a2
+    // before the table holds it, and the failover cannot bring it back.
+    let ahead = run(&trace(
+        r#"{"op": "writer_committed", "subtask": 0, "checkpoint": 2}"#,
+    ));
+    assert_eq!(identifiers(&ahead), vec![1]);
+    assert!(!ahead.steps[9].restart_required);
+}

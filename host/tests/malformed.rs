@@ -108,7 +108,7 @@ fn malformed_traces_exit_2_with_located_messages() {
             r#"{"steps": []}"#.into(),
             vec!["\"config\""],
         ),
-        // Writer-level steps (docs/trace-writer-ops.md).
+        // Writer steps (TRACE-FORMAT "Writer steps").
         (
             "write-end-checkpoint",
             steps(r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": "end"}"#),
@@ -161,11 +161,45 @@ fn malformed_traces_exit_2_with_located_messages() {
             vec!["step 1", "\"subtask\"", "missing"],
         ),
         (
-            "writer-complete-end",
+            // v1's writer_complete is not part of TRACE-FORMAT v2.
+            "writer-complete-is-unknown",
             steps(
-                r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1}, {"op": "writer_complete", "checkpoint": "end"}"#,
+                r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1}, {"op": "writer_complete", "checkpoint": 1}"#,
+            ),
+            vec!["step 2", "\"op\"", "unknown op \"writer_complete\""],
+        ),
+        (
+            "writer-committed-bad-checkpoint",
+            steps(
+                r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1}, {"op": "writer_committed", "checkpoint": "END"}"#,
             ),
             vec!["step 2", "\"checkpoint\""],
+        ),
+        (
+            "writer-committed-null-checkpoint",
+            steps(
+                r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1}, {"op": "writer_committed", "checkpoint": null}"#,
+            ),
+            vec!["step 2", "\"checkpoint\""],
+        ),
+        (
+            "writer-committed-unknown-field",
+            steps(
+                r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1}, {"op": "writer_committed", "send": true}"#,
+            ),
+            vec!["step 2", "\"send\"", "unknown field"],
+        ),
+        (
+            "writer-committed-no-writer",
+            steps(r#"{"op": "start"}, {"op": "writer_committed"}"#),
+            vec!["step 1", "\"subtask\"", "no writer"],
+        ),
+        (
+            "writer-committed-no-instance",
+            steps(
+                r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1}, {"op": "writer_committed", "instance": "b"}"#,
+            ),
+            vec!["step 2", "\"instance\"", "\"b\""],
         ),
         (
             "writer-abort-unknown-field",
@@ -180,9 +214,9 @@ fn malformed_traces_exit_2_with_located_messages() {
             vec!["step 1", "\"subtask\"", "no writer"],
         ),
         (
-            "writer-complete-unknown-writer",
+            "writer-committed-unknown-writer",
             steps(
-                r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1}, {"op": "writer_complete", "subtask": 1, "checkpoint": 1}"#,
+                r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1}, {"op": "writer_committed", "subtask": 1, "checkpoint": 1}"#,
             ),
             vec!["step 2", "\"subtask\"", "no writer 1"],
         ),

@@ -445,11 +445,13 @@ impl Coordinator {
                 "subtask {s} reported checkpoint {c}, which is already committed, but had not reported it before (reused commit user or writer restarted from scratch?)"
             )));
         }
-        // Rule 3: a second report for the same checkpoint.
+        // Rule 3: a second report for the same checkpoint (a flag for an
+        // aborted savepoint was cleared when the entry was held, so it is
+        // compared cleared).
         if let Some(existing) = self.slots.entry(s, c) {
             if existing.committables == entry.committables
                 && existing.watermark == entry.watermark
-                && existing.savepoint == entry.savepoint
+                && existing.savepoint == (entry.savepoint && !self.savepoints.is_aborted(c))
             {
                 return self.commit_rule(env, Trigger::Other, log);
             }
@@ -497,7 +499,8 @@ impl Coordinator {
         let entry = SlotEntry {
             committables: e.committables,
             watermark: e.watermark,
-            savepoint: e.savepoint,
+            // A late flag for an aborted savepoint is ignored, also in the state bytes.
+            savepoint: e.savepoint && !self.savepoints.is_aborted(e.checkpoint),
         };
         self.slots.put_entry(s, e.checkpoint, entry);
     }
@@ -690,7 +693,12 @@ impl Coordinator {
             &[Lifecycle::Restoring, Lifecycle::Running],
         )?;
         Self::require_checkpoint("checkpoint-aborted", n, true)?;
-        // Never drops committables: a later completion commits them.
+        // Never drops committables: a later completion commits them. The
+        // flags of held entries for `n` are cleared so that state bytes never
+        // carry an aborted savepoint (SEMANTICS 5.4).
+        if self.savepoints.enabled() {
+            self.slots.clear_savepoint_flags(n);
+        }
         self.savepoints
             .aborted(env, &self.commit_user, n, &mut log.tags)
     }

@@ -41,6 +41,17 @@ impl Savepoints {
         }
     }
 
+    /// Whether auto-tagging is on.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Whether savepoint `c` was aborted during this instance's lifetime
+    /// (and not yet forgotten as committed).
+    pub fn is_aborted(&self, c: u64) -> bool {
+        self.aborted.contains(&c)
+    }
+
     /// An accepted entry for checkpoint `c` carried the savepoint flag.
     pub fn flagged(&mut self, c: u64) {
         if self.enabled && !self.aborted.contains(&c) {

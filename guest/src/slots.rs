@@ -307,6 +307,22 @@ impl Slots {
         });
     }
 
+    /// Clears the savepoint flag of every held entry for checkpoint `c`.
+    pub fn clear_savepoint_flags(&mut self, c: u64) {
+        let Some(subtasks) = self.index.get(&c) else {
+            return;
+        };
+        for s in subtasks {
+            if let Some(e) = self
+                .slots
+                .get_mut(s)
+                .and_then(|slot| slot.entries.get_mut(&c))
+            {
+                e.savepoint = false;
+            }
+        }
+    }
+
     /// Removes every ordinary entry for checkpoint `c` (after its snapshot is durable).
     pub fn remove_checkpoint(&mut self, c: u64) {
         let Some(subtasks) = self.index.remove(&c) else {

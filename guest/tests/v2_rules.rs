@@ -263,3 +263,19 @@ fn an_end_snapshot_that_landed_despite_an_error_counts_as_the_final_commit() {
     assert_eq!(c.state(), Lifecycle::Running);
     assert_eq!(log(&mut env).len(), 2);
 }
+
+#[test]
+fn an_aborted_savepoint_flag_never_reaches_the_state_bytes() {
+    let mut config = Config::new(2, "job");
+    config.savepoint_auto_tag = true;
+    let (mut c, mut env) = started(config);
+    c.event(&mut env, 0, 0, sp(3, &["a"])).unwrap();
+    c.event(&mut env, 0, 0, e(END, &[])).unwrap();
+    c.checkpoint_aborted(&mut env, 3).unwrap();
+    // A resend of the flagged event is still a resend; a late flag is ignored.
+    c.event(&mut env, 0, 0, sp(3, &["a"])).unwrap();
+    let state = sink_coordinator::state_codec::decode(&c.checkpoint(&mut env, 4).unwrap()).unwrap();
+    let held = &state.slots[0].1.entries;
+    assert_eq!(held.len(), 1);
+    assert!(!held[0].1.savepoint);
+}

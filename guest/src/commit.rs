@@ -98,6 +98,17 @@ impl Coordinator {
         self.passed.iter().rev().copied().find(|c| *c < s)
     }
 
+    /// Checkpoint `c` leaves the slots without a snapshot of its own. If this
+    /// commit user has committed nothing at or above `c`, no snapshot with
+    /// identifier `c` can exist, so a savepoint `c` owes no tag and must not
+    /// hold committed-up-to back even if this run fails later (SEMANTICS
+    /// 5.5). Otherwise (a replay of committed work) the tag pass looks.
+    fn no_snapshot_for(&mut self, c: u64) {
+        if self.log.user_high(&self.commit_user).is_none_or(|h| h < c) {
+            self.savepoints.no_snapshot(c);
+        }
+    }
+
     /// Records that the entries of checkpoint `c` all left the slots.
     fn pass(&mut self, c: u64) {
         self.committed_through = self.committed_through.max(Some(c));
@@ -131,6 +142,8 @@ impl Coordinator {
         } else {
             if force {
                 self.write(env, target, target_watermark.recorded(), &[], log)?;
+            } else {
+                self.no_snapshot_for(target);
             }
             self.slots.remove_checkpoint(target);
         }
@@ -154,6 +167,8 @@ impl Coordinator {
                 .log
                 .commit(env, &self.commit_user, c, watermark, &committables)?;
             self.record(written, c, log);
+        } else {
+            self.no_snapshot_for(c);
         }
         self.slots.remove_checkpoint(c);
         self.pass(c);
@@ -187,9 +202,20 @@ impl Coordinator {
             })
             .collect();
         let watermark = self.slots.end_watermark();
+        // Savepoints whose entries go into the END snapshot get no snapshot of their own.
+        let high = self.log.user_high(&self.commit_user);
+        let inside: Vec<u64> = self
+            .savepoints
+            .pending_in(self.completed.map_or(0, |c| c.saturating_add(1))..END)
+            .copied()
+            .filter(|s| high.is_none_or(|h| h < *s))
+            .collect();
         let written = self
             .log
             .commit(env, &self.commit_user, END, watermark, &committables)?;
+        for s in inside {
+            self.savepoints.no_snapshot(s);
+        }
         self.record(written, END, log);
         self.slots.clear_ordinary();
         // Done once its END snapshot is durable; what follows (tags, the

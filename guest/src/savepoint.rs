@@ -112,6 +112,17 @@ impl Savepoints {
         }
     }
 
+    /// Drops pending savepoint `s`, known to have no snapshot of its own: it
+    /// gets no tag and owes none (SEMANTICS 5.4, 5.5).
+    pub fn no_snapshot(&mut self, s: u64) {
+        self.pending.remove(&s);
+    }
+
+    /// Pending ids in `range`, ascending.
+    pub fn pending_in(&self, range: core::ops::Range<u64>) -> impl Iterator<Item = &u64> {
+        self.pending.range(range)
+    }
+
     pub fn pending(&self) -> impl Iterator<Item = &u64> {
         self.pending.iter()
     }

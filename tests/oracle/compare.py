@@ -42,3 +42,4 @@ for f in files:
             if got[k] != imp[k]:
                 print("  %s: oracle %s\n          impl   %s" % (k, json.dumps(got[k]), json.dumps(imp[k])))
 print("%d traces, %d differ" % (len(files), bad))
+sys.exit(1 if bad else 0)

@@ -100,7 +100,8 @@ def main(a, b):
             stats["same"] += 1
             os.remove(f)
     print(stats)
+    return stats["diff"]
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), int(sys.argv[2]))
+    sys.exit(1 if main(int(sys.argv[1]), int(sys.argv[2])) else 0)

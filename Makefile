@@ -16,7 +16,7 @@ CARGO ?= cargo
 WASM_TARGET := wasm32-unknown-unknown
 SINKCOORD := target/release/sinkcoord
 
-.PHONY: build test wasm dist replay wasm-target run soak bench hosts-setup hosts-test
+.PHONY: oracle-test build test wasm dist replay wasm-target run soak bench hosts-setup hosts-test
 
 build: wasm-target
 	$(CARGO) build --release -p sink-coordinator-host
@@ -25,7 +25,16 @@ build: wasm-target
 # replay the same traces and must print the same bytes.
 test: wasm-target
 	$(CARGO) test --release --workspace --no-fail-fast
+	$(MAKE) --no-print-directory oracle-test
 	$(MAKE) --no-print-directory hosts-test
+
+# The independent Python oracle of SEMANTICS v2 (tests/oracle/) against the
+# native core: every conformance and regression trace, and 2,000 fixed-seed
+# random traces (differential; traces whose result depends on the number of
+# hint puts, which is implementation-defined, are skipped).
+oracle-test: build
+	python3 tests/oracle/compare.py tests/conformance tests/regressions
+	python3 tests/oracle/fuzz.py 5000 7000
 
 run: build
 	$(SINKCOORD) simulate --writers 8 --checkpoints 60 --seed 1 --faults medium --table demo-table

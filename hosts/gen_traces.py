@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Writes pseudo-random but mostly well-behaved traces (TRACE-FORMAT v1) for
-cross-runtime comparison: every op, several instances over one table, storage
-faults of every kind and mode, clock steps, failovers from kept checkpoints
-and from raw state bytes, savepoints, END entries.
+"""Writes pseudo-random but mostly well-behaved traces (TRACE-FORMAT v2) for
+cross-runtime comparison: every coordinator op, several instances over one
+table, storage faults of every kind and mode, clock steps, failovers from kept
+checkpoints and from raw state bytes, savepoints, END entries. With
+--writers, the traces drive writer helpers instead (TRACE-FORMAT "Writer
+steps"): checkpoint rounds of `write` / `checkpoint` / `writer_snapshot` /
+`complete` / `writer_committed`, late sends, END inputs, region restores and
+global failovers restoring every writer, savepoint aborts, faults.
 
-    python3 hosts/gen_traces.py OUT_DIR [--count N] [--seed S] [--steps K] [--repair COMPONENT]
+    python3 hosts/gen_traces.py OUT_DIR [--count N] [--seed S] [--steps K] [--writers] [--repair COMPONENT]
 
 Deterministic for a given seed. Needs only the standard library, except
 --repair: the generator cannot know which `checkpoint` steps will succeed, so
@@ -162,6 +166,160 @@ def gen_trace(rng: random.Random, n_steps: int) -> dict:
     return trace
 
 
+def gen_writer_trace(rng: random.Random, n_steps: int) -> dict:
+    """A trace of writer steps: rounds of checkpoints with disturbances."""
+    p = rng.choice([1, 2, 2, 3])
+    config = {"parallelism": p, "commit_user": "job-w"}
+    if rng.random() < 0.3:
+        config["savepoint_auto_tag"] = True
+    if rng.random() < 0.2:
+        config["final_commit"] = "on-end-input"
+    if rng.random() < 0.1:
+        config["checkpointing"] = False
+    if rng.random() < 0.3:
+        config["recovery"] = "continue"
+    trace = {"config": config, "clock_start_ms": 1000, "steps": []}
+    steps = trace["steps"]
+    names = ["main"] + (["b"] if rng.random() < 0.25 else [])
+    cp = {}  # per instance: the last checkpoint of a round
+    writer_next = {}  # (name, subtask) -> next checkpoint to write
+    writer_kept = {}  # (name, subtask) -> checkpoints with kept writer state
+    coord_kept = {}  # name -> checkpoints of `checkpoint` steps
+    ended = set()  # (name, subtask) that sent end_input
+
+    def add(step, name):
+        if name != "main":
+            step["instance"] = name
+        steps.append(step)
+        return step
+
+    def committables(s, c):
+        return [f"w{s}-{c}-{i}" + rng.choice(["", "\u00fc", '"']) for i in range(rng.choice([0, 1, 1, 2]))]
+
+    def start(name):
+        add({"op": "start"}, name)
+        cp[name] = 0
+        coord_kept.setdefault(name, [])
+
+    def global_failover(name):
+        # The coordinator and every writer restore from one checkpoint.
+        r = rng.choice(coord_kept[name]) if coord_kept[name] and rng.random() < 0.85 else None
+        step = {"op": "failover", "checkpoint": r}
+        finished = []
+        if r is not None and rng.random() < 0.3:
+            finished = sorted(s for s in range(p) if (name, s) in ended and rng.random() < 0.5)
+            step["finished_subtasks"] = finished
+        add(step, name)
+        cp[name] = r or 0
+        for s in range(p):
+            if s in finished:
+                continue
+            has = r is not None and r in writer_kept.get((name, s), ())
+            add({"op": "writer_restore", "subtask": s, "checkpoint": r if has else None}, name)
+            writer_next[(name, s)] = (r if has else 0) + 1
+            if not has:
+                ended.discard((name, s))
+
+    for name in names:
+        start(name)
+    while len(steps) < n_steps:
+        name = rng.choice(names)
+        c = cp[name] + 1
+        # One round: every writer (mostly) writes checkpoint c.
+        held = []
+        for s in range(p):
+            if rng.random() < 0.1:
+                continue
+            c_s = writer_next.get((name, s), 1)
+            if rng.random() < 0.03:
+                c_s = max(0, c_s - 1)  # not increasing: a writer error
+            w = {"op": "write", "subtask": s, "checkpoint": max(c, c_s)}
+            cs = committables(s, c)
+            if cs:
+                w["committables"] = cs
+            if rng.random() < 0.4:
+                w["watermark"] = rng.choice([None, 10 * c, -1])
+            if rng.random() < 0.1:
+                w["savepoint"] = True
+            if rng.random() < 0.15:
+                w["send"] = False
+                held.append(s)
+            add(w, name)
+            writer_next[(name, s)] = max(c, c_s) + 1
+        if rng.random() < 0.08:
+            s = rng.randrange(p)
+            e = {"op": "end_input", "subtask": s}
+            cs = committables(s, "end")
+            if cs:
+                e["committables"] = cs
+            if rng.random() < 0.3:
+                e["send"] = False
+                held.append(s)
+            add(e, name)
+            ended.add((name, s))
+        if rng.random() < 0.15:
+            f = {"op": "storage_fault", "call": rng.choice(["put", "put", "get", "list", "delete"]),
+                 "mode": rng.choice(["fail", "ambiguous"])}
+            if rng.random() < 0.5:
+                f["skip"] = rng.randint(0, 2)
+            add(f, name)
+        if rng.random() < 0.85:
+            add({"op": "checkpoint", "checkpoint": c}, name)
+            coord_kept[name].append(c)
+        if rng.random() < 0.85:
+            snap = {"op": "writer_snapshot", "checkpoint": c}
+            if rng.random() < 0.2:
+                snap["subtask"] = rng.randrange(p)
+            subtasks = [snap["subtask"]] if "subtask" in snap else range(p)
+            if all((name, s) in writer_next for s in subtasks):
+                add(snap, name)
+                for s in subtasks:
+                    writer_kept.setdefault((name, s), set()).add(c)
+        if rng.random() < 0.1:
+            add({"op": "abort", "checkpoint": c}, name)
+            if rng.random() < 0.7 and any((name, s) in writer_next for s in range(p)):
+                add({"op": "writer_abort", "checkpoint": c}, name)
+        elif rng.random() < 0.85:
+            add({"op": "complete", "checkpoint": c}, name)
+        cp[name] = c
+        for s in held:
+            if rng.random() < 0.8:
+                send = {"op": "send", "subtask": s}
+                if rng.random() < 0.3:
+                    send["count"] = 1
+                add(send, name)
+        if rng.random() < 0.8 and any((name, s) in writer_next for s in range(p)):
+            wc = {"op": "writer_committed"}
+            if rng.random() < 0.2:
+                wc["subtask"] = rng.choice([s for s in range(p) if (name, s) in writer_next])
+            if rng.random() < 0.1:
+                wc["checkpoint"] = rng.choice([c, max(0, c - 2), END])
+            add(wc, name)
+        r = rng.random()
+        if r < 0.08:
+            global_failover(name)
+        elif r < 0.14:
+            # Region failover of one writer: from its kept state, or scratch.
+            s = rng.randrange(p)
+            kept_s = sorted(writer_kept.get((name, s), ()))
+            ck = rng.choice(kept_s) if kept_s and rng.random() < 0.8 else None
+            add({"op": "reset_subtask", "subtask": s, "checkpoint": ck}, name)
+            wr = {"op": "writer_restore", "subtask": s, "checkpoint": ck}
+            if rng.random() < 0.15:
+                wr["send"] = False
+            if rng.random() < 0.1:
+                wr["attempt"] = rng.randint(0, 5)
+            add(wr, name)
+            writer_next[(name, s)] = (ck or 0) + 1
+            if wr.get("send") is False:
+                add({"op": "send", "subtask": s}, name)
+        elif r < 0.16:
+            add({"op": "clock", "ms": rng.choice([5, 2000])}, name)
+        elif r < 0.17:
+            add({"op": "close"}, name)
+    return trace
+
+
 def repair(trace: dict, runtime, rng: random.Random) -> None:
     """Replays the trace (Python host) and fixes what only a run can tell:
     a failover naming a checkpoint without kept bytes gets `null`; an
@@ -206,6 +364,7 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=50)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--writers", action="store_true", help="traces of writer steps (TRACE-FORMAT \"Writer steps\")")
     ap.add_argument("--repair", metavar="COMPONENT", help="fix failovers without kept bytes (needs wasmtime-py)")
     args = ap.parse_args()
     runtime = None
@@ -219,10 +378,11 @@ def main() -> None:
     os.makedirs(args.out, exist_ok=True)
     for i in range(args.count):
         rng = random.Random(args.seed * 1_000_003 + i)
-        trace = gen_trace(rng, args.steps)
+        trace = (gen_writer_trace if args.writers else gen_trace)(rng, args.steps)
         if runtime is not None:
             repair(trace, runtime, rng)
-        path = os.path.join(args.out, f"gen-{args.seed}-{i:04d}.trace.json")
+        prefix = "genw" if args.writers else "gen"
+        path = os.path.join(args.out, f"{prefix}-{args.seed}-{i:04d}.trace.json")
         with open(path, "w", encoding="utf-8") as f:
             json.dump(trace, f, ensure_ascii=False, indent=1)
             f.write("\n")

@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // Rough per-call timings of the component under Node + jco:
 //   node hosts/node/bench.mjs [--component FILE] [N]
-// state(): the smallest round trip; event(): one writer event (buffered, no
-// storage call); event+complete: an event and the checkpoint-complete that
-// commits it (storage reads and writes through the imports).
+// state(): the smallest round trip; committedUpTo(): the query a host makes
+// to forward committed-up-to to its writers; event(): one writer event
+// (buffered, no storage call); event+complete: an event and the
+// checkpoint-complete that commits it (storage reads and writes through the
+// imports); writer report+committed: a writer helper buffering an entry and
+// dropping it when the host forwards committed-up-to.
 
 import { ManualClock, MemStorage, Runtime, call } from './host.mjs';
 import { componentPath, ensureTranspiled } from './transpile.mjs';
@@ -43,14 +46,15 @@ function time(label, n, fn) {
   const start = process.hrtime.bigint();
   for (let i = 0; i < n; i++) fn(i);
   const ns = Number(process.hrtime.bigint() - start) / n;
-  console.log(`${label.padEnd(28)} ${(ns / 1000).toFixed(2)} µs/call (${n} calls)`);
+  console.log(`${label.padEnd(30)} ${(ns / 1000).toFixed(2)} µs/call (${n} calls)`);
 }
 
 console.log(`node ${process.version}, jco 1.35.0`);
-console.log(`${'load + compile'.padEnd(28)} ${(t1 - t0).toFixed(1)} ms`);
-console.log(`${'first instance + start'.padEnd(28)} ${(t3 - t2).toFixed(2)} ms (compiles the core module)`);
-console.log(`${'later instance + start'.padEnd(28)} ${((t4 - t3) / 20).toFixed(2)} ms`);
+console.log(`${'load + compile'.padEnd(30)} ${(t1 - t0).toFixed(1)} ms`);
+console.log(`${'first instance + start'.padEnd(30)} ${(t3 - t2).toFixed(2)} ms (compiles the core module)`);
+console.log(`${'later instance + start'.padEnd(30)} ${((t4 - t3) / 20).toFixed(2)} ms`);
 time('state()', N, () => c.state());
+time('committedUpTo()', N, () => c.committedUpTo());
 let cp = 1n;
 time('event()', N, () => call(() => c.event(0, 0, { checkpoint: cp++, committables: committable, watermark: 5n, savepoint: false })));
 c = newCoordinator();
@@ -58,4 +62,10 @@ cp = 1n;
 time('event() + complete()', Math.max(1, N / 10), () => {
   call(() => c.event(0, 0, { checkpoint: cp, committables: committable, watermark: 5n, savepoint: false }));
   call(() => c.checkpointComplete(cp++));
+});
+const w = new (runtime.instantiate(storage, clock).writer.Writer)(0);
+cp = 1n;
+time('writer report() + committed()', N, () => {
+  call(() => w.report(cp, committable, 5n, false));
+  call(() => w.committed(cp++));
 });

@@ -13,6 +13,9 @@ import { pathToFileURL } from 'node:url';
 
 const U64_MAX = 2n ** 64n - 1n;
 
+/** The WIT package version of the component (wit/coordinator.wit). */
+export const WIT_VERSION = '0.2.0';
+
 /** Rust's `{:?}` of a str (the Rust host's fault messages use it). */
 export function rustDebugStr(s) {
   let out = '"';
@@ -190,9 +193,9 @@ export class Runtime {
     // the unversioned ones. Pass both.
     const imports = {
       'sink:coordinator/storage': s,
-      'sink:coordinator/storage@0.1.0': s,
+      [`sink:coordinator/storage@${WIT_VERSION}`]: s,
       'sink:coordinator/clock': c,
-      'sink:coordinator/clock@0.1.0': c,
+      [`sink:coordinator/clock@${WIT_VERSION}`]: c,
     };
     // jco quirk (1.35 on Node 20): the glue wraps ~10 exports with
     // `try { WebAssembly.promising(f) } catch { f }`. Node 20 has no JSPI, so

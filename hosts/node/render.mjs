@@ -26,7 +26,7 @@ export function step(s) {
     `{"state": ${jsonStr(s.state)}, "committed": [${s.committed.map(checkpoint).join(', ')}], ` +
     `"tags_created": [${s.tagsCreated.map(jsonStr).join(', ')}], ` +
     `"tags_deleted": [${s.tagsDeleted.map(jsonStr).join(', ')}], ` +
-    `"restart_required": ${s.restartRequired}`;
+    `"restart_required": ${s.restartRequired}, "committed_up_to": ${s.committedUpTo === null ? 'null' : checkpoint(s.committedUpTo)}`;
   if (s.stateBytes !== null && s.stateBytes !== undefined) out += `, "state_bytes": ${s.stateBytes}`;
   if (s.error) out += `, "error": {"kind": ${jsonStr(s.error.kind)}, "message": ${jsonStr(s.error.message)}}`;
   return out + '}';

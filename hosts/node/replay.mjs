@@ -1,8 +1,7 @@
 #!/usr/bin/env node
-// Replays a trace (TRACE-FORMAT v1 and the writer-level steps of
-// docs/trace-writer-ops.md) through the sink-coordinator component
-// under Node + jco and prints the result document, byte-identical to
-// `sinkcoord replay TRACE.json`.
+// Replays a trace (TRACE-FORMAT v2, writer steps included) through the
+// sink-coordinator component under Node + jco and prints the result
+// document, byte-identical to `sinkcoord replay TRACE.json`.
 //
 //   node hosts/node/replay.mjs [--component FILE] [--states FILE] TRACE.json
 //

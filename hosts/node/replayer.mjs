@@ -1,6 +1,6 @@
 // Replays a validated trace (trace.mjs) through the component under jco,
 // with the semantics of the Rust replayer (host/src/replay.rs):
-//   - writer-level steps (docs/trace-writer-ops.md) drive the component's
+//   - writer steps (TRACE-FORMAT "Writer steps") drive the component's
 //     `writer` resource, one component instance per writer (as the Rust
 //     host's one Store per writer); writers, their outboxes and the kept
 //     writer state bytes survive coordinator failovers, like the clock;
@@ -8,6 +8,10 @@
 //     trace; they survive failovers;
 //   - every coordinator runs in its own component instance (a trap discards
 //     it: state `failed`, later calls `illegal-state`, `close` succeeds);
+//   - every step reports the named instance's committed-up-to after the
+//     step (SEMANTICS 5.5), asked once the step is done; an instance whose
+//     component trapped reports the last value the host received from it
+//     (outcomes and these queries), one whose creation trapped none;
 //   - a step's `committed` / `tags_created` / `tags_deleted` are the table's
 //     `snapshot/` and `tag/` keys gained or lost during the step; new
 //     snapshots' identifiers are read through the component's
@@ -26,7 +30,17 @@ export class HostFailure extends Error {}
 
 const trapMessage = (what, e) => `guest trapped in ${what}: ${e.message}`;
 
-const failedOutcome = () => ({ state: 'failed', committed: [], tagsCreated: [], tagsDeleted: [], restartRequired: false });
+const failedOutcome = (committedUpTo) => ({
+  state: 'failed',
+  committed: [],
+  tagsCreated: [],
+  tagsDeleted: [],
+  restartRequired: false,
+  committedUpTo,
+});
+
+// jco lifts option<u64> as undefined or a BigInt.
+const option = (v) => (v === undefined ? null : v);
 
 /** One coordinator in its own component instance. */
 class ComponentCoordinator {
@@ -39,6 +53,9 @@ class ComponentCoordinator {
       throw new CallError('trap', trapMessage('instantiation', e));
     }
     this.handle = this.call('the coordinator constructor', () => new exports.coordinator.Coordinator(config, restore));
+    // The committed-up-to of the last outcome or query (SEMANTICS 5.5): what
+    // the host knows once a trap discarded the instance.
+    this.knownUpTo = null;
   }
 
   get live() {
@@ -71,40 +88,66 @@ class ComponentCoordinator {
     }
   }
 
+  /**
+   * Committed-up-to (SEMANTICS 5.5), answered in every state: null or a
+   * BigInt. Once a trap discarded the instance (also when this query traps),
+   * the value of the last outcome or query the host received.
+   */
+  committedUpTo() {
+    if (!this.live) return this.knownUpTo;
+    try {
+      this.knownUpTo = option(this.call('committed-up-to', () => this.handle.committedUpTo()));
+    } catch (e) {
+      if (!(e instanceof CallError)) throw e;
+    }
+    return this.knownUpTo;
+  }
+
+  /** A call returning an outcome: its committed-up-to is remembered. */
+  outcomeCall(what, fn) {
+    const outcome = this.call(what, fn);
+    outcome.committedUpTo = option(outcome.committedUpTo);
+    this.knownUpTo = outcome.committedUpTo;
+    return outcome;
+  }
+
   start() {
-    return this.call('start', () => this.handle.start());
+    return this.outcomeCall('start', () => this.handle.start());
   }
   event(subtask, attempt, entry) {
-    return this.call('event', () => this.handle.event(subtask, attempt, entry));
+    return this.outcomeCall('event', () => this.handle.event(subtask, attempt, entry));
   }
   restored(subtask, attempt, checkpoint, entries) {
-    return this.call('restored', () => this.handle.restored(subtask, attempt, checkpoint, entries));
+    return this.outcomeCall('restored', () => this.handle.restored(subtask, attempt, checkpoint, entries));
   }
   subtaskReset(subtask, checkpoint) {
-    return this.call('subtask-reset', () => this.handle.subtaskReset(subtask, checkpoint ?? undefined));
+    return this.outcomeCall('subtask-reset', () => this.handle.subtaskReset(subtask, checkpoint ?? undefined));
   }
   checkpoint(checkpoint) {
     return this.call('checkpoint', () => this.handle.checkpoint(checkpoint));
   }
   checkpointComplete(checkpoint) {
-    return this.call('checkpoint-complete', () => this.handle.checkpointComplete(checkpoint));
+    return this.outcomeCall('checkpoint-complete', () => this.handle.checkpointComplete(checkpoint));
   }
   checkpointAborted(checkpoint) {
-    return this.call('checkpoint-aborted', () => this.handle.checkpointAborted(checkpoint));
+    return this.outcomeCall('checkpoint-aborted', () => this.handle.checkpointAborted(checkpoint));
   }
   close() {
-    if (!this.live) return failedOutcome();
-    return this.call('close', () => this.handle.close());
+    if (!this.live) return failedOutcome(this.knownUpTo);
+    return this.outcomeCall('close', () => this.handle.close());
   }
 }
 
-/** An instance whose creation trapped: `failed` for good. */
+/** An instance whose creation trapped: `failed` for good; it never ran the commit rule. */
 class FailedInstance {
   refuse() {
     throw new CallError('illegal-state', 'the instance failed: its component trapped while it was created');
   }
   state() {
     return 'failed';
+  }
+  committedUpTo() {
+    return null;
   }
   start() { this.refuse(); }
   event() { this.refuse(); }
@@ -114,7 +157,7 @@ class FailedInstance {
   checkpointComplete() { this.refuse(); }
   checkpointAborted() { this.refuse(); }
   close() {
-    return failedOutcome();
+    return failedOutcome(null);
   }
 }
 
@@ -158,8 +201,9 @@ class ComponentWriter {
   endInput(committables, watermark) {
     return this.call('writer end-input', () => this.handle.endInput(committables, watermark));
   }
-  checkpointComplete(checkpoint) {
-    this.call('writer checkpoint-complete', () => this.handle.checkpointComplete(checkpoint));
+  /** The coordinator's committed-up-to, forwarded (SEMANTICS 11). */
+  committed(u) {
+    this.call('writer committed', () => this.handle.committed(u));
   }
   checkpointAborted(checkpoint) {
     this.call('writer checkpoint-aborted', () => this.handle.checkpointAborted(checkpoint));
@@ -179,7 +223,7 @@ class FailedWriter {
   }
   report() { this.refuse(); }
   endInput() { this.refuse(); }
-  checkpointComplete() { this.refuse(); }
+  committed() { this.refuse(); }
   checkpointAborted() { this.refuse(); }
   state() { this.refuse(); }
   restore() { this.refuse(); }
@@ -324,7 +368,7 @@ export function replay(trace, runtime) {
     }
   };
 
-  // ---- Writer-level steps (docs/trace-writer-ops.md), as replay.rs ----
+  // ---- Writer steps (TRACE-FORMAT "Writer steps"), as replay.rs ----
   // Writers are keyed by (instance name, subtask); they, their outboxes and
   // the writer state bytes kept by `writer_snapshot` belong to the replayer
   // and survive coordinator `failover` and `start`.
@@ -430,7 +474,7 @@ export function replay(trace, runtime) {
     return applied();
   };
 
-  // Runs one writer-level step: {restartRequired, error (a CallError or null)}.
+  // Runs one writer step: {restartRequired, error (a CallError or null)}.
   const applyWriter = (index, step) => {
     const name = step.instance;
     switch (step.op) {
@@ -452,8 +496,17 @@ export function replay(trace, runtime) {
         if (e) return applied(e);
         return deliver(name, step.subtask, step.count);
       }
-      case 'writer_complete':
-        return eachWriter(name, step.subtask, (_, w) => w.checkpointComplete(step.checkpoint));
+      case 'writer_committed': {
+        // By default the named coordinator's committed-up-to; while it is
+        // none the step does nothing.
+        const instance = instances.get(name);
+        if (!instance) {
+          throw new HostFailure(`replay failed: no instance ${JSON.stringify(name)} (the trace was not validated)`);
+        }
+        const u = step.checkpoint !== null ? step.checkpoint : instance.committedUpTo();
+        if (u === null) return applied();
+        return eachWriter(name, step.subtask, (_, w) => w.committed(u));
+      }
       case 'writer_abort':
         return eachWriter(name, step.subtask, (_, w) => w.checkpointAborted(step.checkpoint));
       case 'writer_snapshot': {
@@ -523,6 +576,7 @@ export function replay(trace, runtime) {
     const instance = instances.get(step.instance);
     if (!instance) throw new HostFailure(`replay failed: step ${index}: no instance ${JSON.stringify(step.instance)}`);
     const state = instance.state();
+    const committedUpTo = instance.committedUpTo();
 
     const ids = [...after.snapshots]
       .filter((k) => !before.snapshots.has(k))
@@ -546,6 +600,7 @@ export function replay(trace, runtime) {
       tagsCreated: [...after.tags].filter((k) => !before.tags.has(k)).map(tagName),
       tagsDeleted: [...before.tags].filter((k) => !after.tags.has(k)).map(tagName),
       restartRequired,
+      committedUpTo,
       stateBytes,
       error,
     };

@@ -1,5 +1,5 @@
-// Parsing and validation of replay traces (TRACE-FORMAT v1 and the
-// writer-level steps of docs/trace-writer-ops.md), rule for rule
+// Parsing and validation of replay traces (TRACE-FORMAT v2, writer steps
+// included), rule for rule
 // the same as the Rust replayer (host/src/trace.rs): a trace this module
 // rejects is one the Rust tool rejects, so every host exits 2 on the same
 // inputs. Only the shape is checked; values that fit their WIT types but
@@ -259,17 +259,17 @@ const OPS = [
   'close',
   'clock',
   'storage_fault',
-  // Writer-level steps (docs/trace-writer-ops.md).
+  // Writer steps (TRACE-FORMAT "Writer steps").
   'write',
   'end_input',
   'send',
-  'writer_complete',
+  'writer_committed',
   'writer_abort',
   'writer_snapshot',
   'writer_restore',
 ];
 
-/** The writer-level ops (docs/trace-writer-ops.md). */
+/** The writer ops (TRACE-FORMAT "Writer steps"). */
 export const WRITER_OPS = new Set(OPS.slice(11));
 
 const OP_FIELDS = {
@@ -287,7 +287,7 @@ const OP_FIELDS = {
   write: ['subtask', 'checkpoint', 'committables', 'watermark', 'savepoint', 'send'],
   end_input: ['subtask', 'committables', 'watermark', 'send'],
   send: ['subtask', 'count'],
-  writer_complete: ['subtask', 'checkpoint'],
+  writer_committed: ['subtask', 'checkpoint'],
   writer_abort: ['subtask', 'checkpoint'],
   writer_snapshot: ['subtask', 'checkpoint'],
   writer_restore: ['subtask', 'checkpoint', 'attempt', 'send'],
@@ -318,7 +318,7 @@ function decodeHex(s) {
 }
 
 /**
- * What the writer-level steps so far have created (trace.rs `WriterBook`):
+ * What the writer steps so far have created (trace.rs `WriterBook`):
  * which writers exist (with their attempt) and which writer state bytes
  * `writer_snapshot` kept. All of it follows from the steps alone: writers are
  * created by steps and never removed, whatever the calls return.
@@ -364,7 +364,7 @@ class WriterBook {
   check(step) {
     const name = step.instance;
     switch (step.op) {
-      case 'writer_complete':
+      case 'writer_committed':
       case 'writer_abort':
       case 'writer_snapshot':
         if (step.subtask !== null) {
@@ -540,7 +540,15 @@ function parseStep(item, config, writers) {
       op = { op: opName, subtask, count };
       break;
     }
-    case 'writer_complete':
+    case 'writer_committed': {
+      // `checkpoint` null: u is the named coordinator's committed-up-to.
+      const s = obj.optional('subtask');
+      const subtask = s === null ? null : s.u32();
+      const c = obj.optional('checkpoint');
+      const checkpoint = c === null ? null : c.checkpoint(true);
+      op = { op: opName, subtask, checkpoint };
+      break;
+    }
     case 'writer_abort':
     case 'writer_snapshot': {
       const f = obj.optional('subtask');
@@ -598,7 +606,7 @@ export function parseTrace(bytes) {
   const steps = [];
   // Names that have had a start or failover so far.
   const instances = new Set();
-  // Writers and kept writer state so far (writer-level steps).
+  // Writers and kept writer state so far (writer steps).
   const writers = new WriterBook();
   top.required('steps').array().forEach((item, index) => {
     let opName = null;
@@ -614,13 +622,12 @@ export function parseTrace(bytes) {
       throw e;
     }
     const creates = step.op === 'start' || step.op === 'failover';
-    // These need only the writer (which exists only after a step that needed
-    // the instance): WriterBook.check names what is missing.
-    const writerOnly = step.op === 'writer_complete' || step.op === 'writer_abort' || step.op === 'writer_snapshot';
     if (index === 0 && !creates) {
       throw at('op', 'the first step must be "start" or "failover"').inStep(index, opName);
     }
-    if (!creates && !writerOnly && !instances.has(step.instance)) {
+    // Every step but start and failover needs its instance, writer steps
+    // included (a writer exists only after a step that needed it).
+    if (!creates && !instances.has(step.instance)) {
       throw at(
         'instance',
         `no instance ${JSON.stringify(step.instance)} exists yet: its first step must be "start" or "failover"`,

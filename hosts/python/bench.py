@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """Rough per-call timings of the component under wasmtime-py:
     python hosts/python/bench.py [--component FILE] [N]
-state(): the smallest round trip; event(): one writer event (buffered, no
-storage call); event+complete: an event and the checkpoint-complete that
-commits it (storage reads and writes through the imports)."""
+state(): the smallest round trip; committed-up-to(): the query a host makes to
+forward committed-up-to to its writers; event(): one writer event (buffered,
+no storage call); event+complete: an event and the checkpoint-complete that
+commits it (storage reads and writes through the imports); writer
+report+committed: a writer helper buffering an entry and dropping it when the
+host forwards committed-up-to."""
 
 import os
 import sys
 import time
 from importlib.metadata import version
 
-from host import COORDINATOR, ManualClock, MemStorage, Runtime, to_record, unwrap_result
+from host import COORDINATOR, WRITER, ManualClock, MemStorage, Runtime, to_record, unwrap_result
 from replay import component_path
 
 args = sys.argv[1:]
@@ -50,15 +53,17 @@ def timed(label, n, fn):
     for i in range(n):
         fn()
     ns = (time.perf_counter_ns() - start) / n
-    print(f"{label:<28} {ns / 1000:.2f} µs/call ({n} calls)")
+    print(f"{label:<30} {ns / 1000:.2f} µs/call ({n} calls)")
 
 
 print(f"python {sys.version.split()[0]}, wasmtime-py {version('wasmtime')}")
-print(f"{'load (cached compile)':<28} {(t1 - t0) * 1000:.1f} ms")
-print(f"{'first instance + start':<28} {(t3 - t2) * 1000:.2f} ms")
-print(f"{'later instance + start':<28} {(t4 - t3) * 1000 / 20:.2f} ms")
+print(f"{'load (cached compile)':<30} {(t1 - t0) * 1000:.1f} ms")
+print(f"{'first instance + start':<30} {(t3 - t2) * 1000:.2f} ms")
+print(f"{'later instance + start':<30} {(t4 - t3) * 1000 / 20:.2f} ms")
 state = inst.func(COORDINATOR, "[method]coordinator.state")
 timed("state()", N, lambda: state(inst.store, handle))
+up_to = inst.func(COORDINATOR, "[method]coordinator.committed-up-to")
+timed("committed-up-to()", N, lambda: up_to(inst.store, handle))
 event = inst.func(COORDINATOR, "[method]coordinator.event")
 cp = [1]
 
@@ -84,3 +89,17 @@ def event_complete():
 
 
 timed("event() + complete()", max(1, N // 10), event_complete)
+winst = runtime.instantiate(linker)
+writer = winst.call(WRITER, "[constructor]writer", 0)
+report = winst.func(WRITER, "[method]writer.report")
+committed = winst.func(WRITER, "[method]writer.committed")
+cp[0] = 1
+
+
+def report_committed():
+    unwrap_result(report(winst.store, writer, cp[0], [b"file-0001.parquet"], 5, False))
+    unwrap_result(committed(winst.store, writer, cp[0]))
+    cp[0] += 1
+
+
+timed("writer report() + committed()", N, report_committed)

@@ -34,11 +34,13 @@ from tracefile import rust_debug_str
 
 U64_MAX = 2**64 - 1
 
-STORAGE = "sink:coordinator/storage@0.1.0"
-CLOCK = "sink:coordinator/clock@0.1.0"
-COORDINATOR = "sink:coordinator/coordinator@0.1.0"
-TABLE = "sink:coordinator/table@0.1.0"
-WRITER = "sink:coordinator/writer@0.1.0"
+# The WIT package version of the component (wit/coordinator.wit).
+WIT_VERSION = "0.2.0"
+STORAGE = f"sink:coordinator/storage@{WIT_VERSION}"
+CLOCK = f"sink:coordinator/clock@{WIT_VERSION}"
+COORDINATOR = f"sink:coordinator/coordinator@{WIT_VERSION}"
+TABLE = f"sink:coordinator/table@{WIT_VERSION}"
+WRITER = f"sink:coordinator/writer@{WIT_VERSION}"
 
 
 # ---------------------------------------------------------------------------

@@ -37,7 +37,8 @@ def step(s: dict) -> str:
         f'{{"state": {json_str(s["state"])}, "committed": [{", ".join(checkpoint(c) for c in s["committed"])}], '
         f'"tags_created": [{", ".join(json_str(t) for t in s["tags_created"])}], '
         f'"tags_deleted": [{", ".join(json_str(t) for t in s["tags_deleted"])}], '
-        f'"restart_required": {"true" if s["restart_required"] else "false"}'
+        f'"restart_required": {"true" if s["restart_required"] else "false"}, '
+        f'"committed_up_to": {"null" if s["committed_up_to"] is None else checkpoint(s["committed_up_to"])}'
     )
     if s.get("state_bytes") is not None:
         out += f', "state_bytes": {s["state_bytes"]}'

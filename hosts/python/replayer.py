@@ -1,7 +1,7 @@
 """Replays a validated trace (tracefile.py) through the component under
 wasmtime-py, with the semantics of the Rust replayer (host/src/replay.rs):
 
-- writer-level steps (docs/trace-writer-ops.md) drive the component's
+- writer steps (TRACE-FORMAT "Writer steps") drive the component's
   `writer` resource, one Store per writer (as the Rust host); writers, their
   outboxes and the kept writer state bytes survive coordinator failovers,
   like the clock;
@@ -10,6 +10,10 @@ wasmtime-py, with the semantics of the Rust replayer (host/src/replay.rs):
   they survive failovers;
 - every coordinator runs in its own Store (a trap discards it: state
   `failed`, later calls `illegal-state`, `close` succeeds);
+- every step reports the named instance's committed-up-to after the step
+  (SEMANTICS 5.5), asked once the step is done; an instance whose Store
+  trapped reports the last value the host received from it (outcomes and
+  these queries), one whose creation trapped none;
 - a step's `committed` / `tags_created` / `tags_deleted` are the table's
   `snapshot/` and `tag/` keys gained or lost during the step; new snapshots'
   identifiers are read through the component's `table.snapshot-by-id`, with
@@ -38,8 +42,15 @@ def _trap_message(what: str, e: BaseException) -> str:
     return f"guest trapped in {what}: {e}"
 
 
-def _failed_outcome() -> Any:
-    return to_record(state="failed", committed=[], tags_created=[], tags_deleted=[], restart_required=False)
+def _failed_outcome(committed_up_to: Optional[int]) -> Any:
+    return to_record(
+        state="failed",
+        committed=[],
+        tags_created=[],
+        tags_deleted=[],
+        restart_required=False,
+        committed_up_to=committed_up_to,
+    )
 
 
 def _config_record(c: Config):
@@ -65,6 +76,9 @@ class ComponentCoordinator:
     def __init__(self, runtime: Runtime, linker, config: Config, restore):
         self.trap: Optional[str] = None
         self.handle = None
+        # The committed-up-to of the last outcome or query (SEMANTICS 5.5):
+        # what the host knows once a trap discarded the Store.
+        self.known_up_to: Optional[int] = None
         try:
             self.instance: Optional[Instance] = runtime.instantiate(linker)
         except Exception as e:  # instantiation trapped
@@ -92,6 +106,12 @@ class ComponentCoordinator:
     def _method(self, what: str, name: str, *args: Any) -> Any:
         return self._call(what, f"[method]coordinator.{name}", self.handle, *args)
 
+    def _outcome(self, what: str, name: str, *args: Any) -> Any:
+        """A call returning an outcome: its committed-up-to is remembered."""
+        outcome = self._method(what, name, *args)
+        self.known_up_to = getattr(outcome, "committed-up-to")
+        return outcome
+
     def state(self) -> str:
         if not self.live:
             return "failed"
@@ -100,35 +120,50 @@ class ComponentCoordinator:
         except CallError:
             return "failed"
 
+    def committed_up_to(self) -> Optional[int]:
+        """Committed-up-to (SEMANTICS 5.5), answered in every state. Once a
+        trap discarded the Store (also when this query traps), the value of
+        the last outcome or query the host received."""
+        if not self.live:
+            return self.known_up_to
+        try:
+            self.known_up_to = self._call(
+                "committed-up-to", "[method]coordinator.committed-up-to", self.handle, result=False
+            )
+        except CallError:
+            pass
+        return self.known_up_to
+
     def start(self):
-        return self._method("start", "start")
+        return self._outcome("start", "start")
 
     def event(self, subtask: int, attempt: int, entry: Entry):
-        return self._method("event", "event", subtask, attempt, _entry_record(entry))
+        return self._outcome("event", "event", subtask, attempt, _entry_record(entry))
 
     def restored(self, subtask: int, attempt: int, checkpoint: int, entries: List[Entry]):
-        return self._method("restored", "restored", subtask, attempt, checkpoint, [_entry_record(e) for e in entries])
+        return self._outcome("restored", "restored", subtask, attempt, checkpoint, [_entry_record(e) for e in entries])
 
     def subtask_reset(self, subtask: int, checkpoint: Optional[int]):
-        return self._method("subtask-reset", "subtask-reset", subtask, checkpoint)
+        return self._outcome("subtask-reset", "subtask-reset", subtask, checkpoint)
 
     def checkpoint(self, checkpoint: int) -> bytes:
         return self._method("checkpoint", "checkpoint", checkpoint)
 
     def checkpoint_complete(self, checkpoint: int):
-        return self._method("checkpoint-complete", "checkpoint-complete", checkpoint)
+        return self._outcome("checkpoint-complete", "checkpoint-complete", checkpoint)
 
     def checkpoint_aborted(self, checkpoint: int):
-        return self._method("checkpoint-aborted", "checkpoint-aborted", checkpoint)
+        return self._outcome("checkpoint-aborted", "checkpoint-aborted", checkpoint)
 
     def close(self):
         if not self.live:
-            return _failed_outcome()
-        return self._method("close", "close")
+            return _failed_outcome(self.known_up_to)
+        return self._outcome("close", "close")
 
 
 class FailedInstance:
-    """An instance whose creation trapped: `failed` for good."""
+    """An instance whose creation trapped: `failed` for good; it never ran
+    the commit rule (committed-up-to none)."""
 
     def _refuse(self, *_args: Any):
         raise CallError("illegal-state", "the instance failed: its component trapped while it was created")
@@ -138,8 +173,11 @@ class FailedInstance:
     def state(self) -> str:
         return "failed"
 
+    def committed_up_to(self) -> Optional[int]:
+        return None
+
     def close(self):
-        return _failed_outcome()
+        return _failed_outcome(None)
 
 
 def _entry(r: Any) -> Entry:
@@ -185,8 +223,9 @@ class ComponentWriter:
     def end_input(self, committables: List[bytes], watermark: Optional[int]) -> Entry:
         return _entry(self._method("writer end-input", "end-input", list(committables), watermark))
 
-    def checkpoint_complete(self, checkpoint: int) -> None:
-        self._method("writer checkpoint-complete", "checkpoint-complete", checkpoint)
+    def committed(self, u: int) -> None:
+        """The coordinator's committed-up-to, forwarded (SEMANTICS 11)."""
+        self._method("writer committed", "committed", u)
 
     def checkpoint_aborted(self, checkpoint: int) -> None:
         self._method("writer checkpoint-aborted", "checkpoint-aborted", checkpoint)
@@ -204,7 +243,7 @@ class FailedWriter:
     def _refuse(self, *_args: Any):
         raise CallError("illegal-state", "the writer failed: its component trapped while it was created")
 
-    report = end_input = checkpoint_complete = checkpoint_aborted = state = restore = _refuse
+    report = end_input = committed = checkpoint_aborted = state = restore = _refuse
 
 
 class _WriterSlot:
@@ -332,7 +371,7 @@ def replay(trace: Trace, runtime: Runtime) -> Dict[str, Any]:
             return None, None
         raise HostFailure(f"step {index}: unknown op {op}")
 
-    # ---- Writer-level steps (docs/trace-writer-ops.md), as replay.rs ----
+    # ---- Writer steps (TRACE-FORMAT "Writer steps"), as replay.rs ----
     # Writers are keyed by (instance name, subtask); they, their outboxes and
     # the writer state bytes kept by `writer_snapshot` belong to the replayer
     # and survive coordinator `failover` and `start`.
@@ -412,7 +451,7 @@ def replay(trace: Trace, runtime: Runtime) -> Dict[str, Any]:
         return False, None
 
     def apply_writer(index: int, step) -> tuple:
-        """Runs one writer-level step; returns (restart_required, CallError or None)."""
+        """Runs one writer step; returns (restart_required, CallError or None)."""
         name, a, op = step.instance, step.args, step.op
         if op in ("write", "end_input"):
             try:
@@ -431,8 +470,18 @@ def replay(trace: Trace, runtime: Runtime) -> Dict[str, Any]:
             except CallError as e:
                 return False, e
             return deliver(name, a["subtask"], a["count"])
-        if op == "writer_complete":
-            return each_writer(name, a["subtask"], lambda _s, w: w.checkpoint_complete(a["checkpoint"]))
+        if op == "writer_committed":
+            # By default the named coordinator's committed-up-to; while it is
+            # none the step does nothing.
+            u = a["checkpoint"]
+            if u is None:
+                instance = instances.get(name)
+                if instance is None:
+                    raise HostFailure(f"replay failed: no instance {_quote(name)} (the trace was not validated)")
+                u = instance.committed_up_to()
+            if u is None:
+                return False, None
+            return each_writer(name, a["subtask"], lambda _s, w: w.committed(u))
         if op == "writer_abort":
             return each_writer(name, a["subtask"], lambda _s, w: w.checkpoint_aborted(a["checkpoint"]))
         if op == "writer_snapshot":
@@ -498,6 +547,7 @@ def replay(trace: Trace, runtime: Runtime) -> Dict[str, Any]:
         if instance is None:
             raise HostFailure(f"replay failed: step {index}: no instance {_quote(step.instance)}")
         state = instance.state()
+        committed_up_to = instance.committed_up_to()
 
         ids = []
         for key in after_snaps - before_snaps:
@@ -519,6 +569,7 @@ def replay(trace: Trace, runtime: Runtime) -> Dict[str, Any]:
                 "tags_created": [k[len(TAG_PREFIX):] for k in sorted(after_tags - before_tags, key=by_bytes)],
                 "tags_deleted": [k[len(TAG_PREFIX):] for k in sorted(before_tags - after_tags, key=by_bytes)],
                 "restart_required": restart,
+                "committed_up_to": committed_up_to,
                 "state_bytes": state_bytes,
                 "error": error,
             }

@@ -1,5 +1,5 @@
-"""Parsing and validation of replay traces (TRACE-FORMAT v1 and the
-writer-level steps of docs/trace-writer-ops.md).
+"""Parsing and validation of replay traces (TRACE-FORMAT v2, writer steps
+included).
 
 Rule for rule the same as the Rust replayer (host/src/trace.rs), so that every
 host rejects the same traces (exit code 2). JSON is read so that it accepts
@@ -413,11 +413,11 @@ OPS = [
     "close",
     "clock",
     "storage_fault",
-    # Writer-level steps (docs/trace-writer-ops.md).
+    # Writer steps (TRACE-FORMAT "Writer steps").
     "write",
     "end_input",
     "send",
-    "writer_complete",
+    "writer_committed",
     "writer_abort",
     "writer_snapshot",
     "writer_restore",
@@ -440,7 +440,7 @@ OP_FIELDS = {
     "write": ["subtask", "checkpoint", "committables", "watermark", "savepoint", "send"],
     "end_input": ["subtask", "committables", "watermark", "send"],
     "send": ["subtask", "count"],
-    "writer_complete": ["subtask", "checkpoint"],
+    "writer_committed": ["subtask", "checkpoint"],
     "writer_abort": ["subtask", "checkpoint"],
     "writer_snapshot": ["subtask", "checkpoint"],
     "writer_restore": ["subtask", "checkpoint", "attempt", "send"],
@@ -492,7 +492,7 @@ def rust_debug_str(s: str) -> str:
 
 
 class WriterBook:
-    """What the writer-level steps so far have created (trace.rs
+    """What the writer steps so far have created (trace.rs
     `WriterBook`): which writers exist (with their attempt) and which writer
     state bytes `writer_snapshot` kept. All of it follows from the steps
     alone: writers are created by steps and never removed, whatever the calls
@@ -523,7 +523,7 @@ class WriterBook:
     def check(self, step: "Step") -> None:
         """The writer rules a step's shape cannot show."""
         name, a = step.instance, step.args
-        if step.op in ("writer_complete", "writer_abort", "writer_snapshot"):
+        if step.op in ("writer_committed", "writer_abort", "writer_snapshot"):
             s = a["subtask"]
             if s is not None and (name, s) not in self.attempts:
                 raise _at(
@@ -647,7 +647,13 @@ def _parse_step(item: Field, config: Config, writers: WriterBook) -> Step:
             if count < 1:
                 raise _at("count", "a send's count must be at least 1 (omit it to send the whole outbox)")
         a["count"] = count
-    elif op_name in ("writer_complete", "writer_abort", "writer_snapshot"):
+    elif op_name == "writer_committed":
+        # `checkpoint` None: u is the named coordinator's committed-up-to.
+        f = obj.optional("subtask")
+        a["subtask"] = None if f is None else f.u32()
+        f = obj.optional("checkpoint")
+        a["checkpoint"] = None if f is None else f.checkpoint(True)
+    elif op_name in ("writer_abort", "writer_snapshot"):
         f = obj.optional("subtask")
         a["subtask"] = None if f is None else f.u32()
         a["checkpoint"] = obj.required("checkpoint").checkpoint(False)
@@ -677,7 +683,7 @@ def parse_trace(data: bytes) -> Trace:
     steps: List[Step] = []
     # Names that have had a start or failover so far.
     instances = set()
-    # Writers and kept writer state so far (writer-level steps).
+    # Writers and kept writer state so far (writer steps).
     writers = WriterBook()
     for index, item in enumerate(top.required("steps").array()):
         op_name = None
@@ -691,12 +697,11 @@ def parse_trace(data: bytes) -> Trace:
         except Malformed as e:
             raise e.in_step(index, op_name)
         creates = step.op in ("start", "failover")
-        # These need only the writer (which exists only after a step that
-        # needed the instance): WriterBook.check names what is missing.
-        writer_only = step.op in ("writer_complete", "writer_abort", "writer_snapshot")
         if index == 0 and not creates:
             raise _at("op", 'the first step must be "start" or "failover"').in_step(index, op_name)
-        if not creates and not writer_only and step.instance not in instances:
+        # Every step but start and failover needs its instance, writer steps
+        # included (a writer exists only after a step that needed it).
+        if not creates and step.instance not in instances:
             raise _at(
                 "instance",
                 f'no instance {json.dumps(step.instance, ensure_ascii=False)} exists yet: its first step must be "start" or "failover"',

@@ -13,10 +13,12 @@
 // module works too (e.g. the guest cdylib before componentization).
 //
 // It creates a coordinator (parallelism 2, commit user "job-1"), starts it,
-// sends two events for checkpoint 1, completes checkpoint 1, reads the
-// committed snapshot back through `table.snapshot-by-id`, takes the state
-// bytes of checkpoint 2, triggers an `invalid-event` error, and checks every
-// answer; it prints what it saw and exits 1 on the first mismatch.
+// sends two events for checkpoint 1, completes checkpoint 1 (its outcome's
+// committed-up-to becomes 1), asks `committed-up-to()`, reads the committed
+// snapshot back through `table.snapshot-by-id`, takes the state bytes of
+// checkpoint 2, triggers an `invalid-event` error, forwards committed-up-to
+// to a `writer` (`committed`), and checks every answer; it prints what it
+// saw and exits 1 if any check failed.
 
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -188,17 +190,19 @@ function resourceTable(dtorExport) {
     },
   };
 }
-const coordinators = resourceTable('sink:coordinator/coordinator@0.1.0#[dtor]coordinator');
-const writers = resourceTable('sink:coordinator/writer@0.1.0#[dtor]writer');
+// Every import module and export name carries the WIT package version.
+const V = '0.2.0';
+const coordinators = resourceTable(`sink:coordinator/coordinator@${V}#[dtor]coordinator`);
+const writers = resourceTable(`sink:coordinator/writer@${V}#[dtor]writer`);
 
 const imports = {
-  'sink:coordinator/storage@0.1.0': storageImports,
-  'sink:coordinator/clock@0.1.0': { 'now-ms': () => clockMs }, // u64 as i64: a BigInt
-  '[export]sink:coordinator/coordinator@0.1.0': {
+  [`sink:coordinator/storage@${V}`]: storageImports,
+  [`sink:coordinator/clock@${V}`]: { 'now-ms': () => clockMs }, // u64 as i64: a BigInt
+  [`[export]sink:coordinator/coordinator@${V}`]: {
     '[resource-new]coordinator': coordinators.new,
     '[resource-drop]coordinator': coordinators.drop,
   },
-  '[export]sink:coordinator/writer@0.1.0': {
+  [`[export]sink:coordinator/writer@${V}`]: {
     '[resource-new]writer': writers.new,
     '[resource-drop]writer': writers.drop,
   },
@@ -206,8 +210,9 @@ const imports = {
 
 instance = new WebAssembly.Instance(new WebAssembly.Module(coreBytes), imports);
 const X = instance.exports;
-const C = 'sink:coordinator/coordinator@0.1.0#';
-const T = 'sink:coordinator/table@0.1.0#';
+const C = `sink:coordinator/coordinator@${V}#`;
+const T = `sink:coordinator/table@${V}#`;
+const W = `sink:coordinator/writer@${V}#`;
 
 // ---------------------------------------------------------------------------
 // Lifting results
@@ -225,26 +230,38 @@ function liftStrings(ptr, len) {
 /** error record at `p`: kind (u8) @0, message (ptr, len) @4, @8. */
 const liftError = (p) => ({ kind: ERROR_KIND[mem().getUint8(p)], message: stringAt(mem().getUint32(p + 4, true), mem().getUint32(p + 8, true)) });
 
-/** result<outcome, error> at `ret`; then the function's cabi_post_* frees the guest's lists. */
+/** option<u64> at `p`: discriminant (u8) @0, value (u64) @8; null for none. */
+const liftOptionU64 = (p) => (mem().getUint8(p) === 0 ? null : mem().getBigUint64(p + 8, true));
+
+/**
+ * result<outcome, error> at `ret`; then the function's cabi_post_* frees the
+ * guest's lists. outcome (size 48, align 8: its last field, option<u64>, has
+ * a u64): state u8 @0, committed (ptr, len) @4, @8, tags-created @12, @16,
+ * tags-deleted @20, @24, restart-required u8 @28, committed-up-to
+ * option<u64> @32 (value @40). The result's payload (outcome or error) is at
+ * offset 8, the outcome's alignment.
+ */
 function liftOutcomeResult(name, ret) {
   const m = mem();
+  const p = ret + 8;
   let value;
   if (m.getUint8(ret) === 0) {
-    const committedPtr = m.getUint32(ret + 8, true);
-    const committedLen = m.getUint32(ret + 12, true);
+    const committedPtr = m.getUint32(p + 4, true);
+    const committedLen = m.getUint32(p + 8, true);
     const committed = [];
     for (let i = 0; i < committedLen; i++) committed.push(m.getBigUint64(committedPtr + i * 8, true));
     value = {
       ok: {
-        state: LIFECYCLE[m.getUint8(ret + 4)],
+        state: LIFECYCLE[m.getUint8(p)],
         committed,
-        tagsCreated: liftStrings(m.getUint32(ret + 16, true), m.getUint32(ret + 20, true)),
-        tagsDeleted: liftStrings(m.getUint32(ret + 24, true), m.getUint32(ret + 28, true)),
-        restartRequired: m.getUint8(ret + 32) === 1,
+        tagsCreated: liftStrings(m.getUint32(p + 12, true), m.getUint32(p + 16, true)),
+        tagsDeleted: liftStrings(m.getUint32(p + 20, true), m.getUint32(p + 24, true)),
+        restartRequired: m.getUint8(p + 28) === 1,
+        committedUpTo: liftOptionU64(p + 32),
       },
     };
   } else {
-    value = { err: liftError(ret + 4) };
+    value = { err: liftError(p) };
   }
   X[`cabi_post_${C}${name}`](ret);
   return value;
@@ -291,7 +308,7 @@ const state = () => LIFECYCLE[X[`${C}[method]coordinator.state`](self)]; // enum
 check('state() after construction', state(), 'created');
 
 check('start()', liftOutcomeResult('[method]coordinator.start', X[`${C}[method]coordinator.start`](self)), {
-  ok: { state: 'running', committed: [], tagsCreated: [], tagsDeleted: [], restartRequired: false },
+  ok: { state: 'running', committed: [], tagsCreated: [], tagsDeleted: [], restartRequired: false, committedUpTo: null },
 });
 
 // event(subtask, attempt, entry{checkpoint, committables, watermark: option<s64>, savepoint})
@@ -310,15 +327,23 @@ function event(subtask, checkpoint, committables, watermark) {
   );
   return liftOutcomeResult('[method]coordinator.event', ret);
 }
-const running = { ok: { state: 'running', committed: [], tagsCreated: [], tagsDeleted: [], restartRequired: false } };
+const running = {
+  ok: { state: 'running', committed: [], tagsCreated: [], tagsDeleted: [], restartRequired: false, committedUpTo: null },
+};
 check('event(0, cp 1, ["v1"], wm 100)', event(0, 1n, ['v1'], 100n), running);
 check('event(1, cp 1, ["v2"], wm 200)', event(1, 1n, ['v2'], 200n), running);
 
 check(
   'checkpoint-complete(1)',
   liftOutcomeResult('[method]coordinator.checkpoint-complete', X[`${C}[method]coordinator.checkpoint-complete`](self, 1n)),
-  { ok: { state: 'running', committed: [1n], tagsCreated: [], tagsDeleted: [], restartRequired: false } },
+  { ok: { state: 'running', committed: [1n], tagsCreated: [], tagsDeleted: [], restartRequired: false, committedUpTo: 1n } },
 );
+
+// committed-up-to() -> option<u64>: two flat results are more than one, so
+// the function returns a pointer to them (discriminant @0, value @8); no
+// cabi_post (nothing to free).
+const committedUpTo = () => liftOptionU64(X[`${C}[method]coordinator.committed-up-to`](self));
+check('committed-up-to()', committedUpTo(), 1n);
 
 // table.snapshot-by-id(1) -> result<option<snapshot>, error>: the result's
 // payload (ok or err) is at offset 8 (snapshot has u64 fields: alignment 8);
@@ -364,8 +389,8 @@ check(
   const m = mem();
   const got = m.getUint8(ret) === 0 ? { ok: Buffer.from(bytesAt(m.getUint32(ret + 4, true), m.getUint32(ret + 8, true))).toString('hex') } : { err: liftError(ret + 4) };
   X[`cabi_post_${C}[method]coordinator.checkpoint`](ret);
-  // version 1, "job-1" (postcard: length 5 + bytes), parallelism 2, no END entries
-  check('checkpoint(2) state bytes', got, { ok: '01056a6f622d310200' });
+  // format version 2, "job-1" (postcard: length 5 + bytes), parallelism 2, no ended slots
+  check('checkpoint(2) state bytes', got, { ok: '02056a6f622d310200' });
 }
 
 check('event(5, cp 2): subtask out of range', event(5, 2n, [], null), {
@@ -376,6 +401,89 @@ check('state() after a fatal error', state(), 'failed');
 // Dropping the owned handle: the host runs the destructor with the rep.
 coordinators.drop(handle);
 check('storage keys', [...table.keys()].sort(), ['hint/latest-snapshot', 'snapshot/00000000000000000001']);
+
+// ---------------------------------------------------------------------------
+// The writer helper: report, state bytes, and the host forwarding the
+// coordinator's committed-up-to with `committed(u)`
+// ---------------------------------------------------------------------------
+
+/** A new writer for `subtask`: its rep (what methods take). */
+const newWriter = (subtask) => writers.reps.get(X[`${W}[constructor]writer`](subtask));
+
+/**
+ * entry at `p` (size 40, align 8): checkpoint u64 @0, committables
+ * list<list<u8>> (ptr, len) @8, @12, watermark option<s64> @16 (value @24),
+ * savepoint u8 @32.
+ */
+function liftEntry(p) {
+  const m = mem();
+  const committables = [];
+  const cPtr = m.getUint32(p + 8, true);
+  for (let i = 0; i < m.getUint32(p + 12, true); i++) {
+    committables.push(stringAt(m.getUint32(cPtr + i * 8, true), m.getUint32(cPtr + i * 8 + 4, true)));
+  }
+  return {
+    checkpoint: m.getBigUint64(p, true),
+    committables,
+    watermark: m.getUint8(p + 16) ? m.getBigInt64(p + 24, true) : null,
+    savepoint: m.getUint8(p + 32) === 1,
+  };
+}
+
+// report(checkpoint, committables, watermark, savepoint) -> result<entry, error>:
+// the payload at 8 (entry has u64 fields).
+function report(w, checkpoint, committables, watermark) {
+  const [listPtr, listLen] = lowerByteLists(committables.map((c) => utf8.encode(c)));
+  const ret = X[`${W}[method]writer.report`](w, checkpoint, listPtr, listLen, watermark === null ? 0 : 1, watermark ?? 0n, 0);
+  const got = mem().getUint8(ret) === 0 ? { ok: liftEntry(ret + 8) } : { err: liftError(ret + 8) };
+  X[`cabi_post_${W}[method]writer.report`](ret);
+  return got;
+}
+
+// state() -> list<u8>: (ptr, len) at ret + 0, ret + 4.
+function writerState(w) {
+  const ret = X[`${W}[method]writer.state`](w);
+  const bytes = bytesAt(mem().getUint32(ret, true), mem().getUint32(ret + 4, true));
+  X[`cabi_post_${W}[method]writer.state`](ret);
+  return bytes;
+}
+
+// committed(u) -> result<_, error>: the error (align 4) at ret + 4.
+function writerCommitted(w, u) {
+  const ret = X[`${W}[method]writer.committed`](w, u);
+  const got = mem().getUint8(ret) === 0 ? { ok: null } : { err: liftError(ret + 4) };
+  X[`cabi_post_${W}[method]writer.committed`](ret);
+  return got;
+}
+
+// restore(state, checkpoint) -> result<list<entry>, error>: (ptr, len) at
+// ret + 4 (a list's alignment is 4), elements 40 bytes each.
+function restore(w, bytes, checkpoint) {
+  const [p, l] = lowerBytes(bytes);
+  const ret = X[`${W}[method]writer.restore`](w, p, l, checkpoint);
+  const m = mem();
+  let got;
+  if (m.getUint8(ret) === 0) {
+    const entries = [];
+    for (let i = 0; i < m.getUint32(ret + 8, true); i++) entries.push(liftEntry(m.getUint32(ret + 4, true) + i * 40));
+    got = { ok: entries };
+  } else {
+    got = { err: liftError(ret + 4) };
+  }
+  X[`cabi_post_${W}[method]writer.restore`](ret);
+  return got;
+}
+
+const w = newWriter(0);
+const entry1 = { checkpoint: 1n, committables: ['v1'], watermark: 100n, savepoint: false };
+check('writer report(1, ["v1"], wm 100)', report(w, 1n, ['v1'], 100n), { ok: entry1 });
+const before = writerState(w);
+check('writer committed(1)', writerCommitted(w, 1n), { ok: null });
+const after = writerState(w);
+// A writer restored from the state before `committed(1)` still replays
+// entry 1; from the state after it, nothing.
+check('restore(state before committed(1), 1)', restore(newWriter(0), before, 1n), { ok: [entry1] });
+check('restore(state after committed(1), 1)', restore(newWriter(0), after, 1n), { ok: [] });
 
 if (failures) {
   console.log(`${failures} check(s) failed`);

@@ -414,23 +414,26 @@ impl Coordinator {
             return self.end_while_restoring(s, entry);
         }
         Self::require_checkpoint_of("event of subtask", s, c, true)?;
-        self.read_table(env, log)?;
+        // A failed read does not refuse the input: it is applied with what
+        // this instance knows, and the error is returned instead of running
+        // the commit rule (SEMANTICS 5.2, 8: the input stays accepted).
+        let read = self.read_table(env, log);
         if self.final_done {
             // Rule 1: ignored; only a final commit's failed tagging is retried.
-            return self.commit_rule(env, Trigger::Other, log);
+            return self.commit_after(read, env, Trigger::Other, log);
         }
         if c == END {
             // Replaces any END entry: the newest report is authoritative; the flag is ignored.
             let end = EndEntry::reported(entry);
             self.slots.set_end(s, Some(end));
-            return self.commit_rule(env, Trigger::EndArrival, log);
+            return self.commit_after(read, env, Trigger::EndArrival, log);
         }
         let max = self.slots.max(s);
         let covered = max.is_some_and(|m| m >= c);
         // Rule 2: committed work.
         if self.committed_high().is_some_and(|h| c <= h) {
             if covered {
-                return self.commit_rule(env, Trigger::Other, log); // a resend
+                return self.commit_after(read, env, Trigger::Other, log); // a resend
             }
             if self.slots.has_end(s) && entry.committables.is_empty() {
                 // An ended writer's late report for a checkpoint committed on
@@ -439,11 +442,16 @@ impl Coordinator {
                     self.savepoints.flagged(c);
                 }
                 self.slots.set_max(s, Some(c));
-                return self.commit_rule(env, Trigger::Other, log);
+                return self.commit_after(read, env, Trigger::Other, log);
             }
-            return Err(Error::invalid_event(format!(
-                "subtask {s} reported checkpoint {c}, which is already committed, but had not reported it before (reused commit user or writer restarted from scratch?)"
-            )));
+            if read.is_ok() {
+                return Err(Error::invalid_event(format!(
+                    "subtask {s} reported checkpoint {c}, which is already committed, but had not reported it before (reused commit user or writer restarted from scratch?)"
+                )));
+            }
+            // Without the table this instance cannot tell a reused commit
+            // user from a final commit it does not know of yet: the entry is
+            // kept (the filter of 5.2 never commits it twice).
         }
         // Rule 3: a second report for the same checkpoint (a flag for an
         // aborted savepoint was cleared when the entry was held, so it is
@@ -453,7 +461,7 @@ impl Coordinator {
                 && existing.watermark == entry.watermark
                 && existing.savepoint == (entry.savepoint && !self.savepoints.is_aborted(c))
             {
-                return self.commit_rule(env, Trigger::Other, log);
+                return self.commit_after(read, env, Trigger::Other, log);
             }
             return Err(Error::invalid_event(format!(
                 "subtask {s} reported checkpoint {c} again with a different entry"
@@ -468,7 +476,20 @@ impl Coordinator {
         // Rule 5.
         self.accept_entry(s, entry);
         self.slots.set_max(s, Some(c));
-        self.commit_rule(env, Trigger::Other, log)
+        self.commit_after(read, env, Trigger::Other, log)
+    }
+
+    /// Runs the commit rule once the table was read; after a failed read,
+    /// returns its error with the call's input already applied.
+    fn commit_after(
+        &mut self,
+        read: Result<()>,
+        env: &mut dyn Env,
+        trigger: Trigger,
+        log: &mut CallLog,
+    ) -> Result<()> {
+        read?;
+        self.commit_rule(env, trigger, log)
     }
 
     /// An END event while `restoring` (SEMANTICS 6.2): accepted as in
@@ -541,10 +562,13 @@ impl Coordinator {
         if self.life == Lifecycle::Restoring {
             return self.restored_while_restoring(env, s, r, entries, log);
         }
-        self.read_table(env, log)?;
+        // A failed read does not refuse the input: it is applied with what
+        // this instance knows, and the error is returned instead of running
+        // the commit rule (SEMANTICS 5.2, 8: the input stays accepted).
+        let read = self.read_table(env, log);
         if self.final_done {
             // Ignored; only a final commit's failed tagging is retried.
-            return self.commit_rule(env, Trigger::Other, log); // region replays are ignored (see commit_rule)
+            return self.commit_after(read, env, Trigger::Other, log); // region replays are ignored (see commit_rule)
         }
         let high = self.committed_high();
         let mut end_arrived = false;
@@ -633,14 +657,17 @@ impl Coordinator {
             self.install_persisted(s);
             return Ok(());
         }
-        self.read_table(env, log)?;
+        // A failed read does not refuse the input: it is applied with what
+        // this instance knows, and the error is returned instead of running
+        // the commit rule (SEMANTICS 5.2, 8: the input stays accepted).
+        let read = self.read_table(env, log);
         if self.final_done {
             // Ignored; only a final commit's failed tagging is retried.
-            return self.commit_rule(env, Trigger::Other, log);
+            return self.commit_after(read, env, Trigger::Other, log);
         }
         self.slots.reset_ordinary(s, r);
         self.slots.set_end(s, None);
-        self.commit_rule(env, Trigger::Other, log)
+        self.commit_after(read, env, Trigger::Other, log)
     }
 
     // --- checkpoint callbacks ------------------------------------------------------
@@ -677,14 +704,17 @@ impl Coordinator {
     fn complete_inner(&mut self, env: &mut dyn Env, n: u64, log: &mut CallLog) -> Result<()> {
         self.require("checkpoint-complete", &[Lifecycle::Running])?;
         Self::require_checkpoint("checkpoint-complete", n, true)?;
-        self.read_table(env, log)?;
+        // A failed read does not refuse the input: it is applied with what
+        // this instance knows, and the error is returned instead of running
+        // the commit rule (SEMANTICS 5.2, 8: the input stays accepted).
+        let read = self.read_table(env, log);
         if self.final_done {
             // Ignored; only a final commit's failed tagging is retried.
-            return self.commit_rule(env, Trigger::Other, log);
+            return self.commit_after(read, env, Trigger::Other, log);
         }
         // Flink may skip notifications: a completion covers every earlier checkpoint.
         self.completed = self.completed.max(Some(n));
-        self.commit_rule(env, Trigger::Completion, log)
+        self.commit_after(read, env, Trigger::Completion, log)
     }
 
     fn aborted_inner(&mut self, env: &mut dyn Env, n: u64, log: &mut CallLog) -> Result<()> {

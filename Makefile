@@ -11,12 +11,15 @@
 #   make soak SEEDS=N           N simulation seeds, native core
 #   make bench                  per-call cost, native and component
 #   make hosts-test             Node (jco) and Python (wasmtime-py) replay every trace
+#   make model-check            exhaustive model check of the native core (stateright, full scope)
+#   make fuzz FUZZ_SECONDS=N    each fuzz target N seconds (cargo fuzz, stable Rust; fuzz/README.md)
+#   make fuzz-regress           each fuzz target over its committed corpus once
 
 CARGO ?= cargo
 WASM_TARGET := wasm32-unknown-unknown
 SINKCOORD := target/release/sinkcoord
 
-.PHONY: oracle-test build test wasm dist replay wasm-target run soak bench hosts-setup hosts-test
+.PHONY: oracle-test build test wasm dist replay wasm-target run soak bench hosts-setup hosts-test fuzz fuzz-regress model-check
 
 build: wasm-target
 	$(CARGO) build --release -p sink-coordinator-host
@@ -25,6 +28,7 @@ build: wasm-target
 # replay the same traces and must print the same bytes.
 test: wasm-target
 	$(CARGO) test --release --workspace --no-fail-fast
+	$(MAKE) --no-print-directory fuzz-regress
 	$(MAKE) --no-print-directory oracle-test
 	$(MAKE) --no-print-directory hosts-test
 
@@ -77,3 +81,30 @@ replay: wasm-target
 # target by itself (RUSTUP_AUTO_INSTALL=0).
 wasm-target:
 	@rustup target list --installed | grep -qx '$(WASM_TARGET)' || rustup target add $(WASM_TARGET) >&2
+
+# Fuzzing (issue 11): libFuzzer through cargo-fuzz on stable Rust
+# (`--sanitizer none`; the address sanitizer needs nightly). New inputs go to
+# fuzz/work/<target> (not committed); crashes to fuzz/artifacts/<target>.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := state_decode writer_restore table_decode trace_parse calls
+fuzz: SHELL := /bin/bash
+fuzz:
+	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked --version 0.13.2
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p fuzz/work/$$t && \
+	  $(CARGO) fuzz run --fuzz-dir fuzz --sanitizer none --features libfuzzer $$t \
+	    fuzz/work/$$t fuzz/corpus/$$t -- -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    2>&1 | grep -E '^(Done|stat::number_of_executed_units|==|SUMMARY|thread)' | sed "s/^/$$t: /"; \
+	  test $${PIPESTATUS[0]} -eq 0 || exit 1; \
+	done
+
+# Regression mode: every committed corpus file through its target once (< 1 min).
+fuzz-regress:
+	$(CARGO) test --release --manifest-path fuzz/Cargo.toml
+
+# Exhaustive model checking of the native core (model/, stateright): every
+# host schedule of the full scope; prints states explored and time, writes a
+# TRACE-FORMAT trace per counterexample to /tmp/model-findings. `make test`
+# runs a reduced scope (model/tests/model_check.rs).
+model-check:
+	$(CARGO) run --release -p sink-coordinator-model -- --scope full

@@ -206,7 +206,7 @@ impl Coordinator {
         let high = self.log.user_high(&self.commit_user);
         let inside: Vec<u64> = self
             .savepoints
-            .pending_in(self.completed.map_or(0, |c| c.saturating_add(1))..END)
+            .pending_in(self.completed.map_or(0, |c| c.saturating_add(1)).min(END)..END)
             .copied()
             .filter(|s| high.is_none_or(|h| h < *s))
             .collect();

@@ -120,6 +120,8 @@ impl Savepoints {
 
     /// Pending ids in `range`, ascending.
     pub fn pending_in(&self, range: core::ops::Range<u64>) -> impl Iterator<Item = &u64> {
+        // `BTreeSet::range` panics on an inverted range: an empty one instead.
+        let range = range.start.min(range.end)..range.end;
         self.pending.range(range)
     }
 

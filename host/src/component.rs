@@ -110,7 +110,9 @@ impl Instance {
 
 fn trap_message(what: &str, e: &wasmtime::Error) -> String {
     match e.downcast_ref::<wasmtime::Trap>() {
-        Some(trap) => format!("guest trapped in {what}: {trap}"),
+        // `{e:#}` is `{trap}` plus the wasm backtrace when one was captured
+        // (`RuntimeOptions::wasm_backtrace`, `sinkcoord --verbose`).
+        Some(_) => format!("guest trapped in {what}: {e:#}"),
         None => format!("guest failed in {what}: {e:#}"),
     }
 }

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use sink_coordinator::{Clock, Storage};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::error::Context as _;
-use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder};
+use wasmtime::{Engine, Store};
 
 use crate::env::HostEnv;
 
@@ -30,19 +30,55 @@ pub const EMBEDDED_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sink_
 pub const EMBEDDED_WASM_PATH: &str = env!("SINK_COORDINATOR_WASM");
 
 /// Fuel for one call by default: far more than any legitimate call needs
-/// (a call costs thousands to millions of units), small enough that a
-/// runaway loop traps within seconds instead of hanging the host.
-pub const DEFAULT_FUEL_PER_CALL: u64 = 20_000_000_000;
+/// (a call costs thousands to millions of units; committing a 1 GiB
+/// snapshot costs about 35 billion: ~32 units per byte), and still finite:
+/// a runaway loop traps instead of hanging the host.
+pub const DEFAULT_FUEL_PER_CALL: u64 = 100_000_000_000;
 
-/// How a [`Runtime`] runs the component.
+/// The guest's linear memory limit by default: the wasm32 maximum, 4 GiB.
+pub const DEFAULT_MAX_MEMORY_BYTES: u64 = 4 << 30;
+
+/// Bytes the guest may hand to the host in one crossing by default (a
+/// storage import's arguments, or an export's results): 2 GiB, enough for a
+/// 1 GiB snapshot value with room to spare. wasmtime's own default, 128 MiB,
+/// made a commit of 128 MiB of committables trap.
+pub const DEFAULT_MAX_HOSTCALL_BYTES: u64 = 2 << 30;
+
+/// The documented ranges of the limits (checked by the CLI at parse time
+/// and by [`RuntimeOptions::validate`]).
+pub const FUEL_RANGE: std::ops::RangeInclusive<u64> = 1_000_000..=1_000_000_000_000_000;
+pub const MAX_MEMORY_RANGE: std::ops::RangeInclusive<u64> = (4 << 20)..=(4 << 30);
+pub const MAX_HOSTCALL_RANGE: std::ops::RangeInclusive<u64> = (1 << 20)..=(4 << 30);
+
+/// How a [`Runtime`] runs the component: its resource limits (README,
+/// "Limits") and where precompiled code is cached.
+///
+/// The limits bound what one guest call may consume, so that neither a
+/// guest bug nor a hostile input can hang or exhaust the host. They must be
+/// at least as generous as the coordinator's own size limits (maximum bytes
+/// of an event and of a snapshot, checked when an event arrives): a value
+/// the core accepted must never trap at commit. The defaults let a 1 GiB
+/// snapshot commit.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RuntimeOptions {
-    /// Fuel (≈ wasm instructions) granted to each call, including
-    /// instantiation; `None` turns fuel metering off. Running out is a trap.
+    /// The per-call budget: fuel (≈ wasm instructions) granted to each call,
+    /// including instantiation; `None` turns fuel metering off. Running out
+    /// is a trap ("all fuel consumed by WebAssembly"). Default
+    /// [`DEFAULT_FUEL_PER_CALL`]; range [`FUEL_RANGE`].
     pub fuel_per_call: Option<u64>,
     /// Upper bound of a Store's linear memory in bytes; `None` = the wasm32
-    /// limit of 4 GiB. Growing past it fails the guest's allocation (a trap).
+    /// limit of 4 GiB. Growing past it traps with "out of memory (limit N
+    /// bytes)". Range [`MAX_MEMORY_RANGE`].
     pub max_memory_bytes: Option<usize>,
+    /// Bytes the guest may pass to the host in one crossing (wasmtime's
+    /// "hostcall fuel": the arguments of a storage import, the results of an
+    /// export). Exceeding it traps ("too much data is being copied between
+    /// the host and the guest"). Default [`DEFAULT_MAX_HOSTCALL_BYTES`];
+    /// range [`MAX_HOSTCALL_RANGE`].
+    pub max_hostcall_bytes: usize,
+    /// Capture wasm backtraces of traps (`sinkcoord --verbose`). Off by
+    /// default: a trap is then one line.
+    pub wasm_backtrace: bool,
     /// A directory for precompiled components (`*.cwasm`), keyed by a hash
     /// of the component and of the engine configuration: a later process
     /// loads the machine code (~1 ms) instead of compiling (~200 ms).
@@ -55,15 +91,86 @@ impl Default for RuntimeOptions {
         RuntimeOptions {
             fuel_per_call: Some(DEFAULT_FUEL_PER_CALL),
             max_memory_bytes: None,
+            max_hostcall_bytes: DEFAULT_MAX_HOSTCALL_BYTES as usize,
+            wasm_backtrace: false,
             cache_dir: None,
         }
+    }
+}
+
+impl RuntimeOptions {
+    /// Checks every limit against its documented range (the CLI's ranges).
+    /// `Runtime::new` does not insist: tests and simulations use tiny
+    /// budgets on purpose.
+    pub fn validate(&self) -> Result<(), String> {
+        fn check(name: &str, v: u64, range: &std::ops::RangeInclusive<u64>) -> Result<(), String> {
+            if range.contains(&v) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{name} {v} is out of range {}..={}",
+                    range.start(),
+                    range.end()
+                ))
+            }
+        }
+        if let Some(fuel) = self.fuel_per_call {
+            check("fuel_per_call", fuel, &FUEL_RANGE)?;
+        }
+        if let Some(max) = self.max_memory_bytes {
+            check("max_memory_bytes", max as u64, &MAX_MEMORY_RANGE)?;
+        }
+        check(
+            "max_hostcall_bytes",
+            self.max_hostcall_bytes as u64,
+            &MAX_HOSTCALL_RANGE,
+        )
+    }
+
+    /// The memory limit in force, in bytes.
+    pub fn memory_limit(&self) -> u64 {
+        self.max_memory_bytes
+            .map_or(DEFAULT_MAX_MEMORY_BYTES, |m| m as u64)
+    }
+}
+
+/// The Store's resource limiter: a memory growth past the limit traps with
+/// a message that says so (the guest's allocator would otherwise abort with
+/// "wasm `unreachable` instruction executed").
+struct GuestLimits {
+    max_memory: u64,
+}
+
+impl wasmtime::ResourceLimiter for GuestLimits {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let limit = maximum.map_or(self.max_memory, |m| self.max_memory.min(m as u64));
+        if desired as u64 > limit {
+            return Err(wasmtime::format_err!(
+                "out of memory (limit {limit} bytes): the guest tried to grow its memory from {current} to {desired} bytes"
+            ));
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        _desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(true)
     }
 }
 
 /// The data of every Store: the effects the imports forward to.
 pub struct StoreData {
     pub env: HostEnv,
-    limits: StoreLimits,
+    limits: GuestLimits,
 }
 
 impl wit_storage::Host for StoreData {
@@ -118,6 +225,10 @@ impl Runtime {
 
     fn compile(wasm: &[u8], options: RuntimeOptions) -> wasmtime::Result<Self> {
         let mut config = wasmtime::Config::new();
+        // Backtraces make a trap message span many lines: only on request.
+        if !options.wasm_backtrace {
+            config.wasm_backtrace_max_frames(None);
+        }
         config.wasm_component_model(true);
         // Determinism (SEMANTICS 9): the same NaN bits on every host.
         config.cranelift_nan_canonicalization(true);
@@ -174,18 +285,12 @@ impl Runtime {
         &self,
         env: HostEnv,
     ) -> wasmtime::Result<(Store<StoreData>, SinkCoordinator)> {
-        let mut limits = StoreLimitsBuilder::new();
-        if let Some(max) = self.options.max_memory_bytes {
-            limits = limits.memory_size(max);
-        }
-        let mut store = Store::try_new(
-            &self.engine,
-            StoreData {
-                env,
-                limits: limits.build(),
-            },
-        )?;
+        let limits = GuestLimits {
+            max_memory: self.options.memory_limit(),
+        };
+        let mut store = Store::try_new(&self.engine, StoreData { env, limits })?;
         store.limiter(|data| &mut data.limits);
+        store.set_hostcall_fuel(self.options.max_hostcall_bytes);
         // Instantiation runs guest code (data segments, start functions):
         // it needs fuel like any call.
         self.refuel(&mut store, self.options.fuel_per_call)?;

@@ -214,23 +214,54 @@ impl Malformed {
 }
 
 impl fmt::Display for Malformed {
+    /// One line of at most about a kilobyte, however large the echoed input
+    /// (a field name, an op, an instance name) was.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("malformed trace: ")?;
         let mut place = Vec::new();
         if let Some(step) = self.step {
             match &self.op {
-                Some(op) => place.push(format!("step {step} (op {op:?})")),
+                Some(op) => place.push(format!("step {step} (op {:?})", clip(op, 100))),
                 None => place.push(format!("step {step}")),
             }
         }
         if let Some(field) = &self.field {
-            place.push(format!("field {field:?}"));
+            place.push(format!("field {:?}", clip(field, 200)));
         }
         if !place.is_empty() {
             write!(f, "{}: ", place.join(", "))?;
         }
-        f.write_str(&self.message)
+        f.write_str(&clip_middle(&self.message, 400, 200))
     }
+}
+
+/// At most `max` bytes of `s` (cut on a char boundary, marked when cut):
+/// messages echo input, and input may be huge.
+fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &s[..end], s.len())
+}
+
+/// `s` with its middle cut out when longer than `head + tail` bytes.
+fn clip_middle(s: &str, head: usize, tail: usize) -> String {
+    if s.len() <= head + tail + 50 {
+        return s.to_string();
+    }
+    let mut h = head;
+    while !s.is_char_boundary(h) {
+        h -= 1;
+    }
+    let mut t = s.len() - tail;
+    while !s.is_char_boundary(t) {
+        t += 1;
+    }
+    format!("{} ... ({} bytes omitted) ... {}", &s[..h], t - h, &s[t..])
 }
 
 impl std::error::Error for Malformed {}
@@ -247,8 +278,9 @@ enum Json {
     Bool(bool),
     /// Every JSON integer that fits i64 or u64.
     Int(i128),
-    /// Fractions, exponents, and integers too large for u64.
-    Float(f64),
+    /// Fractions and exponents, and integers beyond i128, with the literal
+    /// as written (clipped), once [`attach_literals`] has run.
+    Float(f64, Option<String>),
     Str(String),
     Array(Vec<Json>),
     Object(Vec<(String, Json)>),
@@ -281,7 +313,7 @@ impl<'de> Visitor<'de> for JsonVisitor {
         Ok(Json::Int(v.into()))
     }
     fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
-        Ok(Json::Float(v))
+        Ok(Json::Float(v, None))
     }
     fn visit_str<E>(self, v: &str) -> Result<Json, E> {
         Ok(Json::Str(v.to_string()))
@@ -302,7 +334,10 @@ impl<'de> Visitor<'de> for JsonVisitor {
         while let Some(key) = map.next_key::<String>()? {
             if !seen.insert(key.clone()) {
                 // serde_json appends the line and column to this message.
-                return Err(A::Error::custom(format!("duplicate field {key:?}")));
+                return Err(A::Error::custom(format!(
+                    "duplicate field {:?}",
+                    clip(&key, 100)
+                )));
             }
             let value = map.next_value()?;
             fields.push((key, value));
@@ -318,7 +353,11 @@ impl Json {
             Json::Null => "null".into(),
             Json::Bool(b) => b.to_string(),
             Json::Int(i) => i.to_string(),
-            Json::Float(x) => format!("the non-integer number {x}"),
+            Json::Float(_, Some(lit)) if is_integer_literal(lit) => {
+                format!("the integer {lit}, which is out of range")
+            }
+            Json::Float(_, Some(lit)) => format!("the non-integer number {lit}"),
+            Json::Float(x, None) => format!("the non-integer number {x}"),
             Json::Str(s) => {
                 let shown: String = s.chars().take(40).collect();
                 let ellipsis = if shown.len() < s.len() { "..." } else { "" };
@@ -369,7 +408,8 @@ impl<'a> Obj<'a> {
                 return Err(Malformed::at(
                     &self.field_path(name),
                     format!(
-                        "unknown field {name:?} {context} (allowed: {})",
+                        "unknown field {:?} {context} (allowed: {})",
+                        clip(name, 100),
                         allowed.join(", ")
                     ),
                 ));
@@ -560,6 +600,80 @@ fn opt_u32_list(obj: &Obj<'_>, name: &str) -> Result<Vec<u32>, Malformed> {
 }
 
 // ---------------------------------------------------------------------------
+// Number literals as written
+// ---------------------------------------------------------------------------
+
+/// serde_json hands integers beyond u64/i64 over as f64, which would print
+/// 18446744073709551616 as "the non-integer number 18446744073709552000".
+/// This pass pairs every number of the tree with its literal in the text
+/// (both are in document order): an integer literal that fits i128 becomes
+/// `Json::Int` (so range checks report it exactly, and `-0` is 0); any
+/// other keeps its literal for messages.
+fn attach_literals(doc: &mut Json, bytes: &[u8]) {
+    let literals = number_literals(bytes);
+    let mut next = literals.iter();
+    attach(doc, bytes, &mut next);
+}
+
+fn attach(value: &mut Json, bytes: &[u8], next: &mut std::slice::Iter<'_, (usize, usize)>) {
+    match value {
+        Json::Int(_) => {
+            next.next();
+        }
+        Json::Float(_, literal) => {
+            let Some(&(start, end)) = next.next() else {
+                return;
+            };
+            let text = std::str::from_utf8(&bytes[start..end]).unwrap_or("");
+            if is_integer_literal(text) {
+                if let Ok(i) = text.parse::<i128>() {
+                    *value = Json::Int(i);
+                    return;
+                }
+            }
+            *literal = Some(clip(text, 60));
+        }
+        Json::Array(items) => items.iter_mut().for_each(|v| attach(v, bytes, next)),
+        Json::Object(fields) => fields.iter_mut().for_each(|(_, v)| attach(v, bytes, next)),
+        Json::Null | Json::Bool(_) | Json::Str(_) => {}
+    }
+}
+
+/// `-?[0-9]+` (as opposed to a fraction or an exponent).
+fn is_integer_literal(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The byte spans of the number literals of a (valid) JSON text, in order.
+fn number_literals(bytes: &[u8]) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < bytes.len()
+                    && matches!(bytes[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
+                    i += 1;
+                }
+                spans.push((start, i));
+            }
+            _ => i += 1,
+        }
+    }
+    spans
+}
+
+// ---------------------------------------------------------------------------
 // The document
 // ---------------------------------------------------------------------------
 
@@ -581,7 +695,13 @@ pub fn parse(text: &str) -> Result<Trace, Malformed> {
 
 /// Parses and validates a trace document given as bytes (which must be UTF-8).
 pub fn parse_slice(bytes: &[u8]) -> Result<Trace, Malformed> {
-    let doc: Json = serde_json::from_slice(bytes).map_err(|e| {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        return Err(Malformed::new(
+            "the trace starts with a UTF-8 byte-order mark (bytes EF BB BF); JSON text must not \
+             have one (RFC 8259): save the file as UTF-8 without a BOM",
+        ));
+    }
+    let mut doc: Json = serde_json::from_slice(bytes).map_err(|e| {
         // serde_json appends " at line L column C"; say it once, up front.
         let text = e.to_string();
         let suffix = format!(" at line {} column {}", e.line(), e.column());
@@ -592,6 +712,7 @@ pub fn parse_slice(bytes: &[u8]) -> Result<Trace, Malformed> {
             e.column()
         ))
     })?;
+    attach_literals(&mut doc, bytes);
     let top = Obj::new(&doc, "", "a trace")?;
     top.only(
         &["config", "clock_start_ms", "clock_step_ms", "steps"],

@@ -1,0 +1,283 @@
+//! Issue 11: the CLI under hostile input. Numeric options are range-checked
+//! at parse time (exit 2, before any file is read); messages echo at most a
+//! few hundred bytes of input and say what happened in one line; the
+//! component's limits are settable and large committables commit on both
+//! paths alike.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+const HEAD: &str = r#""config": {"parallelism": 1, "commit_user": "job-1"}"#;
+
+fn scratch() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sinkcoord-hardening-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn file(name: &str, bytes: &[u8]) -> PathBuf {
+    let path = scratch().join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn sinkcoord(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
+        .args(args)
+        .output()
+        .expect("run sinkcoord")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A trace committing `committable` at checkpoint 1.
+fn commit_trace(committable: &str) -> String {
+    format!(
+        r#"{{{HEAD}, "clock_start_ms": 1000, "steps": [{{"op": "start"}}, {{"op": "event", "subtask": 0, "checkpoint": 1, "committables": ["{committable}"]}}, {{"op": "complete", "checkpoint": 1}}, {{"op": "close"}}]}}"#
+    )
+}
+
+#[test]
+fn numeric_options_out_of_range_exit_2_at_parse_time() {
+    // The trace does not exist: a range check that ran later would exit 1.
+    let missing = scratch().join("no-such-trace.json");
+    let missing = missing.to_str().unwrap();
+    let cases: &[&[&str]] = &[
+        &["replay", "--fuel", "0", missing],
+        &["replay", "--fuel", "999999", missing],
+        &["replay", "--fuel", "1000000000000000001", missing],
+        &["replay", "--fuel", "18446744073709551616", missing],
+        &["replay", "--fuel=-1", missing],
+        &["replay", "--fuel", "1e9", missing],
+        &["replay", "--max-memory", "1MiB", missing],
+        &["replay", "--max-memory", "5GiB", missing],
+        &["replay", "--max-memory", "4294967297", missing],
+        &["replay", "--max-memory", "12X", missing],
+        &["replay", "--max-memory", "99999999999999999999G", missing],
+        &["replay", "--max-hostcall-bytes", "0", missing],
+        &["replay", "--max-hostcall-bytes", "8GiB", missing],
+        &["inspect", "--fuel", "5", missing],
+        &["inspect", "--max-memory", "0", missing],
+        &["inspect", "--max-hostcall-bytes", "1K", missing],
+    ];
+    for args in cases {
+        let out = sinkcoord(args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(
+            err.contains("out of range") || err.contains("suffix") || err.contains("integer"),
+            "{args:?}: {err}"
+        );
+    }
+    // In range is accepted (and then the missing file is the problem: exit 1).
+    for args in [
+        ["replay", "--fuel", "1000000", missing],
+        ["replay", "--max-memory", "4GiB", missing],
+        ["replay", "--max-hostcall-bytes", "1M", missing],
+    ] {
+        let out = sinkcoord(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn huge_echoed_input_is_truncated() {
+    let huge = "k".repeat(100 << 20);
+    let cases = [
+        // An unknown field whose name is 100 MB, in a step and at the top level.
+        (
+            "huge-key",
+            format!(r#"{{{HEAD}, "steps": [{{"op": "start", "{huge}": 1}}]}}"#),
+        ),
+        (
+            "huge-top-key",
+            format!(r#"{{{HEAD}, "{huge}": 1, "steps": []}}"#),
+        ),
+        // A duplicate 100 MB key.
+        (
+            "huge-dup",
+            format!(r#"{{{HEAD}, "steps": [{{"op": "start", "{huge}": 1, "{huge}": 2}}]}}"#),
+        ),
+        // A 100 MB op and a 100 MB instance name.
+        (
+            "huge-op",
+            format!(r#"{{{HEAD}, "steps": [{{"op": "{huge}"}}]}}"#),
+        ),
+        (
+            "huge-instance",
+            format!(
+                r#"{{{HEAD}, "steps": [{{"op": "start"}}, {{"op": "close", "instance": "{huge}"}}]}}"#
+            ),
+        ),
+    ];
+    for (name, doc) in cases {
+        let path = file(&format!("{name}.json"), doc.as_bytes());
+        let out = sinkcoord(&["replay", "--native", path.to_str().unwrap()]);
+        let err = text(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{name}: {}",
+            &err[..err.len().min(500)]
+        );
+        assert!(out.stdout.is_empty());
+        assert!(err.len() < 2000, "{name}: {} bytes on stderr", err.len());
+        assert_eq!(err.trim_end().lines().count(), 1, "{name}: {err}");
+        assert!(err.contains("bytes"), "{name}: the cut is marked: {err}");
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+#[test]
+fn integers_out_of_range_are_reported_as_integers() {
+    let trace = |n: &str| {
+        format!(
+            r#"{{{HEAD}, "steps": [{{"op": "start"}}, {{"op": "event", "subtask": 0, "checkpoint": {n}}}]}}"#
+        )
+    };
+    let top = |n: &str| format!(r#"{{{HEAD}, "clock_start_ms": {n}, "steps": []}}"#);
+    for (name, doc, must) in [
+        (
+            "u64-plus-1",
+            top("18446744073709551616"),
+            "got 18446744073709551616",
+        ),
+        (
+            "big-checkpoint",
+            trace("18446744073709551616"),
+            "got 18446744073709551616",
+        ),
+        (
+            "i64-min-minus-1",
+            top("-9223372036854775809"),
+            "got -9223372036854775809",
+        ),
+        (
+            "beyond-i128",
+            top("1234567890123456789012345678901234567890123"),
+            "the integer 1234567890123456789012345678901234567890123, which is out of range",
+        ),
+        ("fraction", top("1.5"), "the non-integer number 1.5"),
+        ("exponent", top("1e3"), "the non-integer number 1e3"),
+    ] {
+        let path = file(&format!("{name}.json"), doc.as_bytes());
+        let out = sinkcoord(&["replay", "--native", path.to_str().unwrap()]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(must), "{name}: {err}");
+        if name != "fraction" && name != "exponent" {
+            assert!(!err.contains("non-integer"), "{name}: {err}");
+        }
+    }
+    // -0 is the integer 0 (as in every other JSON reader of the project's hosts).
+    let path = file("minus-zero.json", top("-0").as_bytes());
+    let out = sinkcoord(&["replay", "--native", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+#[test]
+fn byte_order_mark_is_named() {
+    let mut doc = b"\xEF\xBB\xBF".to_vec();
+    doc.extend_from_slice(commit_trace("c").as_bytes());
+    let path = file("bom.json", &doc);
+    let out = sinkcoord(&["replay", "--native", path.to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("byte-order mark"), "{err}");
+    assert!(!err.contains("expected value"), "{err}");
+}
+
+/// The error message of the first step that failed, from a result document.
+fn first_error(stdout: &str) -> String {
+    let at = stdout
+        .find("\"error\"")
+        .unwrap_or_else(|| panic!("no error in {stdout}"));
+    let line = stdout[at..].lines().next().unwrap();
+    line.to_string()
+}
+
+#[test]
+fn out_of_memory_says_so_with_the_limit() {
+    let path = file("oom.json", commit_trace(&"m".repeat(16 << 20)).as_bytes());
+    let out = sinkcoord(&["replay", "--max-memory", "8MiB", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let error = first_error(&text(&out.stdout));
+    assert!(error.contains("\"trap\""), "{error}");
+    assert!(
+        error.contains("out of memory (limit 8388608 bytes)"),
+        "{error}"
+    );
+    assert!(!error.contains("unreachable"), "{error}");
+    assert!(!error.contains("\\n"), "one line: {error}");
+}
+
+#[test]
+fn traps_are_one_line_unless_verbose() {
+    let path = file("fuel.json", commit_trace(&"f".repeat(1 << 20)).as_bytes());
+    let path = path.to_str().unwrap();
+    let out = sinkcoord(&["replay", "--fuel", "1000000", path]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let error = first_error(&text(&out.stdout));
+    assert!(error.contains("all fuel consumed"), "{error}");
+    assert!(
+        !error.contains("\\n") && !error.contains("backtrace"),
+        "{error}"
+    );
+
+    let out = sinkcoord(&["replay", "--verbose", "--fuel", "1000000", path]);
+    let error = first_error(&text(&out.stdout));
+    assert!(error.contains("all fuel consumed"), "{error}");
+    assert!(error.contains("wasm backtrace"), "{error}");
+}
+
+#[test]
+fn hostcall_copy_budget_is_configurable() {
+    let path = file("copy.json", commit_trace(&"h".repeat(2 << 20)).as_bytes());
+    let path = path.to_str().unwrap();
+    let out = sinkcoord(&["replay", "--max-hostcall-bytes", "1MiB", path]);
+    let error = first_error(&text(&out.stdout));
+    assert!(error.contains("too much data is being copied"), "{error}");
+    let out = sinkcoord(&["replay", "--max-hostcall-bytes", "4MiB", path]);
+    assert!(
+        !text(&out.stdout).contains("\"error\""),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+/// Issue 11's crash loop: 130 MiB of committables trapped at commit in the
+/// component (wasmtime's 128 MiB host-call copy default) while the native
+/// core committed them. With the default limits both commit, identically.
+#[test]
+fn committables_of_130_mib_commit_on_both_paths_alike() {
+    let path = file(
+        "big130.json",
+        commit_trace(&"x".repeat(130 << 20)).as_bytes(),
+    );
+    let path = path.to_str().unwrap();
+    let component = sinkcoord(&["replay", path]);
+    let native = sinkcoord(&["replay", "--native", path]);
+    let _ = std::fs::remove_file(path);
+    assert_eq!(
+        component.status.code(),
+        Some(0),
+        "{}",
+        text(&component.stderr)
+    );
+    assert_eq!(native.status.code(), Some(0), "{}", text(&native.stderr));
+    let c = text(&component.stdout);
+    assert!(!c.contains("\"error\""), "{}", &c[..c.len().min(2000)]);
+    assert!(c.contains("\"committed\": [1]"));
+    assert!(
+        component.stdout == native.stdout,
+        "the two paths print different documents"
+    );
+}

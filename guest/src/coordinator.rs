@@ -591,7 +591,7 @@ impl Coordinator {
         } else {
             Trigger::Other
         };
-        self.commit_rule(env, trigger, log)
+        self.commit_after(read, env, trigger, log)
     }
 
     fn restored_while_restoring(

@@ -4,12 +4,23 @@
 //!
 //! The table is `FaultyStorage` over memory or a local directory, so the
 //! simulator injects exactly the faults that TRACE-FORMAT's `storage_fault`
-//! step describes, and a recorded trace replays them.
+//! step describes, and a recorded trace replays them. Coordinators reach it
+//! through a [`Probed`] handle that counts each call's storage calls and can
+//! "crash" the call after its k-th write (or k-th storage call): from then on
+//! every storage call fails, as if the process died there.
+//!
+//! A component coordinator has a **native twin**: the native core over its
+//! own in-memory table, fed the same calls, faults and clock. After every call
+//! both tables must be byte-identical and the outcomes equal. When a guest
+//! call runs out of fuel in the middle (a real trap), the twin repeats the
+//! call crashing after the same number of storage calls, which tells which
+//! storage call the trap preempted: the recorded trace fails that call with a
+//! `storage_fault`, so that a replay leaves the same table.
 
 use std::path::PathBuf;
 
 use sink_coordinator::{
-    Config, Lifecycle, Outcome, RestorePoint, Snapshot, Storage, StorageError, Tag, Writer,
+    Config, Lifecycle, RestorePoint, Snapshot, Storage, StorageError, Tag, Writer,
 };
 
 use crate::clock::ManualClock;
@@ -19,7 +30,7 @@ use crate::driver::{CoordinatorApi, NativeCoordinator};
 use crate::engine::Runtime;
 use crate::env::{HostEnv, Shared};
 use crate::error::{HostError, HostResult};
-use crate::storage::{FaultyStorage, LocalDirStorage, MemStorage};
+use crate::storage::{CallKind, FaultyStorage, LocalDirStorage, MemStorage};
 
 /// Where the simulated table lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,6 +81,194 @@ impl Storage for SimStore {
 
 /// The shared table (behind the fault injector) and clock of one run.
 pub type SharedStorage = Shared<FaultyStorage<SimStore>>;
+
+/// What a [`Probed`] storage saw during one coordinator call, and when it
+/// makes the call "crash".
+#[derive(Clone, Debug, Default)]
+pub struct Probe {
+    /// Storage calls and writes (put, put-if-absent, delete) of the current
+    /// coordinator call.
+    pub calls: u64,
+    pub writes: u64,
+    /// Per kind (`Probe::kind_index`): calls made while no fault of that
+    /// kind was queued (the skip of a fault pushed before the call).
+    pub free_per_kind: [u64; 4],
+    /// Every call, in order (kind and key), kept while `logging`.
+    pub log: Vec<(CallKind, String)>,
+    pub logging: bool,
+    /// Crash at the first storage call after this many writes whose kind
+    /// has no fault queued (so that a `storage_fault` recorded before the
+    /// call fails exactly it), or forced after this many storage calls.
+    pub crash_after_writes: Option<u64>,
+    pub crash_after_calls: Option<u64>,
+    /// The storage call the crash preempted: its kind and the skip of a
+    /// fault that fails it when pushed before the coordinator call.
+    pub crashed: Option<(CallKind, u64)>,
+    /// Storage calls that returned an error (injected, or the crash), and
+    /// storage calls made after the first of them (SEMANTICS 8: nothing
+    /// happens after it).
+    pub errors: u64,
+    pub calls_after_error: u64,
+}
+
+impl Probe {
+    /// Starts a coordinator call.
+    pub fn begin(&mut self, crash_after_writes: Option<u64>, crash_after_calls: Option<u64>) {
+        let logging = self.logging;
+        *self = Probe {
+            logging,
+            crash_after_writes,
+            crash_after_calls,
+            ..Probe::default()
+        };
+    }
+
+    fn kind_index(kind: CallKind) -> usize {
+        match kind {
+            CallKind::Put => 0,
+            CallKind::Get => 1,
+            CallKind::List => 2,
+            CallKind::Delete => 3,
+        }
+    }
+
+    /// Counts a call (`queued`: faults of its kind not used up); `Err` once
+    /// the coordinator call has crashed.
+    fn enter(&mut self, kind: CallKind, key: &str, queued: usize) -> Result<(), StorageError> {
+        let i = Self::kind_index(kind);
+        if self.errors > 0 {
+            self.calls_after_error += 1;
+        }
+        let crash_now = self.crashed.is_some()
+            || self.crash_after_calls.is_some_and(|k| self.calls >= k)
+            || (queued == 0 && self.crash_after_writes.is_some_and(|k| self.writes >= k));
+        if crash_now {
+            if self.crashed.is_none() {
+                self.crashed = Some((kind, self.free_per_kind[i]));
+            }
+            self.errors += 1;
+            return Err(StorageError::Io(format!(
+                "simulated crash: the coordinator process died before {} {key:?}",
+                kind.name()
+            )));
+        }
+        self.calls += 1;
+        if queued == 0 {
+            self.free_per_kind[i] += 1;
+        }
+        if matches!(kind, CallKind::Put | CallKind::Delete) {
+            self.writes += 1;
+        }
+        if self.logging {
+            self.log.push((kind, key.to_string()));
+        }
+        Ok(())
+    }
+}
+
+/// A coordinator's view of the table: the shared storage behind a probe.
+#[derive(Clone)]
+pub struct Probed {
+    pub inner: SharedStorage,
+    pub probe: Shared<Probe>,
+}
+
+impl Probed {
+    fn enter(&self, kind: CallKind, key: &str) -> Result<(), StorageError> {
+        let queued = self.inner.lock().pending(kind);
+        self.probe.lock().enter(kind, key, queued)
+    }
+
+    fn seen<T>(&self, result: Result<T, StorageError>) -> Result<T, StorageError> {
+        if result.is_err() {
+            self.probe.lock().errors += 1;
+        }
+        result
+    }
+}
+
+impl Storage for Probed {
+    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        self.enter(CallKind::Get, key)?;
+        let r = self.inner.lock().get(key);
+        self.seen(r)
+    }
+    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
+        self.enter(CallKind::Put, key)?;
+        let r = self.inner.lock().put_if_absent(key, value);
+        self.seen(r)
+    }
+    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
+        self.enter(CallKind::Put, key)?;
+        let r = self.inner.lock().put(key, value);
+        self.seen(r)
+    }
+    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
+        self.enter(CallKind::Delete, key)?;
+        let r = self.inner.lock().delete(key);
+        self.seen(r)
+    }
+    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        self.enter(CallKind::List, prefix)?;
+        let r = self.inner.lock().list(prefix);
+        self.seen(r)
+    }
+}
+
+/// Every key and value of a table (faults suspended): the twin comparison.
+pub fn dump(storage: &SharedStorage) -> Result<Vec<(String, Vec<u8>)>, StorageError> {
+    with_table(storage, |st| {
+        let keys = st.list("")?;
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            let v = st.get(&k)?.unwrap_or_default();
+            out.push((k, v));
+        }
+        Ok(out)
+    })
+}
+
+/// The tables one run uses: the real one, and the native twin's.
+#[derive(Clone)]
+pub struct Tables {
+    pub real: Probed,
+    pub twin: Option<Probed>,
+}
+
+impl Tables {
+    pub fn open(location: &TableLocation, twin: bool) -> Result<Self, String> {
+        let real = Probed {
+            inner: open_table(location)?,
+            probe: Shared::new(Probe::default()),
+        };
+        let twin = twin.then(|| Probed {
+            inner: Shared::new(FaultyStorage::new(SimStore::Mem(MemStorage::default()))),
+            probe: Shared::new(Probe {
+                logging: true,
+                ..Probe::default()
+            }),
+        });
+        if twin.is_some() {
+            real.probe.lock().logging = true;
+        }
+        Ok(Tables { real, twin })
+    }
+
+    /// Queues a storage fault on both tables.
+    pub fn push_fault(&self, call: CallKind, fault: crate::storage::Fault) {
+        self.real.inner.lock().push_fault(call, fault);
+        if let Some(t) = &self.twin {
+            t.inner.lock().push_fault(call, fault);
+        }
+    }
+
+    /// No storage fault is queued (a crash is armed only then, so that the
+    /// recorded `storage_fault` standing for it fails exactly that call).
+    pub fn no_faults_queued(&self) -> bool {
+        let st = self.real.inner.lock();
+        CallKind::ALL.iter().all(|k| st.pending(*k) == 0)
+    }
+}
 
 /// Opens the table of a run; a directory is wiped first.
 pub fn open_table(location: &TableLocation) -> Result<SharedStorage, String> {
@@ -146,22 +345,38 @@ impl Engine {
         matches!(self, Engine::Component(_))
     }
 
-    /// A new coordinator instance (state `created`).
+    /// A new coordinator instance (state `created`), with its native twin
+    /// when it runs in the component.
     pub fn coordinator(
         &self,
-        storage: &SharedStorage,
+        tables: &Tables,
         clock: &Shared<ManualClock>,
         config: &Config,
         restore: Option<RestorePoint>,
     ) -> HostResult<SimCoordinator> {
-        let env = HostEnv::new(storage.clone(), clock.clone());
+        let env = HostEnv::new(tables.real.clone(), clock.clone());
         Ok(match self {
             Engine::Native => {
                 SimCoordinator::Native(NativeCoordinator::new(config.clone(), restore, env))
             }
-            Engine::Component(runtime) => SimCoordinator::Component(Box::new(
-                ComponentCoordinator::new(runtime, env, config, restore.as_ref())?,
-            )),
+            Engine::Component(runtime) => {
+                let twin = tables.twin.as_ref().map(|t| {
+                    NativeCoordinator::new(
+                        config.clone(),
+                        restore.clone(),
+                        HostEnv::new(t.clone(), clock.clone()),
+                    )
+                });
+                SimCoordinator::Component {
+                    comp: Box::new(ComponentCoordinator::new(
+                        runtime,
+                        env,
+                        config,
+                        restore.as_ref(),
+                    )?),
+                    twin,
+                }
+            }
         })
     }
 
@@ -197,38 +412,54 @@ impl Engine {
 }
 
 /// One coordinator instance of the simulation.
-#[allow(clippy::large_enum_variant)] // one per run: boxing buys nothing
+#[allow(clippy::large_enum_variant)] // a few per run: boxing buys nothing
 pub enum SimCoordinator {
     Native(NativeCoordinator),
-    Component(Box<ComponentCoordinator>),
+    Component {
+        comp: Box<ComponentCoordinator>,
+        twin: Option<NativeCoordinator>,
+    },
 }
 
 impl SimCoordinator {
+    /// The instance under test (the component, or the native core).
     pub fn api(&mut self) -> &mut dyn CoordinatorApi {
         match self {
             SimCoordinator::Native(c) => c,
-            SimCoordinator::Component(c) => c.as_mut(),
+            SimCoordinator::Component { comp, .. } => comp.as_mut(),
         }
     }
 
-    /// Starves the next calls of fuel so that the guest traps at their very
-    /// first instructions (before any storage call). False natively.
-    pub fn starve(&mut self) -> bool {
+    /// The native twin of a component instance.
+    pub fn twin(&mut self) -> Option<&mut dyn CoordinatorApi> {
+        match self {
+            SimCoordinator::Native(_) => None,
+            SimCoordinator::Component { twin, .. } => {
+                twin.as_mut().map(|t| t as &mut dyn CoordinatorApi)
+            }
+        }
+    }
+
+    /// Grants the next call `fuel` (component only; false natively): a small
+    /// budget makes the guest trap in the middle of the call.
+    pub fn set_fuel(&mut self, fuel: u64) -> bool {
         match self {
             SimCoordinator::Native(_) => false,
-            SimCoordinator::Component(c) => {
-                c.set_fuel_per_call(1);
+            SimCoordinator::Component { comp, .. } => {
+                comp.set_fuel_per_call(fuel);
                 true
             }
         }
     }
 
-    pub fn state(&mut self) -> Lifecycle {
-        self.api().state()
+    pub fn restore_fuel(&mut self) {
+        if let SimCoordinator::Component { comp, .. } = self {
+            comp.set_fuel_per_call(crate::engine::DEFAULT_FUEL_PER_CALL);
+        }
     }
 
-    pub fn start(&mut self) -> HostResult<Outcome> {
-        self.api().start()
+    pub fn state(&mut self) -> Lifecycle {
+        self.api().state()
     }
 }
 

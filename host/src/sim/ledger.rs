@@ -6,10 +6,11 @@
 //! - [`Records`]: per writer, the input records committed so far; a record
 //!   committed twice is a duplicate (exactly-once broken), whatever the
 //!   committable's name.
-//! - [`Mirror`]: what the coordinator has been told (SEMANTICS 3 and 6):
-//!   per writer the ordinary entries, `max` and the END entry, so that a
-//!   snapshot's committables and watermark, and the END entries of the state
-//!   bytes, can be recomputed.
+//! - [`Mirror`]: what one coordinator instance has been told (SEMANTICS 3, 4
+//!   and 6): per writer the ordinary entries, `max` and the END entry, and
+//!   the instance's `completed`, so that a snapshot's committables and
+//!   watermark, the END snapshot (5.3) and the state bytes (7) can be
+//!   recomputed.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -18,7 +19,7 @@ use sink_coordinator::{Entry, END};
 /// What happened to one committable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fate {
-    /// Reported (or about to be); neither committed nor rolled back.
+    /// Produced; neither committed nor rolled back.
     Pending,
     /// Dropped by a rollback of its writer to a point before it (at step).
     Discarded(u64),
@@ -31,8 +32,6 @@ pub struct Item {
     pub subtask: u32,
     /// The checkpoint it was reported for, or END.
     pub checkpoint: u64,
-    pub attempt: u32,
-    pub k: u32,
     /// Input records `[lo, hi)` of its writer.
     pub lo: u64,
     pub hi: u64,
@@ -40,10 +39,9 @@ pub struct Item {
     /// Produced after the job's final commit (a replay of committed input):
     /// never required, and committing it duplicates records.
     pub post_final: bool,
-    /// Sent again in the `restored` event of a region failover: from then on
-    /// only the coordinator's slot holds it (SEMANTICS 11 drops restored
-    /// entries from the writer's buffer).
-    pub region_restored: bool,
+    /// Delivered to a coordinator at least once (in an event or a restore
+    /// event): a committable never reported must never be committed.
+    pub reported: bool,
 }
 
 #[derive(Default, Debug)]
@@ -52,11 +50,12 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    pub fn name(subtask: u32, checkpoint: u64, attempt: u32, k: u32) -> String {
+    /// `a-s3-c17-a2-k0`: job, subtask, checkpoint (or `end`), attempt, index.
+    pub fn name(job: &str, subtask: u32, checkpoint: u64, attempt: u32, k: u32) -> String {
         if checkpoint == END {
-            format!("s{subtask}-end-a{attempt}-k{k}")
+            format!("{job}-s{subtask}-end-a{attempt}-k{k}")
         } else {
-            format!("s{subtask}-c{checkpoint}-a{attempt}-k{k}")
+            format!("{job}-s{subtask}-c{checkpoint}-a{attempt}-k{k}")
         }
     }
 
@@ -86,6 +85,20 @@ impl Ledger {
             }
         }
         n
+    }
+
+    pub fn mark_reported(&mut self, entries: &[Entry]) {
+        for e in entries {
+            for c in &e.committables {
+                if let Some(item) = self.items.get_mut(String::from_utf8_lossy(c).as_ref()) {
+                    item.reported = true;
+                }
+            }
+        }
+    }
+
+    pub fn fate(&self, name: &str) -> Option<Fate> {
+        self.items.get(name).map(|i| i.fate)
     }
 }
 
@@ -151,13 +164,16 @@ impl Records {
     }
 }
 
-/// An entry as the coordinator holds it: committable names and watermark.
+/// An ordinary entry as the coordinator holds it: committable names,
+/// watermark and savepoint flag.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MEntry {
     pub names: Vec<String>,
     pub watermark: Option<i64>,
+    pub savepoint: bool,
 }
 
+/// An END entry as the coordinator holds it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MEnd {
     pub names: Vec<String>,
@@ -166,18 +182,20 @@ pub struct MEnd {
 }
 
 impl MEnd {
-    /// The mirror's view of an END entry decoded from coordinator state bytes.
-    pub fn from_state(e: &sink_coordinator::slots::EndEntry) -> Self {
+    fn synthesized() -> Self {
         MEnd {
-            names: e
-                .committables
-                .iter()
-                .map(|b| String::from_utf8_lossy(b).into_owned())
-                .collect(),
-            watermark: e.watermark,
-            synthesized: e.synthesized,
+            names: Vec::new(),
+            watermark: None,
+            synthesized: true,
         }
     }
+}
+
+/// What one slot of a coordinator's state bytes holds (SEMANTICS 7).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PSlot {
+    pub end: Option<MEnd>,
+    pub entries: BTreeMap<u64, MEntry>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -187,36 +205,52 @@ pub struct MSlot {
     pub end: Option<MEnd>,
 }
 
-/// The coordinator instance's inputs, as SEMANTICS says it keeps them.
-/// Entries are never pruned on commit: a committed checkpoint is never
-/// committed again, so stale entries are harmless.
+/// A restoring instance: the restore point, what the state held per slot
+/// (finished subtasks included), and the subtasks restored so far.
+#[derive(Clone, Debug)]
+pub struct Restoring {
+    pub r: u64,
+    pub persisted: BTreeMap<u32, PSlot>,
+    pub restored: BTreeSet<u32>,
+}
+
+/// One coordinator instance's inputs, as SEMANTICS says it keeps them.
+/// Entries are not pruned on commit (a committed checkpoint is never
+/// committed again, so stale entries are harmless); the checks that need to
+/// know what is committed ask the ledger.
 #[derive(Clone, Debug, Default)]
 pub struct Mirror {
     pub slots: Vec<MSlot>,
     /// The instance made (or found) the final commit.
     pub final_done: bool,
-    /// While restoring: the restore checkpoint, persisted END entries, and
-    /// the subtasks restored so far.
-    pub restoring: Option<(u64, BTreeMap<u32, MEnd>, BTreeSet<u32>)>,
+    /// SEMANTICS 4: the highest completion accepted (`r` after a recovery).
+    pub completed: Option<u64>,
+    pub restoring: Option<Restoring>,
+    /// The highest committed-up-to the instance reported.
+    pub up_to: Option<u64>,
+    /// Savepoints aborted during the instance's life: flags for them are
+    /// cleared, and ignored when they arrive later (SEMANTICS 5.4).
+    pub aborted: BTreeSet<u64>,
 }
 
-fn names(e: &Entry) -> Vec<String> {
-    e.committables
+pub fn names(committables: &[Vec<u8>]) -> Vec<String> {
+    committables
         .iter()
         .map(|c| String::from_utf8_lossy(c).into_owned())
         .collect()
 }
 
-fn m_entry(e: &Entry) -> MEntry {
+fn m_entry(e: &Entry, aborted: &BTreeSet<u64>) -> MEntry {
     MEntry {
-        names: names(e),
+        names: names(&e.committables),
         watermark: e.watermark,
+        savepoint: e.savepoint && !aborted.contains(&e.checkpoint),
     }
 }
 
 fn m_end(e: &Entry) -> MEnd {
     MEnd {
-        names: names(e),
+        names: names(&e.committables),
         watermark: e.watermark,
         synthesized: false,
     }
@@ -230,35 +264,49 @@ enum Wm {
     PosInf,
 }
 
+fn recorded(w: Wm) -> Option<i64> {
+    match w {
+        Wm::At(v) => Some(v),
+        _ => None,
+    }
+}
+
 impl Mirror {
     pub fn new(parallelism: u32) -> Self {
         Mirror {
             slots: vec![MSlot::default(); parallelism as usize],
-            final_done: false,
-            restoring: None,
+            ..Mirror::default()
         }
     }
 
-    /// A new instance restored from state whose END entries are `ends`.
+    /// A new instance restored from state holding `persisted` (finished
+    /// subtasks without one get a synthesized END entry).
     pub fn restoring(
         parallelism: u32,
         r: u64,
-        ends: BTreeMap<u32, MEnd>,
+        mut persisted: BTreeMap<u32, PSlot>,
         finished: &BTreeSet<u32>,
     ) -> Self {
         let mut m = Mirror::new(parallelism);
-        let mut ends = ends;
         for &s in finished {
-            ends.entry(s).or_insert(MEnd {
-                names: Vec::new(),
-                watermark: None,
-                synthesized: true,
-            });
+            let slot = persisted.entry(s).or_default();
+            if slot.end.is_none() {
+                slot.end = Some(MEnd::synthesized());
+            }
         }
-        for (s, e) in &ends {
-            m.slots[*s as usize].end = Some(e.clone());
+        for (s, p) in &persisted {
+            let slot = &mut m.slots[*s as usize];
+            slot.end = p.end.clone();
+            slot.entries = p.entries.clone();
         }
-        m.restoring = Some((r, ends, finished.clone()));
+        for &s in finished {
+            m.slots[s as usize].max = Some(r);
+        }
+        m.restoring = Some(Restoring {
+            r,
+            persisted,
+            restored: finished.clone(),
+        });
         m
     }
 
@@ -266,58 +314,85 @@ impl Mirror {
         self.slots.iter().all(|s| s.end.is_some())
     }
 
+    pub fn is_restoring(&self) -> bool {
+        self.restoring.is_some()
+    }
+
+    pub fn restore_point(&self) -> Option<u64> {
+        self.restoring.as_ref().map(|r| r.r)
+    }
+
+    pub fn all_restored(&self) -> bool {
+        self.restoring
+            .as_ref()
+            .is_some_and(|r| r.restored.len() == self.slots.len())
+    }
+
+    /// While restoring: the restore event of `s` arrived (or `s` finished).
+    pub fn is_restored(&self, s: u32) -> bool {
+        self.restoring
+            .as_ref()
+            .is_none_or(|r| r.restored.contains(&s))
+    }
+
+    /// An event the coordinator accepted (SEMANTICS 3; in `restoring` only
+    /// END events of restored slots are delivered, 6.2).
     pub fn event(&mut self, s: u32, e: &Entry) {
-        if self.final_done || self.restoring.is_some() {
+        if self.final_done {
             return;
         }
+        let restoring = self.restoring.is_some();
         let slot = &mut self.slots[s as usize];
         if e.checkpoint == END {
             slot.end = Some(m_end(e));
-        } else {
-            slot.entries.insert(e.checkpoint, m_entry(e));
+        } else if !restoring {
+            slot.entries.insert(e.checkpoint, m_entry(e, &self.aborted));
             slot.max = slot.max.max(Some(e.checkpoint));
         }
     }
 
-    /// A restore event; returns true if it completed a global recovery.
-    pub fn restored(&mut self, s: u32, r: u64, entries: &[Entry]) -> bool {
-        if let Some((_, persisted, restored)) = &mut self.restoring {
+    /// A restore event (6.1 in `running`, 6.2 in `restoring`).
+    pub fn restored(&mut self, s: u32, r: u64, entries: &[Entry]) {
+        if let Some(rest) = &mut self.restoring {
+            // Applied to what the state held: its ordinary entries replace
+            // the state's, its END entry (if any) the persisted one.
+            let held = rest.persisted.get(&s).cloned().unwrap_or_default();
             let slot = &mut self.slots[s as usize];
-            slot.entries.clear();
-            slot.end = persisted.get(&s).cloned();
+            slot.entries = BTreeMap::new();
+            slot.end = held.end;
             for e in entries {
                 if e.checkpoint == END {
                     slot.end = Some(m_end(e));
                 } else {
-                    slot.entries.insert(e.checkpoint, m_entry(e));
+                    slot.entries.insert(e.checkpoint, m_entry(e, &self.aborted));
                 }
             }
             slot.max = Some(r);
-            restored.insert(s);
-            return restored.len() == self.slots.len();
+            rest.restored.insert(s);
+            return;
         }
         if self.final_done {
-            return false;
+            return;
         }
         let slot = &mut self.slots[s as usize];
         for e in entries {
             if e.checkpoint == END {
                 slot.end = Some(m_end(e));
             } else {
-                slot.entries.insert(e.checkpoint, m_entry(e));
+                slot.entries.insert(e.checkpoint, m_entry(e, &self.aborted));
             }
         }
         slot.max = slot.max.max(Some(r));
-        false
     }
 
     pub fn reset(&mut self, s: u32, r: Option<u64>) {
-        if let Some((_, persisted, restored)) = &mut self.restoring {
+        if let Some(rest) = &mut self.restoring {
+            let held = rest.persisted.get(&s).cloned().unwrap_or_default();
             let slot = &mut self.slots[s as usize];
-            slot.entries.clear();
+            slot.entries = held.entries;
+            slot.end = held.end;
             slot.max = None;
-            slot.end = persisted.get(&s).cloned();
-            restored.remove(&s);
+            rest.restored.remove(&s);
             return;
         }
         if self.final_done {
@@ -338,23 +413,47 @@ impl Mirror {
         slot.end = None;
     }
 
-    /// The recovery became complete (the call that completed it succeeded).
+    /// `checkpoint-aborted(n)` was accepted.
+    pub fn abort(&mut self, n: u64) {
+        self.aborted.insert(n);
+        for slot in &mut self.slots {
+            if let Some(e) = slot.entries.get_mut(&n) {
+                e.savepoint = false;
+            }
+        }
+        if let Some(rest) = &mut self.restoring {
+            for p in rest.persisted.values_mut() {
+                if let Some(e) = p.entries.get_mut(&n) {
+                    e.savepoint = false;
+                }
+            }
+        }
+    }
+
+    /// `checkpoint-complete(n)` was accepted.
+    pub fn complete(&mut self, n: u64) {
+        if !self.final_done && self.restoring.is_none() {
+            self.completed = self.completed.max(Some(n));
+        }
+    }
+
+    /// The recovery commit ran to completion (the call succeeded).
     pub fn finish_recovery(&mut self) {
-        self.restoring = None;
+        if let Some(rest) = self.restoring.take() {
+            self.completed = self.completed.max(Some(rest.r));
+        }
     }
 
-    pub fn is_restoring(&self) -> bool {
-        self.restoring.is_some()
+    /// `completed` as a commit uses it: a recovery commit runs with `r`.
+    pub fn effective_completed(&self) -> Option<u64> {
+        self.completed.max(self.restore_point())
     }
 
-    pub fn restore_point(&self) -> Option<u64> {
-        self.restoring.as_ref().map(|(r, _, _)| *r)
-    }
-
-    pub fn all_restored(&self) -> bool {
-        self.restoring
-            .as_ref()
-            .is_some_and(|(_, _, restored)| restored.len() == self.slots.len())
+    /// Every slot covers `c` (SEMANTICS 3): a commit of `c` needs it.
+    pub fn covers(&self, c: u64) -> bool {
+        self.slots
+            .iter()
+            .all(|s| s.end.is_some() || s.max.is_some_and(|m| m >= c) || s.entries.contains_key(&c))
     }
 
     /// The committables and watermark a snapshot for ordinary checkpoint
@@ -373,18 +472,24 @@ impl Mirror {
             };
             wm = wm.min(w);
         }
-        let wm = match wm {
-            Wm::At(v) => Some(v),
-            _ => None,
-        };
-        (committables, wm)
+        (committables, recorded(wm))
     }
 
-    /// The committables and watermark of the END snapshot.
+    /// The committables and watermark of the END snapshot (SEMANTICS 5.3):
+    /// per subtask, its entries of checkpoints above `completed` (all of
+    /// them without one), then its END entry; the watermark from the END
+    /// entries, synthesized ones neutral.
     pub fn expected_end(&self) -> (Vec<(u32, String)>, Option<i64>) {
         let mut committables = Vec::new();
         let mut wm = Wm::PosInf;
         for (s, slot) in self.slots.iter().enumerate() {
+            let above = match self.effective_completed() {
+                Some(c) => slot.entries.range(c.saturating_add(1)..),
+                None => slot.entries.range(..),
+            };
+            for e in above.map(|(_, e)| e) {
+                committables.extend(e.names.iter().map(|n| (s as u32, n.clone())));
+            }
             if let Some(e) = &slot.end {
                 committables.extend(e.names.iter().map(|n| (s as u32, n.clone())));
                 if !e.synthesized {
@@ -392,15 +497,11 @@ impl Mirror {
                 }
             }
         }
-        let wm = match wm {
-            Wm::At(v) => Some(v),
-            _ => None,
-        };
-        (committables, wm)
+        (committables, recorded(wm))
     }
 
-    /// The END entries the state bytes must hold: (subtask, names,
-    /// watermark, synthesized), none after the final commit.
+    /// The END entries the state bytes must hold (none after the final
+    /// commit): `(subtask, entry)` in subtask order.
     pub fn expected_state_ends(&self) -> Vec<(u32, MEnd)> {
         if self.final_done {
             return Vec::new();
@@ -429,5 +530,33 @@ mod tests {
         assert_eq!(r.add(1, 0, 3), Err(2));
         assert!(!r.is_exactly(1, 4));
         assert!(r.is_exactly(2, 0));
+    }
+
+    fn entry(c: u64, names: &[&str], wm: Option<i64>) -> Entry {
+        Entry {
+            checkpoint: c,
+            committables: names.iter().map(|n| n.as_bytes().to_vec()).collect(),
+            watermark: wm,
+            savepoint: false,
+        }
+    }
+
+    #[test]
+    fn end_snapshot_holds_entries_above_completed() {
+        let mut m = Mirror::new(2);
+        m.event(0, &entry(1, &["a"], Some(5)));
+        m.event(0, &entry(2, &["b"], Some(6)));
+        m.event(1, &entry(1, &["c"], Some(4)));
+        m.complete(1);
+        m.event(0, &entry(END, &["e0"], Some(9)));
+        m.event(1, &entry(END, &[], None));
+        let (names, wm) = m.expected_end();
+        assert_eq!(
+            names,
+            vec![(0, "b".to_string()), (0, "e0".to_string())],
+            "checkpoint 2 never completed: its entry goes into the END snapshot"
+        );
+        assert_eq!(wm, None, "an END entry without a watermark is -inf");
+        assert!(m.covers(2));
     }
 }

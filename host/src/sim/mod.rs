@@ -1,22 +1,39 @@
-//! A seeded, deterministic simulation of a streaming job driving the commit
-//! coordinator, with fault injection and invariants checked after every step.
+//! A seeded, deterministic simulation of streaming jobs driving the commit
+//! coordinator, with fault injection, checked against SEMANTICS v2 after
+//! every call and at the end. Any violation fails (there is no list of known
+//! gaps: SEMANTICS v2 closed the ones v1 had, section 12).
 //!
-//! One seed = one job: `P` writer helpers (SEMANTICS 11) and one coordinator
-//! instance at a time, natively or in the component (same code: the calls go
-//! through [`crate::driver::CoordinatorApi`] and [`backend::WriterApi`]), over
-//! one table (`FaultyStorage` over memory or a local directory) and a
-//! `ManualClock`. All choices come from one splitmix64 stream ([`rng`]);
-//! only `BTreeMap`/`Vec` are iterated; nothing reads the wall clock, so a
-//! seed replays exactly. Every coordinator call is recorded as a
-//! TRACE-FORMAT step ([`record`]).
+//! One seed = one table (`FaultyStorage` over memory or a local directory)
+//! and a `ManualClock`, shared by one job or two (a second commit user on the
+//! same table, its steps interleaved with the first's). A job has `P` writer
+//! helpers (SEMANTICS 11) and one current coordinator instance, natively or
+//! in the component (the calls go through [`crate::driver::CoordinatorApi`]
+//! and [`backend::WriterApi`]); a component instance has a native twin fed
+//! the same calls, whose table must stay byte-identical. All choices come
+//! from one splitmix64 stream ([`rng`]); only `BTreeMap`/`Vec` are iterated;
+//! nothing reads the wall clock, so a seed replays exactly. Every
+//! coordinator call is recorded as a TRACE-FORMAT step ([`record`]).
 //!
-//! # What the job does
+//! Files: [`world`] (what the jobs share, the scheduler, the final table
+//! checks), [`job`] (a job's state and actions), [`writers`] (the writer
+//! model), [`checkpoints`] (checkpoints, failovers, the stale instance),
+//! [`calls`] (coordinator calls, crashes, error handling), [`checks`] (the
+//! invariants), [`ledger`] (the oracles), [`rawtable`] (the independent
+//! reader of the stored bytes), [`backend`] (engines, probed storage).
+//!
+//! # What a job does
 //! - **Checkpoints** (streaming): triggered (`checkpoint(n)` first, as Flink
 //!   snapshots operator coordinators before injecting barriers), taken by
 //!   every live writer (`report` + its state bytes), then completed or
-//!   aborted. A completion is notified to the coordinator and then to each
-//!   writer; a whole notification round may be skipped (a later completion
-//!   covers it), and so may a single writer's notification.
+//!   aborted. A completion finishes the writers whose final checkpoint it is
+//!   and is notified to the coordinator, or not (Flink may skip
+//!   notifications; a later completion covers it).
+//! - **Committed-up-to**: every outcome's `committed-up-to` (and, at times,
+//!   the answer of the `committed-up-to` query) is forwarded by the host to
+//!   each writer still running (`committed(u)`), the only call that makes a
+//!   writer drop entries. Notifications are lost (per writer), delayed past
+//!   later calls and checkpoints, reordered (a newer one first, the older
+//!   one then stale), and survive a failover into the writer's next attempt.
 //! - **Savepoints**: asynchronous ones (flagged entries, never followed by
 //!   their own completion: a later checkpoint commits and tags them, and
 //!   they are no restore point), and stop-with-savepoint (synchronous: every
@@ -24,99 +41,170 @@
 //!   draining (end of input first).
 //! - **Writers** read a bounded or unbounded input; each report covers the
 //!   records read since the last one, split into committables named
-//!   uniquely (`s3-c17-a2-k0`: subtask, checkpoint or `end`, attempt, index).
-//!   Input ends at different times per writer (END entry), after which the
-//!   writer reports empty entries until it is notified of a checkpoint taken
-//!   after its end, and finishes.
+//!   uniquely (`a-s3-c17-a2-k0`: job, subtask, checkpoint or `end`, attempt,
+//!   index). Input ends at different times per writer (END entry); an ended
+//!   writer reports empty entries and **finishes as soon as its final
+//!   checkpoint** (the first it takes part in after its END) **completes**
+//!   (FLIP-147; at a later completion if the task's notification is lost),
+//!   whether or not the coordinator has committed its entries; a finished
+//!   task has no state. Its reports, even its END, may still be
+//!   in flight then, and arrive after the commit that covered them.
 //! - **Modes**: streaming (`final_commit: on-checkpoint`), streaming with
 //!   `final_commit: on-end-input`, batch (`checkpointing: false`).
-//! - **Faults** (per level): region failover of a writer before or after its
-//!   end of input (`subtask_reset(s, r)`, then the writer restored from its
-//!   state at `r` sends `restored`), global failover (a new coordinator from
-//!   the last completed checkpoint's state bytes, writers restored from their
-//!   states, finished writers named in `finished_subtasks`), storage faults
-//!   (`FaultyStorage`: failures and ambiguous writes; the host repeats a call
-//!   that returned `storage`, or sometimes fails over instead), and guest
-//!   traps (component only: the next call runs out of fuel at its first
-//!   instruction; the instance is discarded and recreated from the last
-//!   completed checkpoint, i.e. a global failover). A recovery that reports
+//! - **Faults** (per level): region failover of a writer (`subtask_reset(s,
+//!   r)`, then the writer restored from its state at `r` sends `restored`),
+//!   global failover (a new instance from the last completed checkpoint's
+//!   state bytes, writers restored from their states; finished writers named
+//!   in `finished_subtasks` when SEMANTICS 6.2 allows it, else restored from
+//!   their final state), storage faults (`FaultyStorage`: failures and
+//!   ambiguous writes; the host repeats the call, fails over, or moves on),
+//!   **crashes in the middle of a call** (the storage fails every call after
+//!   the call's k-th write, as if the process died there; the instance is
+//!   discarded: a global failover), guest **traps in the middle of a call**
+//!   (component only: a small fuel budget runs out wherever it runs out), and
+//!   a **stale instance**: after a global failover the old instance may keep
+//!   running for a while, receiving the old attempt's in-flight events,
+//!   queued aborts and a late completion. A recovery that reports
 //!   `restart-required` is followed by another global failover.
 //!
-//! # Model constraints (what Flink allows, and what the host guarantees)
-//! 1. At most one checkpoint or savepoint is in flight (the coordinator-commit
-//!    path requires `max-concurrent-checkpoints = 1`).
-//! 2. Writers report every checkpoint they take part in, empty or not.
-//! 3. One writer's events reach the coordinator in order; different writers'
-//!    events and the checkpoint callbacks interleave freely. An event may
-//!    arrive after the completion of its checkpoint, but events sent before
-//!    checkpoint `c'` was triggered arrive before `c'` completes.
-//! 4. The END event, and the reports of a writer whose input has ended,
-//!    arrive before the completion of the checkpoint that writer took after
-//!    them (see [`Model`] for what happens without this).
-//! 5. A writer is notified of `checkpoint-complete(c)` only after its own
-//!    events up to `c` were delivered, and only if the coordinator was
-//!    notified of `c` too (notification rounds are skipped as a whole).
-//! 6. Aborts reach every writer before its next snapshot (so no stale
+//! # Model constraints (what the host guarantees, and why)
+//! Kept because Flink (or the host contract of SEMANTICS) guarantees them:
+//! 1. At most one checkpoint or savepoint is in flight: the coordinator-commit
+//!    path of Paimon requires `max-concurrent-checkpoints = 1`.
+//! 2. Writers report every checkpoint they take part in, empty or not
+//!    (SEMANTICS 1: the coordinator sees alignment through them).
+//! 3. One writer's events reach the coordinator in order (Flink keeps one
+//!    subtask's RPCs in order); different writers' events and the checkpoint
+//!    callbacks interleave freely, and an event may arrive after the
+//!    completion of its checkpoint (SEMANTICS 10.1), also an ended writer's
+//!    report after the commit that its END entry covered. But events sent
+//!    before checkpoint `c'` was triggered arrive before `c'` completes:
+//!    Flink delivers a subtask's events before its acknowledgement of the
+//!    next barrier, so lateness is bounded by one checkpoint.
+//! 4. The job's last checkpoint (the one after which every writer has
+//!    finished) completes after every event was delivered and its completion
+//!    reaches the coordinator (repeated after a storage error, or a global
+//!    failover): FLIP-147 finishes the job only after that notification, and
+//!    no later checkpoint exists that could run the final commit otherwise.
+//! 5. Checkpoint ids increase over the job's life, across failovers (Flink
+//!    never reuses one). This is what makes a stale committed-up-to true.
+//! 6. A committed-up-to reaches only the writers of its own job, and only
+//!    from the job's current instance (a real host does not listen to an
+//!    instance it replaced).
+//! 7. Aborts reach every writer before its next snapshot (so no stale
 //!    savepoint flag is persisted). The coordinator's `checkpoint-aborted`
 //!    may come later, after further calls and checkpoints (a host may queue
 //!    callbacks), but before the job ends, and survives a global failover
-//!    (the new instance gets it); a storage error on it is always repeated
-//!    (a failover would lose it and leave the aborted savepoint's tag).
-//! 7. A writer that finishes before taking part in the pending checkpoint
-//!    declines it (the checkpoint is aborted).
-//! 8. While the coordinator is restoring, the host holds back writer events
-//!    other than `restored` (they would be fatal `illegal-state`).
+//!    (the new instance gets it); after a storage error it is repeated or
+//!    re-delivered to the next instance, never dropped: it is the only call
+//!    that deletes an aborted savepoint's tag (SEMANTICS 5.4). An abort the
+//!    coordinator accepted after it took the state of checkpoint `r` is
+//!    delivered again, right after `start`, to an instance restored from
+//!    `r`: that state may carry the savepoint's flag on an ended writer's
+//!    entry (v2 state bytes hold them), and nothing else tells the new
+//!    instance. (In Flink both callbacks run in order in the coordinator's
+//!    thread, so the abort comes before the next checkpoint; the model lets
+//!    it come later and makes the host pay for it.)
+//! 8. While the coordinator is restoring, the host holds back ordinary
+//!    events, and END events of writers whose restore event it has not
+//!    delivered yet (they are fatal `illegal-state`, SEMANTICS 6.2). END
+//!    events of restored writers are delivered.
 //! 9. Async savepoints are never followed by their own completion; a
 //!    stop-with-savepoint completes synchronously and the job ends.
 //! 10. A region failover aborts the pending checkpoint and restores the
 //!     writer from the last *completed* checkpoint (from scratch without
 //!     one); in-flight events of the failed attempt are dropped.
-//! 11. A global failover restores the coordinator and all writers that were
-//!     not finished at the last completed checkpoint from that checkpoint.
-//! 12. The host repeats a call that returned `storage` (SEMANTICS 5.2). At
-//!     fault level low and up it sometimes fails over instead (as an engine
-//!     does when a coordinator callback throws), except for
-//!     `checkpoint-aborted` (constraint 6) and for a call that may be running
-//!     the final commit: that commit also commits checkpoints that never
-//!     completed, and a failover to an older checkpoint would make the
-//!     writers produce that input again (a duplicate no instance can detect).
+//! 11. A global failover restores the coordinator and every writer from the
+//!     last completed checkpoint `r`. A writer is named in
+//!     `finished_subtasks` only if it had finished before `r` was triggered
+//!     and every event it sent had reached the coordinator before its
+//!     `checkpoint(r)` (SEMANTICS 6.2); a writer that finished but had an
+//!     event in flight then is restored from the state of its final
+//!     checkpoint, which the host kept (it holds everything the writer had
+//!     not seen committed).
+//! 12. After a storage error the host repeats the call (SEMANTICS 5.2), or
+//!     — at fault levels low and up, in the main phase — fails over, or, for
+//!     an event, a completion or a reset while some writer has not ended,
+//!     moves on without repeating it (the input stays accepted; a later call
+//!     retries what failed). A call the job's end depends on (constraint 4,
+//!     the batch job's last END, close) is repeated or failed over.
+//! 13. A crash preempts only a storage call of a kind that has no storage
+//!     fault queued, and a mid-call trap is armed only while no fault is
+//!     queued at all (no fault is injected while a trap waits for its call),
+//!     so that the `storage_fault` recorded in their place fails exactly the
+//!     storage call they preempted: the replay stays exact.
+//! 14. A stale instance gets per-writer prefixes of the old attempt's
+//!     in-flight messages, the aborts queued for it (first), and at most a
+//!     completion of the successor's restore point `r` (Flink HA: a
+//!     checkpoint completes through the HA store, and the new leader restores
+//!     from the latest one). It never gets a call that could run the final
+//!     commit (every slot ended, and a completion or the last END in
+//!     on-end-input or batch mode): that commit also commits checkpoints
+//!     that never completed, which the successor's writers replay under new
+//!     ids — SEMANTICS promises two instances of one commit user only never
+//!     to commit an identifier twice (5.2); Flink's HA stops the old
+//!     JobMaster's coordinators when it loses leadership, before its
+//!     successor runs the job. A stale instance that fails (its view of the
+//!     table is old) is discarded; that is no violation.
 //!
-//! [`Model`] relaxes constraints 4 and 5 to explore what happens outside
-//! them: a late report of an ended writer for a checkpoint its END entry
-//! already covered is fatal `invalid-event` (SEMANTICS 3 rule 2), a late END
-//! can miss the last completion (no final commit before the job ends), and a
-//! coordinator that misses a completion its writers saw loses their entries
-//! on a later global failover.
+//! Dropped with v2 (they only hid v1 gaps): END events and the reports of
+//! ended writers arriving before the completion of the checkpoint the
+//! writer took after them (they may now arrive after the commit that covered
+//! them); writers notified of a completion only after the coordinator and
+//! after their own events (writers now drop entries on `committed(u)` only);
+//! a writer finishing only once it is notified after the coordinator; storage
+//! errors of completions repeated before writers were notified; and no
+//! failover while a final commit may be running (final commits are now cut
+//! short by escalated storage errors, crashes and traps between their writes).
+//! The `--relax` switches that explored outside those constraints are gone
+//! with them.
 //!
-//! # Known issues
-//! Violations that match a known gap of SEMANTICS are
-//! labelled with its id ([`known`]); each has a minimal regression trace in
-//! `tests/regressions/`.
+//! # Checks
+//! After every call ([`checks`]): the table is read by listing
+//! `snapshot/` (a gap, or an id past a gap, is a violation) and decoding the
+//! stored bytes with [`rawtable`], cross-checked against the core's reader;
+//! each snapshot's bookkeeping chains to the one before (per-user marks,
+//! strictly increasing identifiers per commit user); each new snapshot is
+//! of the job whose call wrote it, commits a checkpoint its instance was told
+//! completed and every writer covers, and holds exactly the committables and
+//! watermark SEMANTICS 3 and 5.3 compute from what the instance was told
+//! (the END snapshot: entries above `completed`, then END entries); no
+//! committable is committed twice, committed after a rollback discarded it,
+//! or committed without ever being reported; no input record is committed
+//! twice; tags exist only for non-aborted savepoints of their own job,
+//! pointing at the snapshot of their identifier, with the clock's time, and
+//! a call never touches another commit user's tags; the final commit writes
+//! exactly one END snapshot; committed-up-to never goes down within an
+//! instance and is true (every entry the instance was told of up to it is in
+//! the table); state bytes round-trip through the codec, hold the expected
+//! END entries and, for ended writers, only entries as reported and every
+//! one the table lacks; a call whose storage import returned an error makes
+//! no further storage call and returns `storage` (SEMANTICS 8); a component
+//! call and its native twin agree on the outcome, the storage calls and the
+//! table; no call of a schedule within the model fails fatally.
 //!
-//! # Invariants (after every step, and at the end)
-//! See [`job`]: every committable appears in at most one snapshot, under its
-//! writer and checkpoint, and never after a rollback discarded it; no input
-//! record is committed twice; at the end every committable of a completed
-//! checkpoint (and, once the final commit happened, every one) is committed
-//! and a bounded job's table holds every record exactly once; snapshot ids
-//! are dense and identifiers strictly increase; each snapshot's committables
-//! and watermark equal SEMANTICS 3 recomputed from what the coordinator was
-//! told (min over all `P` writers' entries, ended writers neutral, missing →
-//! none); the END snapshot exists at most once, and once the final commit is
-//! due exactly when an END entry has committables or `force-create-snapshot`
-//! is on; a tag exists only for a non-aborted savepoint whose snapshot was
-//! committed (and at the end for every such savepoint), pointing at it, with
-//! the clock's time; the coordinator's state bytes round-trip through
-//! `state_codec` and hold exactly the expected END entries; replaying the
-//! recorded trace reproduces the same table (rendered snapshots and tags).
+//! At the end, every check runs (all problems are reported): every
+//! committable of a completed checkpoint, and all of a finished job, is in
+//! the table; a job whose writers all ended has exactly one END snapshot and
+//! each writer's input records exactly once; savepoint tags are exactly
+//! those of savepoints taken and not aborted that have a snapshot; stored
+//! snapshots never changed; the engine's own table reader agrees with the
+//! independent one; replaying the recorded trace makes every call return
+//! what it returned in the run (success or the same error kind) and leaves
+//! the same table.
 
 pub mod backend;
+pub mod calls;
+pub mod checkpoints;
+pub mod checks;
 pub mod cli;
 pub mod job;
-pub mod known;
 pub mod ledger;
+pub mod rawtable;
 pub mod record;
 pub mod rng;
+pub mod world;
+pub mod writers;
 
 use std::fmt;
 
@@ -246,22 +334,6 @@ impl Scenario {
     }
 }
 
-/// Relaxations of the model constraints, to explore what the coordinator
-/// does outside them (all off by default; see the report of the simulator).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Model {
-    /// END events (and what the writer sends after them) may still be in
-    /// flight when the checkpoint the writer took after its end of input
-    /// completes (constraint 4).
-    pub late_end_events: bool,
-    /// Reports of a writer whose END was delivered may arrive after the
-    /// completion of their checkpoint (constraint 4).
-    pub late_events_after_end: bool,
-    /// The coordinator's notification may be skipped while writers are
-    /// notified (constraint 5).
-    pub coordinator_skips_alone: bool,
-}
-
 /// One run's parameters.
 #[derive(Clone)]
 pub struct SimOptions {
@@ -272,11 +344,16 @@ pub struct SimOptions {
     pub table: TableLocation,
     /// `None`: drawn from the seed.
     pub scenario: Option<Scenario>,
-    pub model: Model,
-    /// Replay the recorded trace natively at the end and compare tables.
+    /// Replay the recorded trace at the end and compare tables.
     pub check_replay: bool,
-    /// Inject guest traps (component only).
+    /// Inject guest traps in the middle of calls (component only).
     pub traps: bool,
+    /// Inject crashes in the middle of calls.
+    pub crashes: bool,
+    /// Let global failovers leave the old instance running for a while.
+    pub zombies: bool,
+    /// A second job (commit user) on the same table; `None`: drawn from the seed.
+    pub second_job: Option<bool>,
 }
 
 impl SimOptions {
@@ -288,9 +365,11 @@ impl SimOptions {
             faults: FaultLevel::Medium,
             table: TableLocation::Memory,
             scenario: None,
-            model: Model::default(),
             check_replay: true,
             traps: true,
+            crashes: true,
+            zombies: true,
+            second_job: None,
         }
     }
 
@@ -351,6 +430,37 @@ pub struct Stats {
     pub late_aborts: u64,
     /// Global failovers whose restore named finished writers.
     pub restores_with_finished: u64,
+    /// Finished writers a global failover could not name (an event was in
+    /// flight at the checkpoint), restored from their final state.
+    pub finished_not_named: u64,
+    /// Traps that hit after a write of the call (in the middle of a commit).
+    pub traps_after_write: u64,
+    /// Simulated process crashes in the middle of a call (after its k-th
+    /// write), and how many of them after at least one write.
+    pub crashes: u64,
+    pub crashes_after_write: u64,
+    /// Storage errors the host did not repeat (a later call retried).
+    pub dropped_errors: u64,
+    pub notifications_sent: u64,
+    pub notifications_lost: u64,
+    pub notifications_delivered: u64,
+    pub notifications_reordered: u64,
+    pub queries: u64,
+    /// END events delivered while the coordinator was restoring.
+    pub end_while_restoring: u64,
+    /// Stale instances left running, the calls they got, how many failed,
+    /// and how many were stopped before a call that could run a final commit.
+    pub zombies: u64,
+    pub zombie_calls: u64,
+    pub zombie_failed: u64,
+    pub zombie_stopped_before_final: u64,
+    /// Aborts delivered again to an instance restored from a state taken
+    /// before them.
+    pub aborts_redelivered: u64,
+    /// Seeds with a second job on the same table.
+    pub second_jobs: u64,
+    /// Calls after which the component's table was compared with its twin's.
+    pub twin_checks: u64,
 }
 
 impl Stats {
@@ -385,7 +495,25 @@ impl Stats {
             late_events,
             tags_deleted,
             late_aborts,
-            restores_with_finished
+            restores_with_finished,
+            finished_not_named,
+            traps_after_write,
+            crashes,
+            crashes_after_write,
+            dropped_errors,
+            notifications_sent,
+            notifications_lost,
+            notifications_delivered,
+            notifications_reordered,
+            queries,
+            end_while_restoring,
+            zombies,
+            zombie_calls,
+            zombie_failed,
+            zombie_stopped_before_final,
+            aborts_redelivered,
+            second_jobs,
+            twin_checks
         );
     }
 }
@@ -399,20 +527,6 @@ pub struct Violation {
     /// How many trace steps were recorded when it was found.
     pub trace_step: usize,
     pub message: String,
-    /// A known gap of SEMANTICS this matches (see [`known`]).
-    pub known: Option<&'static str>,
-}
-
-impl Violation {
-    fn internal(message: &str) -> Self {
-        Violation {
-            seed: 0,
-            step: 0,
-            trace_step: 0,
-            message: format!("simulator bug: {message}"),
-            known: None,
-        }
-    }
 }
 
 impl fmt::Display for Violation {
@@ -421,11 +535,7 @@ impl fmt::Display for Violation {
             f,
             "seed {}, step {} (trace step {}): {}",
             self.seed, self.step, self.trace_step, self.message
-        )?;
-        if let Some(k) = self.known {
-            write!(f, " [known issue {k}]")?;
-        }
-        Ok(())
+        )
     }
 }
 
@@ -437,6 +547,8 @@ pub struct Outcome {
     pub writers: u32,
     pub checkpoints: u64,
     pub scenario: Scenario,
+    /// Jobs (commit users) on the table.
+    pub jobs: usize,
     pub steps: u64,
     pub stats: Stats,
     pub verdict: Result<(), Violation>,
@@ -457,16 +569,17 @@ pub fn run(
     engine: &Engine,
     progress: Option<&indicatif::ProgressBar>,
 ) -> Result<Outcome, String> {
-    let mut sim = job::Sim::new(opts, engine.clone(), progress)?;
+    let mut sim = world::Sim::new(opts, engine.clone(), progress)?;
     let verdict = sim.run();
     Ok(Outcome {
         seed: opts.seed,
         engine: engine.name(),
-        writers: sim.cfg.parallelism,
+        writers: sim.jobs[0].p(),
         checkpoints: opts.checkpoints,
-        scenario: sim.scenario.clone(),
-        steps: sim.step,
-        stats: sim.stats.clone(),
+        scenario: sim.jobs[0].scenario.clone(),
+        jobs: sim.jobs.len(),
+        steps: sim.world.step,
+        stats: sim.world.stats.clone(),
         verdict,
         trace: sim.trace_text(),
     })

@@ -3,8 +3,18 @@
 //!
 //! Every coordinator call the simulator makes is one step, in order, with
 //! the storage faults it injects (`storage_fault`) and the clock it sets
-//! (`clock`). A call that trapped (fuel exhaustion at its first instructions,
-//! so it did nothing) is not recorded: the `failover` that follows it is.
+//! (`clock`). Each coordinator instance is a trace instance: `main` for the
+//! job, `b` for the second job on the same table, and a new name for the
+//! instance that replaces one left running as a stale coordinator (it is
+//! then restored from `state_hex`). Events carry the entries the writer
+//! helpers returned, so the trace needs no writer steps.
+//!
+//! A call cut short in the middle (a simulated crash after its k-th write,
+//! or a guest that ran out of fuel) is recorded as the call preceded by a
+//! `storage_fault` that fails the storage call the crash preempted: the
+//! replay stops at the same point, leaving the same table. The result of
+//! these steps is a `storage` error where the run saw a crash or a trap;
+//! only the table is compared.
 
 use std::fmt::Write as _;
 
@@ -13,10 +23,13 @@ use sink_coordinator::{Config, Entry, FinalCommitMode, RecoveryMode};
 use crate::render::{checkpoint, json_str};
 use crate::trace::{Op, Step, Trace, DEFAULT_INSTANCE};
 
-/// The trace being recorded.
+/// The trace being recorded, and per step the result the run saw (the
+/// error kind's name, `""` for success; `None`: not compared — steps that
+/// call nothing, and calls cut short by a crash or a trap).
 #[derive(Clone, Debug)]
 pub struct Recorder {
     pub trace: Trace,
+    pub seen: Vec<Option<&'static str>>,
 }
 
 impl Recorder {
@@ -28,14 +41,36 @@ impl Recorder {
                 clock_step_ms: 0,
                 steps: Vec::new(),
             },
+            seen: Vec::new(),
         }
     }
 
-    pub fn push(&mut self, op: Op) {
+    /// The result the run saw for the last step.
+    pub fn saw(&mut self, result: Option<&'static str>) {
+        if let Some(last) = self.seen.last_mut() {
+            *last = result;
+        }
+    }
+
+    pub fn push(&mut self, instance: &str, op: Op) {
         self.trace.steps.push(Step {
-            instance: DEFAULT_INSTANCE.to_string(),
+            instance: instance.to_string(),
             op,
         });
+        self.seen.push(None);
+    }
+
+    /// Inserts a step before the last one (a crash's `storage_fault`).
+    pub fn insert_before_last(&mut self, op: Op) {
+        let at = self.trace.steps.len().saturating_sub(1);
+        self.trace.steps.insert(
+            at,
+            Step {
+                instance: DEFAULT_INSTANCE.to_string(),
+                op,
+            },
+        );
+        self.seen.insert(at, None);
     }
 
     pub fn len(&self) -> usize {
@@ -160,7 +195,17 @@ fn op_json(op: &Op, base: &Config) -> String {
             Some(n) => format!("{{\"op\": \"send\", \"subtask\": {subtask}, \"count\": {n}}}"),
             None => format!("{{\"op\": \"send\", \"subtask\": {subtask}}}"),
         },
-        Op::WriterComplete { subtask, checkpoint: c } => writer_op("writer_complete", *subtask, *c),
+        Op::WriterCommitted { subtask, checkpoint: c } => {
+            let mut out = String::from("{\"op\": \"writer_committed\"");
+            if let Some(s) = subtask {
+                let _ = write!(out, ", \"subtask\": {s}");
+            }
+            if let Some(c) = c {
+                let _ = write!(out, ", \"checkpoint\": {}", checkpoint(*c));
+            }
+            out.push('}');
+            out
+        }
         Op::WriterAbort { subtask, checkpoint: c } => writer_op("writer_abort", *subtask, *c),
         Op::WriterSnapshot { subtask, checkpoint: c } => writer_op("writer_snapshot", *subtask, *c),
         Op::WriterRestore { subtask, checkpoint: c, attempt, send } => format!(
@@ -186,7 +231,18 @@ pub fn render_trace(trace: &Trace) -> String {
     out.push_str("  \"steps\": [");
     for (i, step) in trace.steps.iter().enumerate() {
         out.push_str(if i == 0 { "\n    " } else { ",\n    " });
-        out.push_str(&op_json(&step.op, &trace.config));
+        let op = op_json(&step.op, &trace.config);
+        if step.instance == DEFAULT_INSTANCE {
+            out.push_str(&op);
+        } else {
+            // `{"instance": NAME, "op": ...}`
+            let _ = write!(
+                out,
+                "{{\"instance\": {}, {}",
+                json_str(&step.instance),
+                &op[1..]
+            );
+        }
     }
     out.push_str(if trace.steps.is_empty() {
         "]\n}\n"

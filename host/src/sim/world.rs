@@ -386,7 +386,7 @@ fn replay_check(w: &World<'_>) -> Result<(), String> {
         Engine::Native => crate::replay::Mode::Native,
         Engine::Component(runtime) => crate::replay::Mode::Component(runtime),
     };
-    let result = match crate::replay::replay(&w.rec.trace, mode.clone()) {
+    let result = match crate::replay::replay(&w.rec.trace, mode) {
         Ok(r) => r,
         Err(e) => {
             // Say where the replay parted from the run, if it did before.

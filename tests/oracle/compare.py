@@ -23,7 +23,14 @@ for a in args:
     files += sorted(glob.glob(os.path.join(a, "*.trace.json"))) if os.path.isdir(a) else [a]
 env = dict(os.environ, SINKCOORD_CACHE_DIR=os.path.abspath("target/cwasm-cache"))
 bad = 0
+skipped = 0
 for f in files:
+    # The oracle's storage model never fails a read: traces with get/list
+    # faults are outside it (their results are pinned by the Rust tests).
+    if any(st.get("op") == "storage_fault" and st.get("call") in ("get", "list")
+           for st in json.load(open(f)).get("steps", [])):
+        skipped += 1
+        continue
     cmd = ["target/release/sinkcoord", "replay"] + (["--native"] if native else []) + [f]
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if p.returncode != 0:
@@ -41,5 +48,5 @@ for f in files:
         for k in ("snapshots", "tags"):
             if got[k] != imp[k]:
                 print("  %s: oracle %s\n          impl   %s" % (k, json.dumps(got[k]), json.dumps(imp[k])))
-print("%d traces, %d differ" % (len(files), bad))
+print("%d traces, %d differ, %d skipped (read faults)" % (len(files) - skipped, bad, skipped))
 sys.exit(1 if bad else 0)

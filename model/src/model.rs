@@ -5,13 +5,19 @@
 //!   not) at its barrier and keep their `state()`; the coordinator's own
 //!   `checkpoint(n)` is taken first (the checkpoint is triggered), one
 //!   checkpoint at a time; a checkpoint completes once every writer that had
-//!   not finished at its trigger took part; its `checkpoint-complete` may be
-//!   delivered late, out of order, or never;
+//!   not finished at its trigger took part; `checkpoint-complete` reaches the
+//!   coordinator in order, late, or never (skipped, SEMANTICS 4);
 //! - one writer's events reach the coordinator in order (outbox), at any
-//!   time; while the coordinator is restoring, the host delivers only restore
-//!   events and END events of restored writers (it holds ordinary events back);
-//! - a writer finishes (FLIP-147) only once a checkpoint it took part in
-//!   after its END completed and its events were all delivered; a global
+//!   time, also after the completion of their checkpoint (10.1) — except that
+//!   an END event is not overtaken by the completion of a checkpoint the
+//!   writer took part in after its END (6.2: "Flink delivers a subtask's
+//!   events in order, before its checkpoint acknowledgement"; `--late-end`
+//!   lifts it); while the coordinator is restoring, the host delivers only
+//!   restore events and END events of restored writers (it holds ordinary
+//!   events back);
+//! - a writer finishes (FLIP-147) only once its final checkpoint (one it took
+//!   part in after its END) completed, the coordinator received that
+//!   completion or a later one, and its events were all delivered; a global
 //!   failover from checkpoint `r` names exactly the writers that had finished
 //!   before `r` was triggered (so every event they sent reached the
 //!   coordinator before its checkpoint `r`, SEMANTICS 6.2);
@@ -27,9 +33,12 @@
 //!   state at `r`; in-flight events, completions and notifications are lost;
 //! - a call that returned `storage` is repeated before any other coordinator
 //!   call (or the instance is discarded by a global failover); a `start` whose
-//!   recovery commit failed is repeated by creating the instance again;
+//!   recovery commit failed is repeated by creating the instance again
+//!   (TRACE-FORMAT has no second `start` on a live instance);
 //! - `restart-required` is not acted on (the budgeted global failover may
 //!   follow at any point anyway; ignoring it is `recovery = continue`).
+//!
+//! Not modelled: watermarks, savepoints and tags, failed reads, P > 2.
 //!
 //! The input: writer `s` reads `ends[s]` segments, one committable each
 //! (`w<s>.<j>`), then its end of input with the tail `w<s>.end` (or an empty
@@ -831,7 +840,7 @@ impl Step<'_> {
         &self.m.scope.profiles[self.st.profile]
     }
 
-    /// One coordinator call: replayable log, summary, retries, notifications.
+    /// One coordinator call: summary, repeats after `storage`, notifications.
     fn call(&mut self, call: Call) -> Result<Res, Error> {
         let was_restoring = self.st.coord.life == Lifecycle::Restoring.name();
         let res = {

@@ -66,7 +66,7 @@ fn calls_corpus() {
 /// Replays one input (`SINKCOORD_FUZZ_INPUT=FILE`, target `SINKCOORD_FUZZ_TARGET`,
 /// default `calls`); with `SINKCOORD_FUZZ_TRACE=1` the calls are printed.
 #[test]
-#[ignore]
+#[ignore = "tool: replays one input named by SINKCOORD_FUZZ_INPUT, on request"]
 fn replay_one_input() {
     let Some(file) = std::env::var_os("SINKCOORD_FUZZ_INPUT") else {
         return;

@@ -27,7 +27,7 @@ fn entry(c: u64, cs: &[&str], savepoint: bool) -> Entry {
 }
 
 #[test]
-#[ignore]
+#[ignore = "tool: regenerates the committed seed corpus, on request"]
 fn write_seed_corpus() {
     // Coordinator states and table records of a small job.
     let mut env = MemEnv::default();

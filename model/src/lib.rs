@@ -11,13 +11,21 @@
 //!   END snapshot written, committed-up-to END;
 //! - eventually: the final commit.
 //!
-//! See `model` for the moves and the host contract, `state` for the state and
-//! its fingerprint. A counterexample is written as a TRACE-FORMAT v2 trace
-//! (writer steps) that `sinkcoord replay` reproduces.
+//! Modules: `model` (the host contract, the moves and the stateright `Model`),
+//! `moves` (each move's effect), `step` (one transition's world and calls),
+//! `properties`, `scope` (the explored input), `state` (the state and its
+//! fingerprint), `trace_steps` (counterexamples as trace steps), `env`
+//! (in-memory storage with one armed fault). A counterexample is written as
+//! a TRACE-FORMAT v2 trace (writer steps) that `sinkcoord replay` reproduces.
 
 pub mod env;
 pub mod model;
+mod moves;
+pub mod properties;
+pub mod scope;
 pub mod state;
+mod step;
+pub mod trace_steps;
 
 use std::fmt::Write as _;
 use std::path::{Path as FsPath, PathBuf};
@@ -27,7 +35,8 @@ use sink_coordinator::FinalCommitMode;
 use stateright::{Checker, Expectation, HasDiscoveries, Model};
 
 pub use crate::env::FaultMode;
-pub use crate::model::{Act, Profile, Scope, SinkModel};
+pub use crate::model::{Act, SinkModel};
+pub use crate::scope::{Profile, Scope};
 use crate::state::St;
 
 impl Scope {
@@ -169,24 +178,28 @@ impl Scope {
 
     /// The `sometimes` properties this scope can reach.
     pub fn expected_examples(&self) -> Vec<&'static str> {
-        let mut v = vec![model::S_FINAL, model::S_FINISHED];
+        let mut v = vec![properties::S_FINAL, properties::S_FINISHED];
         if self.global_failovers > 0 {
-            v.extend([model::S_GLOBAL, model::S_RESTART, model::S_END_RESTORING]);
+            v.extend([
+                properties::S_GLOBAL,
+                properties::S_RESTART,
+                properties::S_END_RESTORING,
+            ]);
         }
         let early_end = self.profiles.iter().any(|p| p.ends.contains(&0));
         if (self.checkpoints >= 3 || early_end) && self.global_failovers > 0 {
             // END at the second checkpoint, finish, a third one names it.
-            v.push(model::S_NAMED);
+            v.push(properties::S_NAMED);
         }
         if self.region_failovers > 0 {
-            v.push(model::S_REGION);
+            v.push(properties::S_REGION);
         }
         if self.storage_faults > 0 {
             if self.fault_modes.contains(&FaultMode::Fail) {
-                v.push(model::S_FAIL);
+                v.push(properties::S_FAIL);
             }
             if self.fault_modes.contains(&FaultMode::Ambiguous) {
-                v.push(model::S_AMBIGUOUS);
+                v.push(properties::S_AMBIGUOUS);
             }
         }
         v
@@ -284,10 +297,10 @@ fn detail(st: &St) -> String {
     if let Some(Err(e)) = &st.done {
         parts.push(format!("at the end: {e}"));
     }
-    if let Some(d) = model::duplicate(st) {
+    if let Some(d) = properties::duplicate(st) {
         parts.push(format!("committed twice: {d}"));
     }
-    if !model::increasing(st) {
+    if !properties::increasing(st) {
         parts.push("identifiers do not increase".into());
     }
     if parts.is_empty() {

@@ -288,7 +288,7 @@ pub struct St {
     /// latest table holds every commit ever made).
     pub table: Arc<Vec<Snap>>,
     /// The host's moves so far, as TRACE-FORMAT steps.
-    pub trace: List<crate::model::TStep>,
+    pub trace: List<crate::trace_steps::TStep>,
 }
 
 impl Hash for St {

@@ -11,6 +11,8 @@
 #   make soak SEEDS=N           N simulation seeds, native core
 #   make bench                  per-call cost, native and component
 #   make hosts-test             Node (jco) and Python (wasmtime-py) replay every trace
+#   make flink-test             the Flink 2.3 connector end to end in MiniClusters (hosts/flink)
+#   make flink-setup            Flink's jars from PyPI into target/flink/lib (once)
 #   make model-check            exhaustive model check of the native core (stateright, full scope)
 #   make fuzz FUZZ_SECONDS=N    each fuzz target N seconds (cargo fuzz, stable Rust; fuzz/README.md)
 #   make fuzz-regress           each fuzz target over its committed corpus once
@@ -19,7 +21,7 @@ CARGO ?= cargo
 WASM_TARGET := wasm32-unknown-unknown
 SINKCOORD := target/release/sinkcoord
 
-.PHONY: oracle-test build test wasm dist replay wasm-target run soak bench hosts-setup hosts-test fuzz fuzz-regress model-check
+.PHONY: oracle-test build test wasm dist replay wasm-target run soak bench hosts-setup hosts-test flink-setup flink-test fuzz fuzz-regress model-check
 
 build: wasm-target
 	$(CARGO) build --release -p sink-coordinator-host
@@ -31,6 +33,7 @@ test: wasm-target
 	$(MAKE) --no-print-directory fuzz-regress
 	$(MAKE) --no-print-directory oracle-test
 	$(MAKE) --no-print-directory hosts-test
+	$(MAKE) --no-print-directory flink-test
 
 # The independent Python oracle of SEMANTICS v2 (tests/oracle/) against the
 # native core: every conformance and regression trace, and 2,000 fixed-seed
@@ -52,6 +55,15 @@ bench: build
 
 hosts-setup:
 	bash hosts/setup.sh
+
+# The Flink connector: a JNI library (hosts/flink/native) and Java sources
+# compiled with javac against the jars of the PyPI wheel apache-flink-libraries
+# (no Maven registry here); the tests print "N passed, N failed".
+flink-setup:
+	@hosts/flink/setup.sh >/dev/null
+
+flink-test: wasm-target flink-setup
+	hosts/flink/test.sh
 
 hosts-test: build hosts-setup
 	node hosts/raw-abi/example.mjs target/sink-coordinator.wasm

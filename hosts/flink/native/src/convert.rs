@@ -1,0 +1,242 @@
+//! Java objects <-> the core's types. The Java classes are plain value
+//! classes of package `io.sinkcoordinator.flink.component` whose
+//! constructor signatures are named here; an absent watermark or
+//! committed-up-to travels as a flag or as `-1`, because boxing every
+//! value would cost an allocation per call on the hot path.
+
+use jni::objects::{JByteArray, JObject, JObjectArray, JValue};
+use jni::sys::jsize;
+use jni::JNIEnv;
+use sink_coordinator::{Entry, Outcome, Snapshot, Tag};
+
+use crate::call::{checkpoint_id, CallResult, Fail};
+
+const PACKAGE: &str = "io/sinkcoordinator/flink/component/";
+const ENTRY_CTOR: &str = "(J[[BZJZ)V";
+const OUTCOME_CTOR: &str = "(Ljava/lang/String;[J[Ljava/lang/String;[Ljava/lang/String;ZJ)V";
+const SNAPSHOT_CTOR: &str = "(JLjava/lang/String;JZJJ[I[[B)V";
+const TAG_CTOR: &str = "(Ljava/lang/String;JJJZJ)V";
+
+fn class(name: &str) -> String {
+    format!("{PACKAGE}{name}")
+}
+
+/// `byte[][]` → list of byte strings (null → empty list).
+pub fn byte_arrays(env: &mut JNIEnv<'_>, array: &JObjectArray<'_>) -> CallResult<Vec<Vec<u8>>> {
+    if array.is_null() {
+        return Ok(Vec::new());
+    }
+    let n = env.get_array_length(array)?;
+    let mut out = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
+    for i in 0..n {
+        let element = JByteArray::from(env.get_object_array_element(array, i)?);
+        if element.is_null() {
+            return Err(Fail::Usage(format!("committable {i} is null")));
+        }
+        out.push(env.convert_byte_array(&element)?);
+        env.delete_local_ref(element)?;
+    }
+    Ok(out)
+}
+
+/// List of byte strings → `byte[][]`.
+pub fn to_byte_arrays<'local>(
+    env: &mut JNIEnv<'local>,
+    values: &[Vec<u8>],
+) -> CallResult<JObjectArray<'local>> {
+    let array = env.new_object_array(jsize_of(values.len())?, "[B", JObject::null())?;
+    for (i, value) in values.iter().enumerate() {
+        let element = env.byte_array_from_slice(value)?;
+        env.set_object_array_element(&array, jsize_of(i)?, &element)?;
+        env.delete_local_ref(element)?;
+    }
+    Ok(array)
+}
+
+/// `byte[]` → bytes (null is a usage error: state bytes are never null).
+pub fn bytes(env: &mut JNIEnv<'_>, array: &JByteArray<'_>, what: &str) -> CallResult<Vec<u8>> {
+    if array.is_null() {
+        return Err(Fail::Usage(format!("{what} is null")));
+    }
+    Ok(env.convert_byte_array(array)?)
+}
+
+fn jsize_of(n: usize) -> CallResult<jsize> {
+    jsize::try_from(n).map_err(|_| Fail::Usage(format!("{n} elements exceed a Java array")))
+}
+
+/// A Java `Entry` → the core's entry.
+pub fn entry(env: &mut JNIEnv<'_>, object: &JObject<'_>) -> CallResult<Entry> {
+    if object.is_null() {
+        return Err(Fail::Usage("an entry is null".to_string()));
+    }
+    let checkpoint = env.get_field(object, "checkpoint", "J")?.j()?;
+    let committables = JObjectArray::from(env.get_field(object, "committables", "[[B")?.l()?);
+    let has_watermark = env.get_field(object, "hasWatermark", "Z")?.z()?;
+    let watermark = env.get_field(object, "watermark", "J")?.j()?;
+    let savepoint = env.get_field(object, "savepoint", "Z")?.z()?;
+    let committables_vec = byte_arrays(env, &committables)?;
+    env.delete_local_ref(committables)?;
+    Ok(Entry {
+        checkpoint: checkpoint_id(checkpoint, "entry checkpoint")?,
+        committables: committables_vec,
+        watermark: has_watermark.then_some(watermark),
+        savepoint,
+    })
+}
+
+/// A Java `Entry[]` → the core's entries.
+pub fn entries(env: &mut JNIEnv<'_>, array: &JObjectArray<'_>) -> CallResult<Vec<Entry>> {
+    if array.is_null() {
+        return Ok(Vec::new());
+    }
+    let n = env.get_array_length(array)?;
+    let mut out = Vec::new();
+    for i in 0..n {
+        let element = env.get_object_array_element(array, i)?;
+        out.push(entry(env, &element)?);
+        env.delete_local_ref(element)?;
+    }
+    Ok(out)
+}
+
+/// The core's entry → a Java `Entry`.
+pub fn to_entry<'local>(env: &mut JNIEnv<'local>, e: &Entry) -> CallResult<JObject<'local>> {
+    let committables = to_byte_arrays(env, &e.committables)?;
+    let checkpoint = i64::try_from(e.checkpoint)
+        .map_err(|_| Fail::Usage(format!("checkpoint {} exceeds a long", e.checkpoint)))?;
+    Ok(env.new_object(
+        class("Entry"),
+        ENTRY_CTOR,
+        &[
+            JValue::Long(checkpoint),
+            JValue::Object(&committables),
+            JValue::Bool(e.watermark.is_some().into()),
+            JValue::Long(e.watermark.unwrap_or(0)),
+            JValue::Bool(e.savepoint.into()),
+        ],
+    )?)
+}
+
+/// The core's entries → a Java `Entry[]`.
+pub fn to_entries<'local>(
+    env: &mut JNIEnv<'local>,
+    list: &[Entry],
+) -> CallResult<JObjectArray<'local>> {
+    let array = env.new_object_array(jsize_of(list.len())?, class("Entry"), JObject::null())?;
+    for (i, e) in list.iter().enumerate() {
+        let element = to_entry(env, e)?;
+        env.set_object_array_element(&array, jsize_of(i)?, &element)?;
+        env.delete_local_ref(element)?;
+    }
+    Ok(array)
+}
+
+fn to_strings<'local>(
+    env: &mut JNIEnv<'local>,
+    list: &[String],
+) -> CallResult<JObjectArray<'local>> {
+    let array = env.new_object_array(jsize_of(list.len())?, "java/lang/String", JObject::null())?;
+    for (i, s) in list.iter().enumerate() {
+        let element = env.new_string(s)?;
+        env.set_object_array_element(&array, jsize_of(i)?, &element)?;
+        env.delete_local_ref(element)?;
+    }
+    Ok(array)
+}
+
+/// A checkpoint id as a Java `long`: END (`2^63-1`) is `Long.MAX_VALUE`.
+pub fn to_long(id: u64) -> CallResult<i64> {
+    i64::try_from(id).map_err(|_| Fail::Usage(format!("checkpoint {id} exceeds a long")))
+}
+
+/// The core's outcome → a Java `Outcome`.
+pub fn to_outcome<'local>(env: &mut JNIEnv<'local>, o: &Outcome) -> CallResult<JObject<'local>> {
+    let state = env.new_string(o.state.name())?;
+    let ids = o
+        .committed
+        .iter()
+        .map(|&c| to_long(c))
+        .collect::<CallResult<Vec<i64>>>()?;
+    let committed = env.new_long_array(jsize_of(ids.len())?)?;
+    env.set_long_array_region(&committed, 0, &ids)?;
+    let created = to_strings(env, &o.tags_created)?;
+    let deleted = to_strings(env, &o.tags_deleted)?;
+    let up_to = match o.committed_up_to {
+        Some(u) => to_long(u)?,
+        None => -1,
+    };
+    Ok(env.new_object(
+        class("Outcome"),
+        OUTCOME_CTOR,
+        &[
+            JValue::Object(&state),
+            JValue::Object(&committed),
+            JValue::Object(&created),
+            JValue::Object(&deleted),
+            JValue::Bool(o.restart_required.into()),
+            JValue::Long(up_to),
+        ],
+    )?)
+}
+
+/// The core's snapshot → a Java `Snapshot`.
+pub fn to_snapshot<'local>(env: &mut JNIEnv<'local>, s: &Snapshot) -> CallResult<JObject<'local>> {
+    let user = env.new_string(&s.commit_user)?;
+    let subtasks: Vec<i32> = s
+        .committables
+        .iter()
+        .map(|(subtask, _)| i32::try_from(*subtask).unwrap_or(i32::MAX))
+        .collect();
+    let subtask_array = env.new_int_array(jsize_of(subtasks.len())?)?;
+    env.set_int_array_region(&subtask_array, 0, &subtasks)?;
+    let payloads: Vec<Vec<u8>> = s.committables.iter().map(|(_, b)| b.clone()).collect();
+    let payload_array = to_byte_arrays(env, &payloads)?;
+    Ok(env.new_object(
+        class("Snapshot"),
+        SNAPSHOT_CTOR,
+        &[
+            JValue::Long(to_long(s.id)?),
+            JValue::Object(&user),
+            JValue::Long(to_long(s.identifier)?),
+            JValue::Bool(s.watermark.is_some().into()),
+            JValue::Long(s.watermark.unwrap_or(0)),
+            JValue::Long(to_long(s.time_ms)?),
+            JValue::Object(&subtask_array),
+            JValue::Object(&payload_array),
+        ],
+    )?)
+}
+
+/// The core's tag → a Java `Tag`.
+pub fn to_tag<'local>(env: &mut JNIEnv<'local>, t: &Tag) -> CallResult<JObject<'local>> {
+    let name = env.new_string(&t.name)?;
+    Ok(env.new_object(
+        class("Tag"),
+        TAG_CTOR,
+        &[
+            JValue::Object(&name),
+            JValue::Long(to_long(t.snapshot_id)?),
+            JValue::Long(to_long(t.identifier)?),
+            JValue::Long(to_long(t.create_time_ms)?),
+            JValue::Bool(t.expire_time_ms.is_some().into()),
+            JValue::Long(to_long(t.expire_time_ms.unwrap_or(0))?),
+        ],
+    )?)
+}
+
+/// A list of Java objects built by `f` → a Java array of `class_name`.
+pub fn to_array<'local, T>(
+    env: &mut JNIEnv<'local>,
+    class_name: &str,
+    list: &[T],
+    mut f: impl FnMut(&mut JNIEnv<'local>, &T) -> CallResult<JObject<'local>>,
+) -> CallResult<JObjectArray<'local>> {
+    let array = env.new_object_array(jsize_of(list.len())?, class(class_name), JObject::null())?;
+    for (i, item) in list.iter().enumerate() {
+        let element = f(env, item)?;
+        env.set_object_array_element(&array, jsize_of(i)?, &element)?;
+        env.delete_local_ref(element)?;
+    }
+    Ok(array)
+}

@@ -1,0 +1,277 @@
+//! JNI exports of the coordinator resource: one component instance per
+//! coordinator, over the table's log directory and the system clock.
+
+use jni::objects::{JByteArray, JClass, JIntArray, JObject, JObjectArray, JString};
+use jni::sys::{jboolean, jbyteArray, jint, jlong, jobject, jstring};
+use jni::JNIEnv;
+use sink_coordinator::{Config, FinalCommitMode, Outcome, RecoveryMode, RestorePoint};
+use sink_coordinator_host::clock::SystemClock;
+use sink_coordinator_host::env::HostEnv;
+use sink_coordinator_host::storage::LocalDirStorage;
+use sink_coordinator_host::{ComponentCoordinator, HostResult};
+
+use crate::call::{
+    checkpoint_id, fenced, free_handle, into_handle, null, optional_checkpoint, subtask_index,
+    with_handle, CallResult, Fail,
+};
+use crate::convert;
+
+type Handle = ComponentCoordinator;
+
+/// Runs an outcome-returning call on the coordinator behind `handle`.
+fn outcome_call<'local>(
+    env: &mut JNIEnv<'local>,
+    handle: jlong,
+    f: impl FnOnce(&mut JNIEnv<'local>, &mut Handle) -> CallResult<HostResult<Outcome>>,
+) -> jobject {
+    fenced(env, null(), |env| {
+        // SAFETY: the Java wrapper passes its live handle (call.rs).
+        let mut coordinator = unsafe { with_handle::<Handle>(handle)? };
+        let outcome = f(env, &mut coordinator)??;
+        convert::to_outcome(env, &outcome)
+    })
+    .into_raw()
+}
+
+/// `long coordinatorNew(String logDir, int parallelism, String commitUser,
+/// boolean checkpointing, boolean finalOnEndInput, boolean forceCreateSnapshot,
+/// boolean savepointAutoTag, long tagRetainedMs, boolean recoveryContinue,
+/// long restoreCheckpoint, byte[] state, int[] finishedSubtasks)`:
+/// `tagRetainedMs` and `restoreCheckpoint` are `-1` for none.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorNew<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    log_dir: JString<'local>,
+    parallelism: jint,
+    commit_user: JString<'local>,
+    checkpointing: jboolean,
+    final_on_end_input: jboolean,
+    force_create_snapshot: jboolean,
+    savepoint_auto_tag: jboolean,
+    tag_retained_ms: jlong,
+    recovery_continue: jboolean,
+    restore_checkpoint: jlong,
+    state: JByteArray<'local>,
+    finished: JIntArray<'local>,
+) -> jlong {
+    fenced(&mut env, 0, |env| {
+        let dir: String = env.get_string(&log_dir)?.into();
+        let user: String = env.get_string(&commit_user)?.into();
+        let config = Config {
+            parallelism: u32::try_from(parallelism).unwrap_or(0),
+            commit_user: user,
+            checkpointing: checkpointing != 0,
+            final_commit: if final_on_end_input != 0 {
+                FinalCommitMode::OnEndInput
+            } else {
+                FinalCommitMode::OnCheckpoint
+            },
+            force_create_snapshot: force_create_snapshot != 0,
+            savepoint_auto_tag: savepoint_auto_tag != 0,
+            tag_time_retained_ms: optional_checkpoint(tag_retained_ms, "tag retention")?,
+            recovery: if recovery_continue != 0 {
+                RecoveryMode::Continue
+            } else {
+                RecoveryMode::Restart
+            },
+        };
+        let restore = match optional_checkpoint(restore_checkpoint, "restore checkpoint")? {
+            None => None,
+            Some(checkpoint) => {
+                let state = convert::bytes(env, &state, "restore state")?;
+                let n = if finished.is_null() {
+                    0
+                } else {
+                    env.get_array_length(&finished)?
+                };
+                let mut indexes = vec![0i32; usize::try_from(n).unwrap_or(0)];
+                if n > 0 {
+                    env.get_int_array_region(&finished, 0, &mut indexes)?;
+                }
+                let finished_subtasks = indexes
+                    .into_iter()
+                    .map(subtask_index)
+                    .collect::<CallResult<Vec<u32>>>()?;
+                Some(RestorePoint {
+                    checkpoint,
+                    state,
+                    finished_subtasks,
+                })
+            }
+        };
+        let storage = LocalDirStorage::open(&dir)
+            .map_err(|e| Fail::Usage(format!("cannot open the table log {dir}: {e}")))?;
+        let runtime = crate::runtime().map_err(Fail::Usage)?;
+        let coordinator = ComponentCoordinator::new(
+            &runtime,
+            HostEnv::new(storage, SystemClock),
+            &config,
+            restore.as_ref(),
+        )?;
+        Ok(into_handle(coordinator))
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorStart<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jobject {
+    outcome_call(&mut env, handle, |_, c| Ok(c.start()))
+}
+
+#[no_mangle]
+pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorEvent<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    subtask: jint,
+    attempt: jint,
+    entry: JObject<'local>,
+) -> jobject {
+    outcome_call(&mut env, handle, |env, c| {
+        let entry = convert::entry(env, &entry)?;
+        let attempt = u32::try_from(attempt).unwrap_or(0);
+        Ok(c.event(subtask_index(subtask)?, attempt, entry))
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorRestored<
+    'local,
+>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    subtask: jint,
+    attempt: jint,
+    checkpoint: jlong,
+    entries: JObjectArray<'local>,
+) -> jobject {
+    outcome_call(&mut env, handle, |env, c| {
+        let entries = convert::entries(env, &entries)?;
+        let attempt = u32::try_from(attempt).unwrap_or(0);
+        let checkpoint = checkpoint_id(checkpoint, "restored checkpoint")?;
+        Ok(c.restored(subtask_index(subtask)?, attempt, checkpoint, entries))
+    })
+}
+
+/// `checkpoint` is `-1` when the subtask restarts from scratch.
+#[no_mangle]
+pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorSubtaskReset<
+    'local,
+>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    subtask: jint,
+    checkpoint: jlong,
+) -> jobject {
+    outcome_call(&mut env, handle, |_, c| {
+        let checkpoint = optional_checkpoint(checkpoint, "reset checkpoint")?;
+        Ok(c.subtask_reset(subtask_index(subtask)?, checkpoint))
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorCheckpoint<
+    'local,
+>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    checkpoint: jlong,
+) -> jbyteArray {
+    fenced(&mut env, JByteArray::default(), |env| {
+        // SAFETY: the Java wrapper passes its live handle (call.rs).
+        let mut c = unsafe { with_handle::<Handle>(handle)? };
+        let state = c.checkpoint(checkpoint_id(checkpoint, "checkpoint")?)?;
+        Ok(env.byte_array_from_slice(&state)?)
+    })
+    .into_raw()
+}
+
+#[no_mangle]
+pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorCheckpointComplete<
+    'local,
+>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    checkpoint: jlong,
+) -> jobject {
+    outcome_call(&mut env, handle, |_, c| {
+        Ok(c.checkpoint_complete(checkpoint_id(checkpoint, "checkpoint")?))
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorCheckpointAborted<
+    'local,
+>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    checkpoint: jlong,
+) -> jobject {
+    outcome_call(&mut env, handle, |_, c| {
+        Ok(c.checkpoint_aborted(checkpoint_id(checkpoint, "checkpoint")?))
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorClose<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jobject {
+    outcome_call(&mut env, handle, |_, c| Ok(c.close()))
+}
+
+/// The lifecycle state's name (`created`, ..., `failed`).
+#[no_mangle]
+pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorState<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jstring {
+    fenced(&mut env, JString::default(), |env| {
+        // SAFETY: the Java wrapper passes its live handle (call.rs).
+        let mut c = unsafe { with_handle::<Handle>(handle)? };
+        let name = c.state().name();
+        Ok(env.new_string(name)?)
+    })
+    .into_raw()
+}
+
+/// Committed-up-to (SEMANTICS 5.5); `-1` for none.
+#[no_mangle]
+pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorCommittedUpTo<
+    'local,
+>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jlong {
+    fenced(&mut env, -1, |_| {
+        // SAFETY: the Java wrapper passes its live handle (call.rs).
+        let mut c = unsafe { with_handle::<Handle>(handle)? };
+        match c.committed_up_to() {
+            Some(u) => convert::to_long(u),
+            None => Ok(-1),
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorFree<'local>(
+    _env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    // SAFETY: called once by the wrapper's close, which then forgets the handle.
+    unsafe { free_handle::<Handle>(handle) }
+}

@@ -1,0 +1,79 @@
+package io.sinkcoordinator.flink;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Counters of one sink's coordinators in this JVM (all incarnations of the
+ * same commit user add up): how much time the component calls cost, how long
+ * checkpoints took from the coordinator's trigger to its completion notice,
+ * and how many failovers of each kind the coordinator went through. Tests
+ * and operators read them; the coordinator's behaviour never depends on
+ * them.
+ */
+public final class CoordinatorStats {
+    private static final Map<String, CoordinatorStats> BY_USER = new ConcurrentHashMap<>();
+
+    /** Time inside component calls (coordinator side), in nanoseconds. */
+    public final AtomicLong componentNanos = new AtomicLong();
+    public final AtomicLong componentCalls = new AtomicLong();
+    /** Completed checkpoints and the sum of their trigger-to-completion times. */
+    public final AtomicLong checkpointsCompleted = new AtomicLong();
+    public final AtomicLong checkpointNanos = new AtomicLong();
+    /** Checkpoints this coordinator declined (state restoring) or failed. */
+    public final AtomicLong checkpointsDeclined = new AtomicLong();
+    /** Coordinator instances started, and those started from a checkpoint (global failover). */
+    public final AtomicLong starts = new AtomicLong();
+    public final AtomicLong globalRestores = new AtomicLong();
+    /** Region failovers of single writer subtasks. */
+    public final AtomicLong subtaskResets = new AtomicLong();
+    /** Restores where Flink reported subtasks finished before the checkpoint. */
+    public final AtomicLong restoresWithFinishedSubtasks = new AtomicLong();
+    /** Failovers the coordinator requested: restart-required, and fatal errors. */
+    public final AtomicLong restartsRequested = new AtomicLong();
+    public final AtomicLong fatalFailures = new AtomicLong();
+    /** Calls repeated after a storage error. */
+    public final AtomicLong storageRetries = new AtomicLong();
+
+    private CoordinatorStats() {}
+
+    /** The counters of {@code commitUser} (created on first use). */
+    public static CoordinatorStats of(String commitUser) {
+        return BY_USER.computeIfAbsent(commitUser, u -> new CoordinatorStats());
+    }
+
+    /** Mean component time per completed checkpoint, in microseconds. */
+    public long componentMicrosPerCheckpoint() {
+        long n = checkpointsCompleted.get();
+        return n == 0 ? 0 : componentNanos.get() / n / 1000;
+    }
+
+    /** Mean trigger-to-completion time of a checkpoint, in microseconds. */
+    public long checkpointMicros() {
+        long n = checkpointsCompleted.get();
+        return n == 0 ? 0 : checkpointNanos.get() / n / 1000;
+    }
+
+    @Override
+    public String toString() {
+        return String.format(
+                "component calls %d (%.1f ms total, %d us per completed checkpoint), "
+                        + "checkpoints completed %d (mean %d us trigger-to-completion), declined %d, "
+                        + "coordinator starts %d, global restores %d (%d with finished subtasks), "
+                        + "subtask resets %d, restarts requested %d, fatal %d, storage retries %d",
+                componentCalls.get(),
+                componentNanos.get() / 1e6,
+                componentMicrosPerCheckpoint(),
+                checkpointsCompleted.get(),
+                checkpointMicros(),
+                checkpointsDeclined.get(),
+                starts.get(),
+                globalRestores.get(),
+                restoresWithFinishedSubtasks.get(),
+                subtaskResets.get(),
+                restartsRequested.get(),
+                fatalFailures.get(),
+                storageRetries.get());
+    }
+}

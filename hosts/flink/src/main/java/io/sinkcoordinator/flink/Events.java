@@ -1,0 +1,56 @@
+package io.sinkcoordinator.flink;
+
+import io.sinkcoordinator.flink.component.Entry;
+import org.apache.flink.runtime.operators.coordination.OperatorEvent;
+
+/** The operator events between the writers and the coordinator. */
+final class Events {
+    private Events() {}
+
+    /** Writer → coordinator: the entry of one checkpoint, or END. */
+    static final class Committable implements OperatorEvent {
+        private static final long serialVersionUID = 1L;
+        final Entry entry;
+
+        Committable(Entry entry) {
+            this.entry = entry;
+        }
+
+        @Override
+        public String toString() {
+            return "Committable" + entry;
+        }
+    }
+
+    /** Writer → coordinator: the replay of its buffer after restoring from {@code checkpoint}. */
+    static final class Restored implements OperatorEvent {
+        private static final long serialVersionUID = 1L;
+        final long checkpoint;
+        final Entry[] entries;
+
+        Restored(long checkpoint, Entry[] entries) {
+            this.checkpoint = checkpoint;
+            this.entries = entries;
+        }
+
+        @Override
+        public String toString() {
+            return "Restored{checkpoint=" + checkpoint + ", entries=" + entries.length + "}";
+        }
+    }
+
+    /** Coordinator → writer: committed-up-to (SEMANTICS 5.5); the writer may forget entries. */
+    static final class CommittedUpTo implements OperatorEvent {
+        private static final long serialVersionUID = 1L;
+        final long upTo;
+
+        CommittedUpTo(long upTo) {
+            this.upTo = upTo;
+        }
+
+        @Override
+        public String toString() {
+            return "CommittedUpTo{" + (upTo == Entry.END ? "END" : Long.toString(upTo)) + "}";
+        }
+    }
+}

@@ -1,0 +1,327 @@
+package io.sinkcoordinator.flink;
+
+import io.sinkcoordinator.flink.component.ComponentCoordinator;
+import io.sinkcoordinator.flink.component.ComponentException;
+import io.sinkcoordinator.flink.component.Outcome;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+import org.apache.flink.runtime.operators.coordination.OperatorCoordinator;
+import org.apache.flink.runtime.operators.coordination.OperatorEvent;
+import org.apache.flink.util.FlinkException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The sink's commit coordinator in Flink's JobManager: every callback is one
+ * call of the component's coordinator, run to completion on the
+ * coordinator's thread (SEMANTICS 1: no queue, nothing {@code close} can
+ * drop).
+ *
+ * <table>
+ * <caption>Callback → component call</caption>
+ * <tr><td>start</td><td>new instance (fresh, or from the restored state bytes and the
+ *     finished subtasks), {@code start}</td></tr>
+ * <tr><td>handleEventFromOperator</td><td>{@code event} (ordinary or END), {@code restored}</td></tr>
+ * <tr><td>checkpointCoordinator</td><td>{@code checkpoint} → the state bytes</td></tr>
+ * <tr><td>notifyCheckpointComplete / Aborted</td><td>{@code checkpoint-complete} /
+ *     {@code checkpoint-aborted}</td></tr>
+ * <tr><td>resetToCheckpoint</td><td>remembered for {@code start} (the wrapper creates a new
+ *     instance per global failover)</td></tr>
+ * <tr><td>subtaskReset</td><td>{@code subtask-reset}</td></tr>
+ * <tr><td>executionAttemptReady / Failed</td><td>none: they only track the gateways that
+ *     committed-up-to is sent through</td></tr>
+ * <tr><td>close</td><td>{@code close}</td></tr>
+ * </table>
+ *
+ * <p>Errors (SEMANTICS 8): {@code declined} fails the one checkpoint;
+ * {@code storage} repeats the same call up to {@link SinkOptions#storageAttempts()}
+ * times, then fails the job; fatal errors and traps fail the job (a global
+ * failover, which brings a new instance from the last checkpoint); {@code
+ * restart-required} fails the job once more on purpose. After every call
+ * whose outcome raised committed-up-to, it is sent to every running writer.
+ */
+final class SinkCoordinator implements OperatorCoordinator {
+    private static final Logger LOG = LoggerFactory.getLogger(SinkCoordinator.class);
+
+    private final Context context;
+    private final SinkOptions options;
+    private final CoordinatorStats stats;
+
+    private ComponentCoordinator component;
+    private long restoreCheckpoint = -1;
+    private byte[] restoreState;
+    private SubtaskGateway[] gateways = new SubtaskGateway[0];
+    /** The highest committed-up-to sent to the writers (-1: none). */
+    private long sentUpTo = -1;
+    /** This instance asked Flink to fail over; later calls are moot until it is replaced. */
+    private boolean failing;
+    /**
+     * Subtasks Flink marked finished in the restored checkpoint. Flink 2.3
+     * still redeploys them: their operators are initialized (restored, with
+     * no state) and get endInput again, so they send an empty restore event
+     * and an empty END entry. Those replays must not reach the component: the
+     * END entry the coordinator's state holds for them is authoritative (and
+     * a finished task has nothing else), so they are dropped here.
+     */
+    private final java.util.Set<Integer> finishedAtRestore = new java.util.HashSet<>();
+    /** Trigger time of the checkpoints in flight, by id (for the stats). */
+    private final java.util.Map<Long, Long> triggeredAt = new java.util.HashMap<>();
+
+    SinkCoordinator(Context context, SinkOptions options) {
+        // The constructor must not touch the context's parallelism: adaptive
+        // schedulers create coordinators before it is known.
+        this.context = context;
+        this.options = options;
+        this.stats = CoordinatorStats.of(options.config().commitUser());
+    }
+
+    @Override
+    public synchronized void start() throws Exception {
+        int parallelism = context.currentParallelism();
+        gateways = new SubtaskGateway[parallelism];
+        int[] finished = new int[0];
+        if (restoreCheckpoint >= 0) {
+            finished = FinishedSubtasks.at(context, restoreCheckpoint, parallelism);
+            for (int s : finished) {
+                finishedAtRestore.add(s);
+            }
+            stats.globalRestores.incrementAndGet();
+            if (finished.length > 0) {
+                stats.restoresWithFinishedSubtasks.incrementAndGet();
+            }
+            LOG.info(
+                    "sink {}: restoring from checkpoint {}, finished subtasks {}",
+                    options.config().commitUser(),
+                    restoreCheckpoint,
+                    Arrays.toString(finished));
+        }
+        stats.starts.incrementAndGet();
+        component =
+                new ComponentCoordinator(
+                        options.logDir().toString(),
+                        parallelism,
+                        options.config(),
+                        restoreCheckpoint,
+                        restoreState,
+                        finished);
+        restoreState = null;
+        apply("start", () -> component.start());
+    }
+
+    @Override
+    public synchronized void close() {
+        if (component != null) {
+            try {
+                component.close();
+            } catch (ComponentException e) {
+                LOG.warn("sink {}: close: {}", options.config().commitUser(), e.getMessage());
+            }
+            component = null;
+        }
+    }
+
+    @Override
+    public synchronized void handleEventFromOperator(int subtask, int attempt, OperatorEvent event) {
+        if (finishedAtRestore.contains(subtask)) {
+            dropReplayOfFinished(subtask, event);
+            return;
+        }
+        if (event instanceof Events.Committable) {
+            Events.Committable e = (Events.Committable) event;
+            apply("event of subtask " + subtask, () -> component.event(subtask, attempt, e.entry));
+        } else if (event instanceof Events.Restored) {
+            Events.Restored e = (Events.Restored) event;
+            apply(
+                    "restore event of subtask " + subtask,
+                    () -> component.restored(subtask, attempt, e.checkpoint, e.entries));
+        } else {
+            fail(
+                    new FlinkException(
+                            "sink coordinator: unexpected operator event from subtask "
+                                    + subtask
+                                    + ": "
+                                    + event));
+        }
+    }
+
+    /** A finished subtask's replay carries no data; anything else would be lost, so it fails. */
+    private void dropReplayOfFinished(int subtask, OperatorEvent event) {
+        boolean empty =
+                event instanceof Events.Restored
+                        ? Arrays.stream(((Events.Restored) event).entries)
+                                .allMatch(e -> e.committables.length == 0)
+                        : event instanceof Events.Committable
+                                && ((Events.Committable) event).entry.committables.length == 0;
+        if (!empty) {
+            fail(
+                    new FlinkException(
+                            "sink coordinator: subtask "
+                                    + subtask
+                                    + " was finished in the restored checkpoint "
+                                    + restoreCheckpoint
+                                    + " but reported data: "
+                                    + event));
+        }
+    }
+
+    @Override
+    public synchronized void checkpointCoordinator(long checkpointId, CompletableFuture<byte[]> result) {
+        long start = System.nanoTime();
+        try {
+            byte[] state = component.checkpoint(checkpointId);
+            triggeredAt.put(checkpointId, start);
+            result.complete(state);
+        } catch (ComponentException e) {
+            stats.checkpointsDeclined.incrementAndGet();
+            // Declined (restoring): only this checkpoint fails. Fatal: the job too.
+            result.completeExceptionally(e);
+            if (e.isFatal()) {
+                fail(e);
+            }
+        } finally {
+            record(start);
+        }
+    }
+
+    @Override
+    public synchronized void notifyCheckpointComplete(long checkpointId) {
+        Long triggered = triggeredAt.remove(checkpointId);
+        if (triggered != null) {
+            stats.checkpointsCompleted.incrementAndGet();
+            stats.checkpointNanos.addAndGet(System.nanoTime() - triggered);
+        }
+        triggeredAt.keySet().removeIf(id -> id < checkpointId);
+        apply("completion of checkpoint " + checkpointId, () -> component.checkpointComplete(checkpointId));
+    }
+
+    @Override
+    public synchronized void notifyCheckpointAborted(long checkpointId) {
+        triggeredAt.remove(checkpointId);
+        apply("abort of checkpoint " + checkpointId, () -> component.checkpointAborted(checkpointId));
+    }
+
+    @Override
+    public synchronized void resetToCheckpoint(long checkpointId, byte[] checkpointData) {
+        if (component != null) {
+            // RecreateOnResetOperatorCoordinator resets fresh instances only.
+            throw new IllegalStateException("sink coordinator: reset of a started instance");
+        }
+        if (checkpointId == NO_CHECKPOINT || checkpointData == null) {
+            restoreCheckpoint = -1;
+            restoreState = null;
+        } else {
+            restoreCheckpoint = checkpointId;
+            restoreState = checkpointData;
+        }
+    }
+
+    @Override
+    public synchronized void subtaskReset(int subtask, long checkpointId) {
+        stats.subtaskResets.incrementAndGet();
+        gateways[subtask] = null;
+        if (finishedAtRestore.contains(subtask)) {
+            // Its END entry lives only in the coordinator: a reset would drop it.
+            return;
+        }
+        long from = checkpointId == NO_CHECKPOINT ? -1 : checkpointId;
+        apply("reset of subtask " + subtask, () -> component.subtaskReset(subtask, from));
+    }
+
+    @Override
+    public synchronized void executionAttemptFailed(int subtask, int attempt, Throwable reason) {
+        SubtaskGateway gateway = gateways[subtask];
+        if (gateway != null && gateway.getExecution().getAttemptNumber() == attempt) {
+            gateways[subtask] = null;
+        }
+    }
+
+    @Override
+    public synchronized void executionAttemptReady(int subtask, int attempt, SubtaskGateway gateway) {
+        gateways[subtask] = gateway;
+        // A restarted writer learns what it may forget (a stale value is still true).
+        if (sentUpTo >= 0) {
+            gateway.sendEvent(new Events.CommittedUpTo(sentUpTo));
+        }
+    }
+
+    /** Runs one component call, applying SEMANTICS 8 to its error. */
+    private void apply(String what, Supplier<Outcome> call) {
+        if (failing || component == null) {
+            return;
+        }
+        for (int attempt = 1; ; attempt++) {
+            long start = System.nanoTime();
+            try {
+                Outcome outcome = call.get();
+                record(start);
+                after(what, outcome);
+                return;
+            } catch (ComponentException e) {
+                record(start);
+                if (e.isStorage() && attempt < options.storageAttempts()) {
+                    // The input was accepted; repeating the call retries what failed.
+                    stats.storageRetries.incrementAndGet();
+                    LOG.warn("sink {}: {} failed on storage (attempt {}), repeating: {}",
+                            options.config().commitUser(), what, attempt, e.getMessage());
+                    sleepQuietly(20L * attempt);
+                    continue;
+                }
+                if (e.isDeclined()) {
+                    LOG.warn("sink {}: {} declined: {}", options.config().commitUser(), what, e.getMessage());
+                    return;
+                }
+                fail(new FlinkException("sink coordinator: " + what + " failed", e));
+                return;
+            }
+        }
+    }
+
+    private void after(String what, Outcome outcome) {
+        if (outcome.committedUpTo > sentUpTo) {
+            sentUpTo = outcome.committedUpTo;
+            Events.CommittedUpTo event = new Events.CommittedUpTo(sentUpTo);
+            for (SubtaskGateway gateway : gateways) {
+                if (gateway != null) {
+                    gateway.sendEvent(event);
+                }
+            }
+        }
+        if (outcome.restartRequired) {
+            stats.restartsRequested.incrementAndGet();
+            failing = true;
+            context.failJob(
+                    new FlinkException(
+                            "sink coordinator: the recovery of "
+                                    + options.config().commitUser()
+                                    + " committed snapshots "
+                                    + Arrays.toString(outcome.committed)
+                                    + " ("
+                                    + what
+                                    + "); failing over once more so that every writer starts from them"));
+        }
+    }
+
+    private void fail(Throwable cause) {
+        if (failing) {
+            return;
+        }
+        failing = true;
+        stats.fatalFailures.incrementAndGet();
+        LOG.error("sink {}: failing the job", options.config().commitUser(), cause);
+        context.failJob(cause);
+    }
+
+    private void record(long start) {
+        stats.componentCalls.incrementAndGet();
+        stats.componentNanos.addAndGet(System.nanoTime() - start);
+    }
+
+    private static void sleepQuietly(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

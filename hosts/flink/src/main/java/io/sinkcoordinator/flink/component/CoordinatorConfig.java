@@ -1,0 +1,112 @@
+package io.sinkcoordinator.flink.component;
+
+import java.io.Serializable;
+import java.util.Objects;
+
+/**
+ * The coordinator's options (WIT {@code config} without the parallelism,
+ * which the engine knows only at run time). Immutable; the {@code with*}
+ * methods return changed copies.
+ */
+public final class CoordinatorConfig implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    private final String commitUser;
+    private final boolean checkpointing;
+    private final boolean finalCommitOnEndInput;
+    private final boolean forceCreateSnapshot;
+    private final boolean savepointAutoTag;
+    private final long tagTimeRetainedMs;
+    private final boolean recoveryContinue;
+
+    private CoordinatorConfig(
+            String commitUser,
+            boolean checkpointing,
+            boolean finalCommitOnEndInput,
+            boolean forceCreateSnapshot,
+            boolean savepointAutoTag,
+            long tagTimeRetainedMs,
+            boolean recoveryContinue) {
+        this.commitUser = Objects.requireNonNull(commitUser, "commitUser");
+        this.checkpointing = checkpointing;
+        this.finalCommitOnEndInput = finalCommitOnEndInput;
+        this.forceCreateSnapshot = forceCreateSnapshot;
+        this.savepointAutoTag = savepointAutoTag;
+        this.tagTimeRetainedMs = tagTimeRetainedMs;
+        this.recoveryContinue = recoveryContinue;
+    }
+
+    /** The defaults of SEMANTICS: checkpointing, final commit on checkpoint, recovery restart. */
+    public static CoordinatorConfig of(String commitUser) {
+        return new CoordinatorConfig(commitUser, true, false, false, false, -1, false);
+    }
+
+    /** false = batch: the final commit happens on the last END entry. */
+    public CoordinatorConfig withCheckpointing(boolean on) {
+        return new CoordinatorConfig(
+                commitUser, on, finalCommitOnEndInput, forceCreateSnapshot, savepointAutoTag,
+                tagTimeRetainedMs, recoveryContinue);
+    }
+
+    /** Final commit within the call that delivers the last END entry. */
+    public CoordinatorConfig withFinalCommitOnEndInput(boolean on) {
+        return new CoordinatorConfig(
+                commitUser, checkpointing, on, forceCreateSnapshot, savepointAutoTag,
+                tagTimeRetainedMs, recoveryContinue);
+    }
+
+    public CoordinatorConfig withForceCreateSnapshot(boolean on) {
+        return new CoordinatorConfig(
+                commitUser, checkpointing, finalCommitOnEndInput, on, savepointAutoTag,
+                tagTimeRetainedMs, recoveryContinue);
+    }
+
+    /** Tag {@code savepoint-<id>} on every savepoint's snapshot. */
+    public CoordinatorConfig withSavepointAutoTag(boolean on) {
+        return new CoordinatorConfig(
+                commitUser, checkpointing, finalCommitOnEndInput, forceCreateSnapshot, on,
+                tagTimeRetainedMs, recoveryContinue);
+    }
+
+    /** Savepoint tags expire this long after creation; -1 = never. */
+    public CoordinatorConfig withTagTimeRetainedMs(long ms) {
+        return new CoordinatorConfig(
+                commitUser, checkpointing, finalCommitOnEndInput, forceCreateSnapshot,
+                savepointAutoTag, ms, recoveryContinue);
+    }
+
+    /** true = a recovery that committed something keeps running (no extra failover). */
+    public CoordinatorConfig withRecoveryContinue(boolean on) {
+        return new CoordinatorConfig(
+                commitUser, checkpointing, finalCommitOnEndInput, forceCreateSnapshot,
+                savepointAutoTag, tagTimeRetainedMs, on);
+    }
+
+    public String commitUser() {
+        return commitUser;
+    }
+
+    public boolean checkpointing() {
+        return checkpointing;
+    }
+
+    public boolean finalCommitOnEndInput() {
+        return finalCommitOnEndInput;
+    }
+
+    public boolean forceCreateSnapshot() {
+        return forceCreateSnapshot;
+    }
+
+    public boolean savepointAutoTag() {
+        return savepointAutoTag;
+    }
+
+    public long tagTimeRetainedMs() {
+        return tagTimeRetainedMs;
+    }
+
+    public boolean recoveryContinue() {
+        return recoveryContinue;
+    }
+}

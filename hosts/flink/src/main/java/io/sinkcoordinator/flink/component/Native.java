@@ -1,0 +1,98 @@
+package io.sinkcoordinator.flink.component;
+
+import java.io.File;
+
+/**
+ * The JNI functions of the native library {@code libsinkcoord_flink} (crate
+ * {@code hosts/flink/native}). Handles are opaque {@code long}s owned by the
+ * wrapper classes of this package; nothing else should call these.
+ *
+ * <p>The library is found, in order, at the path of the system property
+ * {@code sinkcoord.native.library}, of the environment variable
+ * {@code SINKCOORD_NATIVE_LIBRARY}, or as {@code sinkcoord_flink} on
+ * {@code java.library.path}. It is loaded once per class loader; the
+ * component inside is compiled once per process.
+ */
+final class Native {
+    static {
+        String path = System.getProperty("sinkcoord.native.library");
+        if (path == null || path.isEmpty()) {
+            path = System.getenv("SINKCOORD_NATIVE_LIBRARY");
+        }
+        if (path != null && !path.isEmpty()) {
+            System.load(new File(path).getAbsolutePath());
+        } else {
+            System.loadLibrary("sinkcoord_flink");
+        }
+    }
+
+    private Native() {}
+
+    static native long coordinatorNew(
+            String logDir,
+            int parallelism,
+            String commitUser,
+            boolean checkpointing,
+            boolean finalOnEndInput,
+            boolean forceCreateSnapshot,
+            boolean savepointAutoTag,
+            long tagRetainedMs,
+            boolean recoveryContinue,
+            long restoreCheckpoint,
+            byte[] state,
+            int[] finishedSubtasks);
+
+    static native Outcome coordinatorStart(long handle);
+
+    static native Outcome coordinatorEvent(long handle, int subtask, int attempt, Entry entry);
+
+    static native Outcome coordinatorRestored(
+            long handle, int subtask, int attempt, long checkpoint, Entry[] entries);
+
+    static native Outcome coordinatorSubtaskReset(long handle, int subtask, long checkpoint);
+
+    static native byte[] coordinatorCheckpoint(long handle, long checkpoint);
+
+    static native Outcome coordinatorCheckpointComplete(long handle, long checkpoint);
+
+    static native Outcome coordinatorCheckpointAborted(long handle, long checkpoint);
+
+    static native Outcome coordinatorClose(long handle);
+
+    static native String coordinatorState(long handle);
+
+    static native long coordinatorCommittedUpTo(long handle);
+
+    static native void coordinatorFree(long handle);
+
+    static native long writerNew(int subtask);
+
+    static native Entry writerReport(
+            long handle,
+            long checkpoint,
+            byte[][] committables,
+            boolean hasWatermark,
+            long watermark,
+            boolean savepoint);
+
+    static native Entry writerEndInput(
+            long handle, byte[][] committables, boolean hasWatermark, long watermark);
+
+    static native void writerCommitted(long handle, long upTo);
+
+    static native void writerCheckpointAborted(long handle, long checkpoint);
+
+    static native byte[] writerState(long handle);
+
+    static native Entry[] writerRestore(long handle, byte[] state, long checkpoint);
+
+    static native void writerFree(long handle);
+
+    static native long tableOpen(String logDir);
+
+    static native Snapshot[] tableListSnapshots(long handle);
+
+    static native Tag[] tableListTags(long handle);
+
+    static native void tableFree(long handle);
+}

@@ -1,0 +1,96 @@
+package io.sinkcoordinator.flink;
+
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
+
+/**
+ * Injects failures: an exception in {@code map} fails the task (a region
+ * failover: with forward edges each subtask is its own region). A stall in
+ * {@code snapshotState} longer than the checkpoint timeout expires the
+ * checkpoint, which with no tolerable checkpoint failures fails the whole
+ * job (a global failover: the coordinator is recreated from its last
+ * checkpoint). An exception in {@code snapshotState} would not do: Flink
+ * 2.3 treats it as a task failure (region failover). Budgets are static:
+ * the MiniCluster runs every attempt in this JVM, so they bound the number
+ * of failures across attempts and the job eventually finishes.
+ */
+final class Chaos extends RichMapFunction<Long, Long> implements CheckpointedFunction {
+    private static final long serialVersionUID = 1L;
+
+    static final AtomicInteger REGION_BUDGET = new AtomicInteger();
+    static final AtomicInteger GLOBAL_BUDGET = new AtomicInteger();
+    static final AtomicInteger REGION_INJECTED = new AtomicInteger();
+    static final AtomicInteger GLOBAL_INJECTED = new AtomicInteger();
+
+    private final double regionPerRecord;
+    private final double globalPerSnapshot;
+    /** How long an injected stall lasts (longer than the checkpoint timeout). */
+    static final long STALL_MS = 1_500;
+    /** Only this subtask fails (-1: any), and only after it processed this many records. */
+    private final int onlySubtask;
+    private final long afterRecords;
+    private transient Random random;
+    private transient int subtask;
+    private transient long seen;
+
+    Chaos(double regionPerRecord, double globalPerSnapshot, int onlySubtask, long afterRecords) {
+        this.regionPerRecord = regionPerRecord;
+        this.globalPerSnapshot = globalPerSnapshot;
+        this.onlySubtask = onlySubtask;
+        this.afterRecords = afterRecords;
+    }
+
+    static void budget(int region, int global) {
+        REGION_BUDGET.set(region);
+        GLOBAL_BUDGET.set(global);
+        REGION_INJECTED.set(0);
+        GLOBAL_INJECTED.set(0);
+    }
+
+    @Override
+    public void open(OpenContext context) {
+        subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
+        random = new Random(System.nanoTime() ^ (31L * subtask));
+    }
+
+    private boolean armed() {
+        return (onlySubtask < 0 || onlySubtask == subtask) && seen >= afterRecords;
+    }
+
+    @Override
+    public Long map(Long value) {
+        seen++;
+        if (armed() && random.nextDouble() < regionPerRecord && take(REGION_BUDGET)) {
+            REGION_INJECTED.incrementAndGet();
+            throw new RuntimeException("injected task failure in subtask " + subtask);
+        }
+        return value;
+    }
+
+    @Override
+    public void snapshotState(FunctionSnapshotContext context) throws InterruptedException {
+        // Stalls only in one subtask (0, or the chosen one):
+        // a stall in a subtask that a region failover restarts at the same time
+        // is aborted with the failover instead of expiring.
+        if (random != null
+                && armed()
+                && (onlySubtask >= 0 || subtask == 0)
+                && random.nextDouble() < globalPerSnapshot
+                && take(GLOBAL_BUDGET)) {
+            GLOBAL_INJECTED.incrementAndGet();
+            Thread.sleep(STALL_MS);
+        }
+    }
+
+    @Override
+    public void initializeState(FunctionInitializationContext context) {}
+
+    private static boolean take(AtomicInteger budget) {
+        return budget.getAndUpdate(b -> Math.max(0, b - 1)) > 0;
+    }
+}

@@ -1,0 +1,115 @@
+package io.sinkcoordinator.flink;
+
+import static io.sinkcoordinator.flink.TestSupport.check;
+
+import io.sinkcoordinator.flink.component.ComponentCoordinator;
+import io.sinkcoordinator.flink.component.ComponentException;
+import io.sinkcoordinator.flink.component.ComponentTable;
+import io.sinkcoordinator.flink.component.ComponentWriter;
+import io.sinkcoordinator.flink.component.CoordinatorConfig;
+import io.sinkcoordinator.flink.component.Entry;
+import io.sinkcoordinator.flink.component.Outcome;
+import io.sinkcoordinator.flink.component.Snapshot;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+
+/** The JNI wrappers without Flink: one writer, one coordinator, the table. */
+final class ComponentTest {
+    private ComponentTest() {}
+
+    /** A finished writer's END entry survives a restore through the coordinator's state. */
+    static void finishedRestore() throws Exception {
+        Path dir = TestSupport.tempDir("component-finished");
+        try {
+            String log = dir.resolve("log").toString();
+            byte[] file = "data/end0".getBytes(StandardCharsets.UTF_8);
+            byte[] state;
+            try (ComponentCoordinator first =
+                    new ComponentCoordinator(log, 2, CoordinatorConfig.of("fin"), -1, null, null)) {
+                first.start();
+                first.event(0, 0, new Entry(Entry.END, new byte[][] {file}, false, 0, false));
+                first.event(0, 0, new Entry(1, new byte[0][], false, 0, false));
+                first.event(1, 0, new Entry(1, new byte[0][], false, 0, false));
+                state = first.checkpoint(1);
+                first.checkpointComplete(1);
+                first.checkpoint(2);
+            }
+            try (ComponentCoordinator second =
+                    new ComponentCoordinator(
+                            log, 2, CoordinatorConfig.of("fin"), 1, state, new int[] {0})) {
+                check("restoring".equals(second.start().state), "restoring");
+                Outcome o = second.restored(1, 1, 1, new Entry[0]);
+                check("running".equals(o.state), "running " + o);
+                second.event(1, 1, new Entry(Entry.END, new byte[0][], false, 0, false));
+                Outcome fin = second.checkpointComplete(2);
+                check(fin.committedUpTo == Entry.END, "final " + fin);
+            }
+            try (ComponentTable table = new ComponentTable(log)) {
+                List<Snapshot> snapshots = table.snapshots();
+                Snapshot end = snapshots.get(snapshots.size() - 1);
+                check(end.identifier == Entry.END && end.committables.length == 1,
+                        "END snapshot holds the finished writer's file: " + snapshots);
+            }
+        } finally {
+            TestSupport.deleteTree(dir);
+        }
+    }
+
+    static void roundTrip() throws Exception {
+        Path dir = TestSupport.tempDir("component");
+        try {
+            String log = dir.resolve("log").toString();
+            byte[] file = "data/a".getBytes(StandardCharsets.UTF_8);
+            try (ComponentCoordinator coordinator =
+                            new ComponentCoordinator(
+                                    log, 1, CoordinatorConfig.of("unit"), -1, null, null);
+                    ComponentWriter writer = new ComponentWriter(0)) {
+                check(coordinator.committedUpTo() == -1, "committed-up-to starts as none");
+                check("running".equals(coordinator.start().state), "start runs");
+                Entry e1 = writer.report(1, new byte[][] {file}, 7L, false);
+                check(e1.checkpoint == 1 && e1.hasWatermark && e1.watermark == 7, "entry " + e1);
+                coordinator.event(0, 0, e1);
+                byte[] state = coordinator.checkpoint(1);
+                check(state.length > 0, "state bytes");
+                Outcome o = coordinator.checkpointComplete(1);
+                check(o.committed.length == 1 && o.committed[0] == 1, "committed " + o);
+                check(o.committedUpTo == 1, "committed-up-to " + o);
+                writer.committed(o.committedUpTo);
+                Entry end = writer.endInput(new byte[0][], null);
+                check(end.isEnd(), "END entry " + end);
+                coordinator.event(0, 0, end);
+                Outcome fin = coordinator.checkpointComplete(2);
+                check(fin.committedUpTo == Entry.END, "final commit " + fin);
+                // A restored writer replays its buffer: here the END entry only.
+                ComponentWriter second = new ComponentWriter(0);
+                Entry[] replay = second.restore(writer.state(), 2);
+                check(replay.length == 1 && replay[0].isEnd(), "replay " + replay.length);
+                second.close();
+                try {
+                    coordinator.event(5, 0, new Entry(3, new byte[0][], false, 0, false));
+                    check(false, "a bad event is fatal");
+                } catch (ComponentException expected) {
+                    check(expected.isFatal(), "kind " + expected.kind());
+                    check(expected.getMessage().contains("subtask"), expected.getMessage());
+                }
+                check("failed".equals(coordinator.state()), "failed after a fatal error");
+            }
+            try (ComponentTable table = new ComponentTable(log)) {
+                List<Snapshot> snapshots = table.snapshots();
+                check(snapshots.size() == 2, "snapshots " + snapshots);
+                check(snapshots.get(1).identifier == Entry.END, "END " + snapshots);
+                check(new String(snapshots.get(0).committables[0], StandardCharsets.UTF_8)
+                        .equals("data/a"), "committable");
+            }
+            try {
+                new ComponentTable(dir.resolve("missing").toString());
+                check(false, "a missing table is refused");
+            } catch (IllegalArgumentException expected) {
+                check(expected.getMessage().contains("missing"), expected.getMessage());
+            }
+        } finally {
+            TestSupport.deleteTree(dir);
+        }
+    }
+}

@@ -1,0 +1,197 @@
+package io.sinkcoordinator.flink;
+
+import static io.sinkcoordinator.flink.TestSupport.check;
+
+import io.sinkcoordinator.flink.component.CoordinatorConfig;
+import io.sinkcoordinator.flink.component.Entry;
+import io.sinkcoordinator.flink.component.Snapshot;
+import io.sinkcoordinator.flink.component.Tag;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import org.apache.flink.api.common.RuntimeExecutionMode;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.serialization.SimpleStringSchema;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+/** Jobs in a MiniCluster, each checking that every input record is committed exactly once. */
+final class EndToEndTests {
+    private EndToEndTests() {}
+
+    /** The pipeline of every test: a sequence, throttled, maybe failing, as strings, into the sink. */
+    static void pipeline(
+            StreamExecutionEnvironment env,
+            long n,
+            SinkOptions options,
+            MapFunction<Long, Long> chaos,
+            int... recordsPerMs) {
+        DataStream<Long> numbers =
+                env.fromSequence(0, n - 1).map(new TestSupport.Throttle(recordsPerMs));
+        if (chaos != null) {
+            numbers = numbers.map(chaos);
+        }
+        CoordinatedSink.sinkTo(numbers.map(String::valueOf), new SimpleStringSchema(), options);
+    }
+
+    static String user(Path table) {
+        return "user-" + table.getFileName();
+    }
+
+    static void boundedP4() throws Exception {
+        Path table = TestSupport.tempDir("bounded");
+        try {
+            long n = 40_000;
+            StreamExecutionEnvironment env = TestSupport.env(4, 0, new Configuration());
+            env.enableCheckpointing(100);
+            pipeline(env, n, SinkOptions.of(table.toString(), user(table)), null, 20);
+            env.execute("bounded-p4");
+            TestSupport.assertExactlyOnce(table, n);
+            int snapshots = TestSupport.assertEndSnapshot(table).size();
+            CoordinatorStats stats = CoordinatorStats.of(user(table));
+            check(stats.checkpointsCompleted.get() >= 3, "few checkpoints: " + stats);
+            check(snapshots >= 3, "only " + snapshots + " snapshots");
+            System.out.println("     " + snapshots + " snapshots; " + stats);
+        } finally {
+            TestSupport.deleteTree(table);
+        }
+    }
+
+    static void randomFailures() throws Exception {
+        Path table = TestSupport.tempDir("failures");
+        try {
+            long n = 60_000;
+            Chaos.budget(4, 2);
+            StreamExecutionEnvironment env = TestSupport.env(4, 100, new Configuration());
+            env.enableCheckpointing(100);
+            env.getCheckpointConfig().setCheckpointTimeout(Chaos.STALL_MS / 2);
+            pipeline(
+                    env, n, SinkOptions.of(table.toString(), user(table)),
+                    new Chaos(1.0 / 8000, 0.25, -1, 0), 15);
+            env.execute("random-failures");
+            TestSupport.assertExactlyOnce(table, n);
+            TestSupport.assertEndSnapshot(table);
+            CoordinatorStats stats = CoordinatorStats.of(user(table));
+            System.out.println(
+                    "     injected " + Chaos.REGION_INJECTED.get() + " task failures, "
+                            + Chaos.GLOBAL_INJECTED.get() + " checkpoint stalls; " + stats);
+            check(stats.subtaskResets.get() > 0, "no region failover: " + stats);
+            check(stats.globalRestores.get() > 0, "no global failover: " + stats);
+        } finally {
+            TestSupport.deleteTree(table);
+        }
+    }
+
+    /**
+     * Subtask 3 is 25 times slower than the others, which finish first; then
+     * it fails its task once (a region failover) and a checkpoint once (a
+     * global failover restoring a checkpoint in which the others are finished).
+     */
+    static void unevenFinishFailover() throws Exception {
+        Path table = TestSupport.tempDir("uneven");
+        try {
+            long n = 40_000;
+            Chaos.budget(1, 1);
+            StreamExecutionEnvironment env = TestSupport.env(4, 20, new Configuration());
+            env.enableCheckpointing(100);
+            env.getCheckpointConfig().setCheckpointTimeout(Chaos.STALL_MS / 2);
+            pipeline(
+                    env, n, SinkOptions.of(table.toString(), user(table)),
+                    new Chaos(1.0 / 300, 0.3, 3, 2_000), 50, 50, 50, 2);
+            env.execute("uneven-finish-failover");
+            TestSupport.assertExactlyOnce(table, n);
+            TestSupport.assertEndSnapshot(table);
+            CoordinatorStats stats = CoordinatorStats.of(user(table));
+            System.out.println(
+                    "     injected " + Chaos.REGION_INJECTED.get() + " task failures, "
+                            + Chaos.GLOBAL_INJECTED.get() + " checkpoint stalls; " + stats);
+            check(stats.restoresWithFinishedSubtasks.get() > 0,
+                    "no global restore saw finished subtasks: " + stats);
+        } finally {
+            TestSupport.deleteTree(table);
+        }
+    }
+
+    static void batchMode() throws Exception {
+        Path table = TestSupport.tempDir("batch");
+        try {
+            long n = 20_000;
+            StreamExecutionEnvironment env = TestSupport.env(4, 0, new Configuration());
+            env.setRuntimeMode(RuntimeExecutionMode.BATCH);
+            pipeline(env, n, SinkOptions.of(table.toString(), user(table)), null, 1000);
+            env.execute("batch-mode");
+            TestSupport.assertExactlyOnce(table, n);
+            List<Snapshot> snapshots = TestSupport.assertEndSnapshot(table);
+            check(snapshots.size() == 1, "batch commits once: " + snapshots);
+        } finally {
+            TestSupport.deleteTree(table);
+        }
+    }
+
+    static void stopWithSavepoint() throws Exception {
+        Path table = TestSupport.tempDir("savepoint");
+        Path savepoints = TestSupport.tempDir("savepoints");
+        try {
+            long n = 60_000;
+            SinkOptions options =
+                    SinkOptions.of(table.toString(), user(table))
+                            .withConfig(CoordinatorConfig.of(user(table)).withSavepointAutoTag(true));
+            StreamExecutionEnvironment env = TestSupport.env(2, 0, new Configuration());
+            env.enableCheckpointing(100);
+            pipeline(env, n, options, null, 4);
+            JobClient client = env.executeAsync("savepoint-first-half");
+            waitForSnapshots(table, 2, Duration.ofSeconds(60));
+            String savepoint =
+                    client.stopWithSavepoint(
+                                    false, savepoints.toUri().toString(), SavepointFormatType.CANONICAL)
+                            .get();
+            client.getJobExecutionResult().get();
+            Tag tag;
+            try (TableReader reader = TableReader.open(table.toString())) {
+                List<Tag> tags = reader.tags();
+                check(tags.size() == 1, "one savepoint tag expected: " + tags);
+                tag = tags.get(0);
+                check(tag.name.equals("savepoint-" + tag.identifier), "tag " + tag);
+                Optional<Snapshot> tagged =
+                        reader.snapshots().stream().filter(s -> s.id == tag.snapshotId).findFirst();
+                check(tagged.isPresent() && tagged.get().identifier == tag.identifier,
+                        "the tag points at its savepoint's snapshot: " + tag);
+                Snapshot last = reader.snapshots().get(reader.snapshots().size() - 1);
+                check(last.id == tag.snapshotId, "the savepoint's snapshot is the last: " + last);
+            }
+            Configuration resume = new Configuration();
+            resume.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
+            StreamExecutionEnvironment env2 = TestSupport.env(2, 0, resume);
+            env2.enableCheckpointing(100);
+            pipeline(env2, n, options, null, 200);
+            env2.execute("savepoint-resumed");
+            TestSupport.assertExactlyOnce(table, n);
+            TestSupport.assertEndSnapshot(table);
+            System.out.println("     " + tag + "; " + CoordinatorStats.of(user(table)));
+        } finally {
+            TestSupport.deleteTree(table);
+            TestSupport.deleteTree(savepoints);
+        }
+    }
+
+    static void waitForSnapshots(Path table, int count, Duration timeout) throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (java.nio.file.Files.isDirectory(SinkOptions.logDir(table))) {
+                try (TableReader reader = TableReader.open(table.toString())) {
+                    if (reader.snapshots().stream().filter(s -> s.identifier != Entry.END).count()
+                            >= count) {
+                        return;
+                    }
+                }
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("fewer than " + count + " snapshots after " + timeout);
+    }
+}

@@ -5,6 +5,7 @@ import io.sinkcoordinator.flink.component.ComponentException;
 import io.sinkcoordinator.flink.component.Outcome;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.apache.flink.runtime.operators.coordination.OperatorCoordinator;
 import org.apache.flink.runtime.operators.coordination.OperatorEvent;
@@ -97,6 +98,7 @@ final class SinkCoordinator implements OperatorCoordinator {
                     Arrays.toString(finished));
         }
         stats.starts.incrementAndGet();
+        long created = System.nanoTime();
         component =
                 new ComponentCoordinator(
                         options.logDir().toString(),
@@ -106,7 +108,8 @@ final class SinkCoordinator implements OperatorCoordinator {
                         restoreState,
                         finished);
         restoreState = null;
-        apply("start", () -> component.start());
+        record(created, stats.startNanos);
+        apply("start", stats.startNanos, () -> component.start());
     }
 
     @Override
@@ -129,11 +132,15 @@ final class SinkCoordinator implements OperatorCoordinator {
         }
         if (event instanceof Events.Committable) {
             Events.Committable e = (Events.Committable) event;
-            apply("event of subtask " + subtask, () -> component.event(subtask, attempt, e.entry));
+            apply(
+                    "event of subtask " + subtask,
+                    stats.eventNanos,
+                    () -> component.event(subtask, attempt, e.entry));
         } else if (event instanceof Events.Restored) {
             Events.Restored e = (Events.Restored) event;
             apply(
                     "restore event of subtask " + subtask,
+                    stats.eventNanos,
                     () -> component.restored(subtask, attempt, e.checkpoint, e.entries));
         } else {
             fail(
@@ -180,7 +187,7 @@ final class SinkCoordinator implements OperatorCoordinator {
                 fail(e);
             }
         } finally {
-            record(start);
+            record(start, stats.checkpointCallNanos);
         }
     }
 
@@ -192,13 +199,19 @@ final class SinkCoordinator implements OperatorCoordinator {
             stats.checkpointNanos.addAndGet(System.nanoTime() - triggered);
         }
         triggeredAt.keySet().removeIf(id -> id < checkpointId);
-        apply("completion of checkpoint " + checkpointId, () -> component.checkpointComplete(checkpointId));
+        apply(
+                "completion of checkpoint " + checkpointId,
+                stats.completeNanos,
+                () -> component.checkpointComplete(checkpointId));
     }
 
     @Override
     public synchronized void notifyCheckpointAborted(long checkpointId) {
         triggeredAt.remove(checkpointId);
-        apply("abort of checkpoint " + checkpointId, () -> component.checkpointAborted(checkpointId));
+        apply(
+                "abort of checkpoint " + checkpointId,
+                null,
+                () -> component.checkpointAborted(checkpointId));
     }
 
     @Override
@@ -225,7 +238,7 @@ final class SinkCoordinator implements OperatorCoordinator {
             return;
         }
         long from = checkpointId == NO_CHECKPOINT ? -1 : checkpointId;
-        apply("reset of subtask " + subtask, () -> component.subtaskReset(subtask, from));
+        apply("reset of subtask " + subtask, null, () -> component.subtaskReset(subtask, from));
     }
 
     @Override
@@ -246,7 +259,8 @@ final class SinkCoordinator implements OperatorCoordinator {
     }
 
     /** Runs one component call, applying SEMANTICS 8 to its error. */
-    private void apply(String what, Supplier<Outcome> call) {
+    private void apply(String what, AtomicLong kind, Supplier<Outcome> call) {
+        // `kind` is the stats counter the call's time also goes to (null: none).
         if (failing || component == null) {
             return;
         }
@@ -254,11 +268,11 @@ final class SinkCoordinator implements OperatorCoordinator {
             long start = System.nanoTime();
             try {
                 Outcome outcome = call.get();
-                record(start);
+                record(start, kind);
                 after(what, outcome);
                 return;
             } catch (ComponentException e) {
-                record(start);
+                record(start, kind);
                 if (e.isStorage() && attempt < options.storageAttempts()) {
                     // The input was accepted; repeating the call retries what failed.
                     stats.storageRetries.incrementAndGet();
@@ -312,9 +326,14 @@ final class SinkCoordinator implements OperatorCoordinator {
         context.failJob(cause);
     }
 
-    private void record(long start) {
+    /** Adds one component call's time to the totals and to its kind (null: none). */
+    private void record(long start, AtomicLong kind) {
+        long nanos = System.nanoTime() - start;
         stats.componentCalls.incrementAndGet();
-        stats.componentNanos.addAndGet(System.nanoTime() - start);
+        stats.componentNanos.addAndGet(nanos);
+        if (kind != null) {
+            kind.addAndGet(nanos);
+        }
     }
 
     private static void sleepQuietly(long ms) {

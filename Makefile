@@ -1,10 +1,12 @@
 # Build, test and run the sink coordinator (guest component + wasmtime host).
 # Everything uses the release profile, so wasmtime is compiled once.
 #
-#   make build                  host + component (host/build.rs builds the guest)
-#   make test                   every test of the workspace
-#   make wasm                   the embedded component's path and size
-#   make dist                   the versioned artifact: target/dist/sink-coordinator-<version>.wasm (+ .sha256, WIT)
+#   make build                  the `sinkcoord` CLI (embeds the committed dist/ component)
+#   make test                   check-dist, then every test of the workspace and the other hosts
+#   make component              rebuild dist/sink-coordinator-<version>.wasm (+ .wit, .sha256) from guest/
+#   make check-dist             fail if dist/ differs from what the sources build
+#   make repro-check            build the component in a second checkout with another CARGO_HOME; compare bytes
+#   make wasm                   the embedded component's name, size and sha256
 #   make -s replay TRACE=FILE   the result document of a trace, through the component
 #   make -s replay TRACE=FILE NATIVE=1   ... through the native Rust core
 #   make run                    the main job: a simulated job with faults on ./demo-table
@@ -20,15 +22,23 @@
 CARGO ?= cargo
 WASM_TARGET := wasm32-unknown-unknown
 SINKCOORD := target/release/sinkcoord
+XTASK := $(CARGO) run --release -q -p xtask --
 
-.PHONY: oracle-test build test wasm dist replay wasm-target run soak bench hosts-setup hosts-test flink-setup flink-test fuzz fuzz-regress model-check
+# The component is versioned with its WIT package (wit/coordinator.wit):
+# engines pin the file name and check the digest.
+VERSION := $(shell sed -n 's/^package sink:coordinator@\(.*\);/\1/p' wit/coordinator.wit)
+COMPONENT := dist/sink-coordinator-$(VERSION).wasm
 
-build: wasm-target
-	$(CARGO) build --release -p sink-coordinator-host
+.PHONY: oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test flink-setup flink-test fuzz fuzz-regress model-check
 
-# Rust tests first (they build the component), then the other runtimes
-# replay the same traces and must print the same bytes.
-test: wasm-target
+# The CLI needs no wasm32 target: it embeds the committed dist/ artifact.
+build:
+	$(CARGO) build --release -p sinkcoord
+
+# The committed artifact first (a stale dist/ fails fast, with the fix),
+# then the Rust tests, then the other runtimes replay the same traces and
+# must print the same bytes.
+test: check-dist
 	$(CARGO) test --release --workspace --no-fail-fast
 	$(MAKE) --no-print-directory fuzz-regress
 	$(MAKE) --no-print-directory oracle-test
@@ -50,7 +60,7 @@ SEEDS ?= 100000
 soak: build
 	$(SINKCOORD) simulate --native --seeds $(SEEDS) --writers 6 --checkpoints 30 --faults high --memory
 
-bench: build
+bench:
 	$(CARGO) bench -p sink-coordinator-host --bench calls
 
 hosts-setup:
@@ -62,35 +72,40 @@ hosts-setup:
 flink-setup:
 	@hosts/flink/setup.sh >/dev/null
 
-flink-test: wasm-target flink-setup
+flink-test: flink-setup
 	hosts/flink/test.sh
 
 hosts-test: build hosts-setup
-	node hosts/raw-abi/example.mjs target/sink-coordinator.wasm
-	hosts/compare.sh --component target/sink-coordinator.wasm tests/conformance
+	node hosts/raw-abi/example.mjs $(COMPONENT)
+	hosts/compare.sh --component $(COMPONENT) tests/conformance
 
 wasm: build
 	@$(SINKCOORD) wasm
 
-# The component is versioned with its WIT package (wit/coordinator.wit):
-# engines pin the file name and check the digest.
-VERSION := $(shell sed -n 's/^package sink:coordinator@\(.*\);/\1/p' wit/coordinator.wit)
-dist: build
-	@mkdir -p target/dist
-	@cp target/sink-coordinator.wasm target/dist/sink-coordinator-$(VERSION).wasm
-	@cp wit/coordinator.wit target/dist/sink-coordinator-$(VERSION).wit
-	@cd target/dist && sha256sum sink-coordinator-$(VERSION).wasm > sink-coordinator-$(VERSION).wasm.sha256
-	@ls -l target/dist/sink-coordinator-$(VERSION).*
+# The release artifact (xtask/src/build.rs): guest/ for wasm32 with the
+# `wasm` profile, --locked, paths remapped, encoded by wit-component.
+# A change to guest/ or wit/ is committed with the regenerated dist/.
+component: wasm-target
+	$(XTASK) component
+
+check-dist: wasm-target
+	$(XTASK) check-dist
+
+# Reproducibility across checkout paths and cargo homes (a few minutes: a
+# fresh CARGO_HOME downloads the guest's crates from the registry).
+repro-check: wasm-target
+	bash xtask/repro-check.sh
 
 # Cargo's progress goes to stderr (and -q silences it): stdout carries only
 # the document. Precompiled components are cached under target/ (trusted).
-replay: wasm-target
+replay:
 	@test -n "$(TRACE)" || { echo "usage: make -s replay TRACE=FILE [NATIVE=1]" >&2; exit 2; }
-	@$(CARGO) build -q --release -p sink-coordinator-host
+	@$(CARGO) build -q --release -p sinkcoord
 	@SINKCOORD_CACHE_DIR="$(CURDIR)/target/cwasm-cache" $(SINKCOORD) replay $(if $(NATIVE),--native) "$(TRACE)"
 
-# The guest is built for wasm32-unknown-unknown; rustup does not fetch the
-# target by itself (RUSTUP_AUTO_INSTALL=0).
+# The component (make component, check-dist) is built for
+# wasm32-unknown-unknown; rustup does not fetch the target by itself
+# (RUSTUP_AUTO_INSTALL=0).
 wasm-target:
 	@rustup target list --installed | grep -qx '$(WASM_TARGET)' || rustup target add $(WASM_TARGET) >&2
 

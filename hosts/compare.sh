@@ -20,7 +20,8 @@
 #   hosts/compare.sh [--component FILE] [--sinkcoord BIN | --no-sinkcoord] [--keep DIR] DIR...
 #
 # --component     the component every runtime runs (default
-#                 $SINK_COORDINATOR_WASM, else target/sink-coordinator.wasm);
+#                 $SINK_COORDINATOR_WASM, else the committed
+#                 dist/sink-coordinator-<WIT version>.wasm);
 #                 sinkcoord gets it as `--component FILE` unless SINKCOORD_ARGS
 #                 is set, whose words are passed instead (SINKCOORD_ARGS=" "
 #                 runs the binary's embedded component)
@@ -38,7 +39,8 @@ set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/.." && pwd)"
 
-component="${SINK_COORDINATOR_WASM:-$REPO/target/sink-coordinator.wasm}"
+version="$(sed -n 's/^package sink:coordinator@\(.*\);/\1/p' "$REPO/wit/coordinator.wit")"
+component="${SINK_COORDINATOR_WASM:-$REPO/dist/sink-coordinator-$version.wasm}"
 sinkcoord=""
 use_sinkcoord=1
 keep=""

@@ -11,7 +11,7 @@
 //!   with a restore → state → restore fixed-point check;
 //! - [`table_decode`]: table records (`table::decode_snapshot`, and tags
 //!   through `table::list_tags` on a `MemStorage`);
-//! - [`trace_parse`]: the host's trace parser (`host/src/trace.rs`), whose
+//! - [`trace_parse`]: the test kit's trace parser (`testkit/src/trace.rs`), whose
 //!   error messages must stay short whatever the input;
 //! - [`calls`]: arbitrary call sequences against the native core, with
 //!   failovers and injected storage faults, checking exactly-once: every
@@ -26,13 +26,16 @@ use sink_coordinator::{
     RecoveryMode, RestorePoint, StepClock, Storage, StorageError, Writer, END, MAX_CHECKPOINT,
 };
 
-// The host's trace parser and storage backends, compiled in by path: the
-// host crate itself would bring wasmtime into every fuzz build.
+// The test kit's trace parser and the host's storage backends, compiled in
+// by path: the host crate itself would bring wasmtime into every fuzz build.
+// The parser names the storage module `sink_coordinator_host::storage`; this
+// crate stands in for the host crate under that name.
+extern crate self as sink_coordinator_host;
 #[allow(dead_code, unused_imports)]
 #[path = "../../host/src/storage.rs"]
 pub mod storage;
 #[allow(dead_code, unused_imports)]
-#[path = "../../host/src/trace.rs"]
+#[path = "../../testkit/src/trace.rs"]
 pub mod trace;
 
 use storage::{CallKind, Fault, FaultMode, FaultyStorage};

@@ -23,11 +23,8 @@ wasmtime::component::bindgen!({ path: "../wit", world: "sink-coordinator" });
 pub use exports::sink::coordinator::types as wit;
 use sink::coordinator::{clock as wit_clock, storage as wit_storage};
 
-/// The component built from `guest/` by `build.rs`.
-pub const EMBEDDED_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sink_coordinator.wasm"));
-
-/// Where `build.rs` also wrote the component (`target/sink-coordinator.wasm`).
-pub const EMBEDDED_WASM_PATH: &str = env!("SINK_COORDINATOR_WASM");
+/// The committed component (`dist/`), see [`crate::artifact`].
+pub use crate::artifact::EMBEDDED_WASM;
 
 /// Fuel for one call by default: far more than any legitimate call needs
 /// (a call costs thousands to millions of units; committing a 1 GiB

@@ -1,8 +1,7 @@
 //! Issue 11: a table directory is not trusted. Symbolic links planted under
 //! the root are refused by name and never followed (nothing outside the root
 //! is read or written); temporary files of dead writers are removed when the
-//! table is opened; `inspect` names gaps and corrupt snapshots and lists the
-//! rest.
+//! table is opened. (`sinkcoord inspect` on damaged tables: cli/tests/inspect.rs.)
 
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
@@ -247,110 +246,4 @@ fn opening_removes_only_dead_writers_temp_files() {
     assert_eq!(std::fs::read(&target).unwrap(), SECRET);
     let _ = live.kill();
     let _ = live.wait();
-}
-
-// --- inspect ---------------------------------------------------------------
-
-fn inspect(dir: &Path, json: bool) -> (Option<i32>, String, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sinkcoord"));
-    cmd.arg("inspect");
-    if json {
-        cmd.arg("--json");
-    }
-    let out = cmd.arg(dir).output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// A table with `n` snapshots of commit user "job", made by the native core.
-fn table_with_snapshots(dir: &Path, n: u64) {
-    let st = LocalDirStorage::open(dir).unwrap();
-    let mut env = HostEnv::new(st, StepClock { next: 1, step: 1 });
-    let mut c = Coordinator::new(Config::new(1, "job"), None);
-    c.start(&mut env).unwrap();
-    for cp in 1..=n {
-        c.event(
-            &mut env,
-            0,
-            0,
-            Entry {
-                checkpoint: cp,
-                committables: vec![format!("c{cp}").into_bytes()],
-                watermark: None,
-                savepoint: false,
-            },
-        )
-        .unwrap();
-        c.checkpoint(&mut env, cp).unwrap();
-        c.checkpoint_complete(&mut env, cp).unwrap();
-    }
-}
-
-#[test]
-fn inspect_reports_a_gap_and_lists_the_rest() {
-    let s = Scratch::new("inspect-gap");
-    table_with_snapshots(&s.table(), 42);
-    std::fs::remove_file(s.table().join(table::snapshot_key(1))).unwrap();
-    let (code, out, err) = inspect(&s.table(), false);
-    assert_eq!(code, Some(1), "{out}{err}");
-    assert!(out.contains("41 snapshot(s)"), "{out}");
-    assert!(out.contains("snapshot 42:"), "{out}");
-    assert!(out.contains("snapshot 1 is missing"), "{out}");
-    assert!(err.contains("1 problem"), "{err}");
-
-    let (code, out, _) = inspect(&s.table(), true);
-    assert_eq!(code, Some(1));
-    assert!(out.contains("\"problems\""), "{out}");
-    assert!(out.contains("snapshot 1 is missing"), "{out}");
-}
-
-#[test]
-fn inspect_reports_a_corrupt_snapshot_by_name() {
-    let s = Scratch::new("inspect-corrupt");
-    table_with_snapshots(&s.table(), 5);
-    let key = table::snapshot_key(3);
-    std::fs::write(s.table().join(&key), b"\x01garbage").unwrap();
-    let (code, out, err) = inspect(&s.table(), false);
-    assert_eq!(code, Some(1), "{out}{err}");
-    assert!(out.contains("4 snapshot(s)"), "{out}");
-    for id in [1, 2, 4, 5] {
-        assert!(out.contains(&format!("snapshot {id}:")), "{out}");
-    }
-    assert!(out.contains(&key), "{out}");
-    assert!(out.contains("corrupt"), "{out}");
-}
-
-#[test]
-fn inspect_names_a_link_and_lists_the_rest() {
-    let s = Scratch::new("inspect-link");
-    table_with_snapshots(&s.table(), 3);
-    let target = s.outside().join("hostname");
-    std::fs::write(&target, SECRET).unwrap();
-    let key = table::snapshot_key(2);
-    std::fs::remove_file(s.table().join(&key)).unwrap();
-    symlink(&target, s.table().join(&key)).unwrap();
-    let (code, out, err) = inspect(&s.table(), false);
-    assert_eq!(code, Some(1), "{out}{err}");
-    assert!(
-        out.contains("snapshot 1:") && out.contains("snapshot 3:"),
-        "{out}"
-    );
-    assert!(out.contains(&key) && out.contains("symbolic link"), "{out}");
-    assert!(!out.contains("SECRET") && !err.contains("SECRET"));
-}
-
-#[test]
-fn inspect_of_a_healthy_table_exits_0() {
-    let s = Scratch::new("inspect-ok");
-    table_with_snapshots(&s.table(), 3);
-    let (code, out, err) = inspect(&s.table(), false);
-    assert_eq!(code, Some(0), "{out}{err}");
-    assert!(out.contains("3 snapshot(s)"), "{out}");
-    assert!(!out.contains("problem"), "{out}");
-    let (code, out, _) = inspect(&s.table(), true);
-    assert_eq!(code, Some(0));
-    assert!(!out.contains("problems"), "{out}");
 }

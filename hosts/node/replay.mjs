@@ -6,7 +6,7 @@
 //   node hosts/node/replay.mjs [--component FILE] [--states FILE] TRACE.json
 //
 // --component   the component (default $SINK_COORDINATOR_WASM, else
-//               <repo>/target/sink-coordinator.wasm); transpiled on first use
+//               <repo>/dist/sink-coordinator-<WIT version>.wasm); transpiled on first use
 //               into hosts/node/.cache/<sha256>/ (see transpile.mjs)
 // --states      also write, per successful `checkpoint` step, one line
 //               {"step": I, "instance": NAME, "checkpoint": C, "state_hex": HEX}

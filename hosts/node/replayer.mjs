@@ -1,5 +1,5 @@
 // Replays a validated trace (trace.mjs) through the component under jco,
-// with the semantics of the Rust replayer (host/src/replay.rs):
+// with the semantics of the Rust replayer (testkit/src/replay.rs):
 //   - writer steps (TRACE-FORMAT "Writer steps") drive the component's
 //     `writer` resource, one component instance per writer (as the Rust
 //     host's one Store per writer); writers, their outboxes and the kept

@@ -1,6 +1,6 @@
 // Parsing and validation of replay traces (TRACE-FORMAT v2, writer steps
 // included), rule for rule
-// the same as the Rust replayer (host/src/trace.rs): a trace this module
+// the same as the Rust replayer (testkit/src/trace.rs): a trace this module
 // rejects is one the Rust tool rejects, so every host exits 2 on the same
 // inputs. Only the shape is checked; values that fit their WIT types but
 // break SEMANTICS (parallelism 0, a subtask out of range) go to the component.

@@ -4,7 +4,8 @@
 //
 //   node hosts/node/transpile.mjs [COMPONENT.wasm] [--out DIR]
 //
-// COMPONENT defaults to $SINK_COORDINATOR_WASM, else <repo>/target/sink-coordinator.wasm.
+// COMPONENT defaults to $SINK_COORDINATOR_WASM, else the committed
+// <repo>/dist/sink-coordinator-<WIT version>.wasm.
 // Prints the output directory. The output (`sink-coordinator.js` plus the
 // `*.core*.wasm` files) is jco's `--instantiation async` form: an
 // `instantiate(getCoreModule, imports, instantiateCore)` function, so a
@@ -20,11 +21,19 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 export const REPO = resolve(HERE, '..', '..');
 export const NAME = 'sink-coordinator';
 
-/** The component path: the argument, else $SINK_COORDINATOR_WASM, else target/. */
+/** The committed artifact of the WIT package version (wit/coordinator.wit). */
+export function distComponent() {
+  const wit = readFileSync(join(REPO, 'wit', 'coordinator.wit'), 'utf8');
+  const m = /^package sink:coordinator@(\S+);/m.exec(wit);
+  if (!m) throw new Error('wit/coordinator.wit declares no sink:coordinator package version');
+  return join(REPO, 'dist', `sink-coordinator-${m[1]}.wasm`);
+}
+
+/** The component path: the argument, else $SINK_COORDINATOR_WASM, else dist/. */
 export function componentPath(arg) {
   if (arg) return resolve(arg);
   if (process.env.SINK_COORDINATOR_WASM) return resolve(process.env.SINK_COORDINATOR_WASM);
-  return join(REPO, 'target', 'sink-coordinator.wasm');
+  return distComponent();
 }
 
 function jcoBin() {

@@ -1,5 +1,5 @@
 """The canonical text of a replay result (TRACE-FORMAT "Result"), byte for
-byte the layout of the Rust tool (host/src/render.rs): 2-space indent, one
+byte the layout of the Rust tool (testkit/src/render.rs): 2-space indent, one
 step / snapshot / tag object per line, ", " and ": " inside a line,
 serde_json string escaping, END printed as "end", a trailing newline."""
 

@@ -6,7 +6,7 @@ document, byte-identical to `sinkcoord replay TRACE.json`.
     python hosts/python/replay.py [--component FILE] [--states FILE] TRACE.json
 
 --component  the component (default $SINK_COORDINATOR_WASM, else
-             <repo>/target/sink-coordinator.wasm); its compilation is cached
+             <repo>/dist/sink-coordinator-<WIT version>.wasm); its compilation is cached
              in hosts/python/.cache/
 --states     also write, per successful `checkpoint` step, one line
              {"step": I, "instance": NAME, "checkpoint": C, "state_hex": HEX}
@@ -17,6 +17,7 @@ Exit codes: 0 replayed (even if steps returned errors), 1 the host failed,
 """
 
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -34,7 +35,16 @@ def component_path(arg):
         return os.path.abspath(arg)
     if os.environ.get("SINK_COORDINATOR_WASM"):
         return os.path.abspath(os.environ["SINK_COORDINATOR_WASM"])
-    return os.path.join(REPO, "target", "sink-coordinator.wasm")
+    return dist_component()
+
+
+def dist_component():
+    """The committed artifact of the WIT package version (wit/coordinator.wit)."""
+    with open(os.path.join(REPO, "wit", "coordinator.wit"), encoding="utf-8") as f:
+        m = re.search(r"^package sink:coordinator@(\S+);", f.read(), re.M)
+    if not m:
+        fail(1, "wit/coordinator.wit declares no sink:coordinator package version")
+    return os.path.join(REPO, "dist", f"sink-coordinator-{m.group(1)}.wasm")
 
 
 def parse_args(argv):

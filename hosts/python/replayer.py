@@ -1,5 +1,5 @@
 """Replays a validated trace (tracefile.py) through the component under
-wasmtime-py, with the semantics of the Rust replayer (host/src/replay.rs):
+wasmtime-py, with the semantics of the Rust replayer (testkit/src/replay.rs):
 
 - writer steps (TRACE-FORMAT "Writer steps") drive the component's
   `writer` resource, one Store per writer (as the Rust host); writers, their

@@ -1,7 +1,7 @@
 """Parsing and validation of replay traces (TRACE-FORMAT v2, writer steps
 included).
 
-Rule for rule the same as the Rust replayer (host/src/trace.rs), so that every
+Rule for rule the same as the Rust replayer (testkit/src/trace.rs), so that every
 host rejects the same traces (exit code 2). JSON is read so that it accepts
 exactly what serde_json accepts: integers written without fraction or
 exponent that fit i64/u64 are integers (``-0`` and larger ones are not),

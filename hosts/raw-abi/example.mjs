@@ -8,7 +8,7 @@
 //   node hosts/raw-abi/example.mjs [--core CORE.wasm | COMPONENT.wasm]
 //
 // Without --core, the core module is extracted from the component (default
-// $SINK_COORDINATOR_WASM, else target/sink-coordinator.wasm): it is the
+// $SINK_COORDINATOR_WASM, else dist/sink-coordinator-<version>.wasm): it is the
 // component's largest core-module section. With --core, any build of the core
 // module works too (e.g. the guest cdylib before componentization).
 //
@@ -25,6 +25,14 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** The committed artifact of the WIT package version (wit/coordinator.wit). */
+function distComponent() {
+  const wit = readFileSync(join(REPO, 'wit', 'coordinator.wit'), 'utf8');
+  const m = /^package sink:coordinator@(\S+);/m.exec(wit);
+  if (!m) throw new Error('wit/coordinator.wit declares no sink:coordinator package version');
+  return join(REPO, 'dist', `sink-coordinator-${m[1]}.wasm`);
+}
 
 // ---------------------------------------------------------------------------
 // Getting the core module out of the component
@@ -69,7 +77,7 @@ let coreBytes;
 if (args[0] === '--core') {
   coreBytes = readFileSync(args[1]);
 } else {
-  const path = args[0] ?? process.env.SINK_COORDINATOR_WASM ?? join(REPO, 'target', 'sink-coordinator.wasm');
+  const path = args[0] ?? process.env.SINK_COORDINATOR_WASM ?? distComponent();
   coreBytes = extractCoreModule(readFileSync(path));
 }
 

@@ -1,4 +1,4 @@
-//! The simulation net: thousands of seeded jobs (host/src/sim) natively and
+//! The simulation net: thousands of seeded jobs (testkit/src/sim) natively and
 //! hundreds through the component, every invariant checked after every step.
 //!
 //! Seeds cycle through the fault levels (none, low, medium, high); job sizes
@@ -13,8 +13,8 @@
 
 use std::sync::Mutex;
 
-use sink_coordinator_host::sim::{self, Engine, FaultLevel, SimOptions};
 use sink_coordinator_host::Runtime;
+use sink_coordinator_testkit::sim::{self, Engine, FaultLevel, SimOptions};
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -248,7 +248,7 @@ fn recorded_trace_parses() {
     for seed in 0..20 {
         let opts = SimOptions::small(seed, FaultLevel::High);
         let outcome = sim::run(&opts, &Engine::Native, None).unwrap();
-        let parsed = sink_coordinator_host::trace::parse(&outcome.trace)
+        let parsed = sink_coordinator_testkit::trace::parse(&outcome.trace)
             .unwrap_or_else(|e| panic!("seed {seed}: the recorded trace is malformed: {e}"));
         let again = sim::record::render_trace(&parsed);
         assert_eq!(

@@ -1,93 +1,73 @@
-//! `sinkcoord simulate`: the command line of the simulator (wired in
-//! `main.rs`), its progress bar and its summary.
+//! A simulation campaign: one seed or many (in parallel when the tables are
+//! in memory), their summed statistics and the summary text that
+//! `sinkcoord simulate` prints. The command line itself (clap) and the
+//! progress bar live in the `sinkcoord` crate; here progress is reported
+//! through [`Progress`].
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use clap::{Args, ValueEnum};
-
-use crate::engine::Runtime;
+use sink_coordinator_host::engine::Runtime;
 
 use super::{
     Ending, Engine, FaultLevel, JobMode, Outcome, Scenario, SimOptions, Stats, TableLocation,
 };
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Level {
-    None,
-    Low,
-    Medium,
-    High,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ModeArg {
-    /// checkpointing, final commit on the checkpoint after the last end of input
-    Streaming,
-    /// checkpointing, final commit when the last end of input arrives
-    OnEndInput,
-    /// checkpointing false
-    Batch,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum EndingArg {
-    /// every input ends; the job runs until all writers finished
-    AllEnd,
-    /// stop-with-savepoint
-    Stop,
-    /// stop-with-savepoint --drain
-    StopDrain,
-}
-
-/// Simulate a streaming job driving the coordinator, with faults, checking invariants.
-#[derive(Args, Debug, Clone)]
-pub struct SimulateArgs {
+/// What to simulate (the options of `sinkcoord simulate`).
+#[derive(Clone, Debug)]
+pub struct CampaignOptions {
     /// Parallelism of the sink (writer subtasks).
-    #[arg(long, default_value_t = 4)]
     pub writers: u32,
     /// Checkpoints to trigger before the job ends.
-    #[arg(long, default_value_t = 20)]
     pub checkpoints: u64,
     /// The (first) seed.
-    #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Run this many seeds: seed, seed+1, ...
-    #[arg(long, default_value_t = 1)]
     pub seeds: u64,
     /// How many failovers, storage faults and traps to inject.
-    #[arg(long, value_enum, default_value_t = Level::Medium)]
-    pub faults: Level,
-    /// The table's directory (wiped at the start of every seed).
-    #[arg(long, default_value = "demo-table")]
+    pub faults: FaultLevel,
+    /// The table's directory (wiped at the start of every seed), unless `memory`.
     pub table: PathBuf,
     /// Keep the table in memory instead of a directory.
-    #[arg(long, conflicts_with = "table")]
     pub memory: bool,
     /// Run the native Rust core instead of the component.
-    #[arg(long)]
     pub native: bool,
     /// Write the call trace (TRACE-FORMAT) here: of the first failing seed, or of the last seed.
-    #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
     /// Job mode (default: drawn from the seed).
-    #[arg(long, value_enum)]
-    pub mode: Option<ModeArg>,
+    pub mode: Option<JobMode>,
     /// How a streaming job ends (default: drawn from the seed).
-    #[arg(long, value_enum)]
-    pub ending: Option<EndingArg>,
+    pub ending: Option<Ending>,
     /// One job only (no second commit user on the table).
-    #[arg(long)]
     pub single_job: bool,
     /// No stale instance after global failovers.
-    #[arg(long)]
     pub no_stale: bool,
     /// Skip replaying the recorded trace at the end of each seed.
-    #[arg(long)]
     pub no_replay_check: bool,
-    /// No progress bar.
-    #[arg(long)]
-    pub quiet: bool,
+}
+
+/// What a progress display is told while a campaign runs. Shared by the
+/// threads that run seeds in parallel, hence `Sync`.
+pub trait Progress: Sync {
+    /// A run of `total` units begins.
+    fn start(&self, total: u64, unit: ProgressUnit);
+    /// `position` units are done (one seed's checkpoints).
+    fn set_position(&self, position: u64);
+    /// One more unit is done (a seed of many).
+    fn inc(&self);
+    /// A short status beside the bar (`"2 failed"`).
+    fn message(&self, text: &str);
+    /// The campaign ended; the display goes away.
+    fn finish(&self);
+}
+
+/// What a [`Progress`] counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProgressUnit {
+    /// Seeds of a multi-seed campaign.
+    Seeds,
+    /// Checkpoints triggered by the first job of a single, long seed.
+    Checkpoints,
 }
 
 /// What the command prints, and whether every seed verified.
@@ -98,20 +78,11 @@ pub struct Report {
     pub violation: Option<String>,
 }
 
-fn level(l: Level) -> FaultLevel {
-    match l {
-        Level::None => FaultLevel::None,
-        Level::Low => FaultLevel::Low,
-        Level::Medium => FaultLevel::Medium,
-        Level::High => FaultLevel::High,
-    }
-}
-
-fn options(args: &SimulateArgs, seed: u64) -> SimOptions {
+fn options(args: &CampaignOptions, seed: u64) -> SimOptions {
     let mut opts = SimOptions::new(seed);
     opts.writers = args.writers.max(1);
     opts.checkpoints = args.checkpoints.max(1);
-    opts.faults = level(args.faults);
+    opts.faults = args.faults;
     opts.table = if args.memory {
         TableLocation::Memory
     } else {
@@ -127,18 +98,10 @@ fn options(args: &SimulateArgs, seed: u64) -> SimOptions {
         let mut rng = super::rng::Rng::derive(seed, 0x5CE);
         let mut scenario = Scenario::random(&mut rng);
         if let Some(m) = args.mode {
-            scenario.mode = match m {
-                ModeArg::Streaming => JobMode::Streaming,
-                ModeArg::OnEndInput => JobMode::StreamingOnEndInput,
-                ModeArg::Batch => JobMode::Batch,
-            };
+            scenario.mode = m;
         }
         if let Some(e) = args.ending {
-            scenario.ending = match e {
-                EndingArg::AllEnd => Ending::AllEnd,
-                EndingArg::Stop => Ending::Stop,
-                EndingArg::StopDrain => Ending::StopDrain,
-            };
+            scenario.ending = e;
         }
         if scenario.mode == JobMode::Batch {
             scenario.ending = Ending::AllEnd;
@@ -183,8 +146,13 @@ fn stats_lines(s: &Stats, out: &mut String) {
     ));
 }
 
-/// Runs the command. `Err` when a run cannot start (component, directory).
-pub fn simulate(args: &SimulateArgs, runtime: Option<Runtime>) -> Result<Report, String> {
+/// Runs the campaign, reporting to `progress` (none: quiet). `Err` when a
+/// run cannot start (component, directory).
+pub fn simulate(
+    args: &CampaignOptions,
+    runtime: Option<Runtime>,
+    progress: Option<&dyn Progress>,
+) -> Result<Report, String> {
     let engine = match runtime {
         Some(r) if !args.native => Engine::Component(r),
         _ => Engine::Native,
@@ -201,7 +169,7 @@ pub fn simulate(args: &SimulateArgs, runtime: Option<Runtime>) -> Result<Report,
         "simulate: {} writers, {} checkpoints, faults {}, {}, seed{} {}, table {where_}\n",
         args.writers.max(1),
         args.checkpoints.max(1),
-        level(args.faults).name(),
+        args.faults.name(),
         engine.name(),
         if seeds > 1 { "s" } else { "" },
         if seeds > 1 {
@@ -210,26 +178,12 @@ pub fn simulate(args: &SimulateArgs, runtime: Option<Runtime>) -> Result<Report,
             args.seed.to_string()
         },
     ));
-    let bar = if args.quiet {
-        None
-    } else if seeds > 1 {
-        let pb = indicatif::ProgressBar::new(seeds);
-        pb.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{elapsed_precise} [{bar:40}] {pos}/{len} seeds {msg}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        Some(pb)
+    // A bar over seeds, or over the checkpoints of one long seed; short
+    // single runs show none.
+    let bar = if seeds > 1 {
+        progress.inspect(|p| p.start(seeds, ProgressUnit::Seeds))
     } else if args.checkpoints.saturating_mul(u64::from(args.writers)) >= 100 {
-        let pb = indicatif::ProgressBar::new(args.checkpoints.max(1));
-        pb.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{elapsed_precise} [{bar:40}] {pos}/{len} checkpoints",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        Some(pb)
+        progress.inspect(|p| p.start(args.checkpoints.max(1), ProgressUnit::Checkpoints))
     } else {
         None
     };
@@ -240,18 +194,18 @@ pub fn simulate(args: &SimulateArgs, runtime: Option<Runtime>) -> Result<Report,
         // One table directory: one seed at a time.
         for seed in args.seed..args.seed + seeds {
             let opts = options(args, seed);
-            let per_run_bar = if seeds == 1 { bar.as_ref() } else { None };
+            let per_run_bar = if seeds == 1 { bar } else { None };
             let outcome = super::run(&opts, &engine, per_run_bar)?;
             total.add(&outcome.stats);
             if !outcome.verified() {
                 failures.push(outcome.clone());
-                if let Some(pb) = &bar {
-                    pb.set_message(format!("{} failed", failures.len()));
+                if let Some(pb) = bar {
+                    pb.message(&format!("{} failed", failures.len()));
                 }
             }
-            if let Some(pb) = &bar {
+            if let Some(pb) = bar {
                 if seeds > 1 {
-                    pb.inc(1);
+                    pb.inc();
                 }
             }
             last = Some(outcome);
@@ -284,8 +238,8 @@ pub fn simulate(args: &SimulateArgs, runtime: Option<Runtime>) -> Result<Report,
                         }
                         o
                     });
-                    if let Some(pb) = &bar {
-                        pb.inc(1);
+                    if let Some(pb) = bar {
+                        pb.inc();
                     }
                     results
                         .lock()
@@ -309,7 +263,7 @@ pub fn simulate(args: &SimulateArgs, runtime: Option<Runtime>) -> Result<Report,
         }
     }
     if let Some(pb) = bar {
-        pb.finish_and_clear();
+        pb.finish();
     }
     let elapsed = started.elapsed().as_secs_f64();
     if let Some(one) = last.as_ref().filter(|_| seeds == 1) {

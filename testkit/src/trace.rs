@@ -17,7 +17,7 @@ use std::fmt;
 use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use sink_coordinator::{Config, Entry, FinalCommitMode, RecoveryMode, END, MAX_CHECKPOINT};
 
-use crate::storage::{CallKind, Fault, FaultMode};
+use sink_coordinator_host::storage::{CallKind, Fault, FaultMode};
 
 /// The instance name of steps without `instance`.
 pub const DEFAULT_INSTANCE: &str = "main";

@@ -9,7 +9,30 @@ use std::fmt::Write as _;
 
 use sink_coordinator::{Snapshot, Tag, END};
 
-use crate::replay::{ReplayResult, StepResult};
+use crate::replay::{CheckpointState, ReplayResult, StepResult};
+
+// The text forms of the replay types live here, beside the layout they
+// follow, so that `replay` does not depend on `render` (one direction only).
+impl ReplayResult {
+    /// The canonical text (see [`render`]).
+    pub fn render(&self) -> String {
+        render(self)
+    }
+}
+
+impl CheckpointState {
+    /// `{"step": I, "instance": NAME, "checkpoint": C, "state_hex": HEX}` and
+    /// a newline: the line the Node and Python hosts write with `--states`.
+    pub fn render_line(&self) -> String {
+        let hex: String = self.state.iter().map(|b| format!("{b:02x}")).collect();
+        format!(
+            "{{\"step\": {}, \"instance\": {}, \"checkpoint\": {}, \"state_hex\": \"{hex}\"}}\n",
+            self.step,
+            json_str(&self.instance),
+            checkpoint(self.checkpoint),
+        )
+    }
+}
 
 /// Renders a replay result document.
 pub fn render(result: &ReplayResult) -> String {
@@ -135,8 +158,8 @@ pub fn render_table(snapshots: &[Snapshot], tags: &[Tag]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::{HostError, HostErrorKind};
     use sink_coordinator::{ErrorKind, Lifecycle};
+    use sink_coordinator_host::error::{HostError, HostErrorKind};
 
     #[test]
     fn canonical_layout() {

@@ -23,7 +23,7 @@
 //! returns exactly the manifest's entries, both then give identical `state()`
 //! bytes, which restore again to the same entries.
 //!
-//! `cargo test --release -p sink-coordinator-host --test golden_states`
+//! `cargo test --release -p sink-coordinator-testkit --test golden_states`
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -34,9 +34,9 @@ use sink_coordinator::{
     Snapshot, StepClock, Writer, END, MAX_CHECKPOINT, MAX_PARALLELISM,
 };
 use sink_coordinator_host::clock::ManualClock;
-use sink_coordinator_host::driver::{ComponentDriver, CoordinatorApi, Driver};
 use sink_coordinator_host::env::Shared;
 use sink_coordinator_host::{HostError, HostErrorKind, HostResult, Runtime};
+use sink_coordinator_testkit::driver::{ComponentDriver, CoordinatorApi, Driver};
 
 // ---------------------------------------------------------------------------
 // The manifest

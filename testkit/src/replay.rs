@@ -28,15 +28,15 @@ use std::fmt;
 use sink_coordinator::table::{SNAPSHOT_PREFIX, TAG_PREFIX};
 use sink_coordinator::{Entry, Lifecycle, Outcome, RestorePoint, Snapshot, Storage, Tag};
 
-use crate::clock::ManualClock;
 use crate::driver::{
     ComponentDriver, CoordinatorApi, Driver, FailedInstance, FailedWriter, NativeDriver, WriterApi,
 };
-use crate::engine::Runtime;
-use crate::env::Shared;
-use crate::error::{HostError, HostResult};
-use crate::storage::{FaultyStorage, MemStorage};
 use crate::trace::{Malformed, Op, Trace};
+use sink_coordinator_host::clock::ManualClock;
+use sink_coordinator_host::engine::Runtime;
+use sink_coordinator_host::env::Shared;
+use sink_coordinator_host::error::{HostError, HostResult};
+use sink_coordinator_host::storage::{FaultyStorage, MemStorage};
 
 /// What one step reported.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,13 +81,6 @@ pub struct ReplayResult {
     pub tags: Vec<Tag>,
 }
 
-impl ReplayResult {
-    /// The canonical text (see [`crate::render`]).
-    pub fn render(&self) -> String {
-        crate::render::render(self)
-    }
-}
-
 /// The coordinator's state bytes of one successful `checkpoint` step (what
 /// `sinkcoord replay --states FILE` writes, one line each, for comparing
 /// state bytes across runtimes).
@@ -99,20 +92,6 @@ pub struct CheckpointState {
     pub instance: String,
     pub checkpoint: u64,
     pub state: Vec<u8>,
-}
-
-impl CheckpointState {
-    /// `{"step": I, "instance": NAME, "checkpoint": C, "state_hex": HEX}` and
-    /// a newline: the line the Node and Python hosts write with `--states`.
-    pub fn render_line(&self) -> String {
-        let hex: String = self.state.iter().map(|b| format!("{b:02x}")).collect();
-        format!(
-            "{{\"step\": {}, \"instance\": {}, \"checkpoint\": {}, \"state_hex\": \"{hex}\"}}\n",
-            self.step,
-            crate::render::json_str(&self.instance),
-            crate::render::checkpoint(self.checkpoint),
-        )
-    }
 }
 
 /// Why a replay produced no result.

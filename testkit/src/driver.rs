@@ -7,10 +7,10 @@ use sink_coordinator::{
     Writer,
 };
 
-use crate::component::{ComponentCoordinator, ComponentTable, ComponentWriter};
-use crate::engine::Runtime;
-use crate::env::{HostEnv, Shared};
-use crate::error::{HostError, HostResult};
+use sink_coordinator_host::component::{ComponentCoordinator, ComponentTable, ComponentWriter};
+use sink_coordinator_host::engine::Runtime;
+use sink_coordinator_host::env::{HostEnv, Shared};
+use sink_coordinator_host::error::{HostError, HostResult};
 
 /// The calls of one coordinator instance (SEMANTICS), whatever runs it.
 pub trait CoordinatorApi {

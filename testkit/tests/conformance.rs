@@ -12,9 +12,9 @@ use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use sink_coordinator_host::replay::{replay, Mode, ReplayResult};
-use sink_coordinator_host::trace;
 use sink_coordinator_host::Runtime;
+use sink_coordinator_testkit::replay::{replay, Mode, ReplayResult};
+use sink_coordinator_testkit::trace;
 
 fn conformance_dir() -> PathBuf {
     match std::env::var_os("CONFORMANCE_DIR") {
@@ -274,10 +274,11 @@ fn writer_committed_forwards_committed_up_to() {
     };
     let runtime = Runtime::embedded().expect("the embedded component loads");
     let run = |text: &str| {
-        let native =
-            sink_coordinator_host::replay::replay_str(text, Mode::Native).expect("native replay");
-        let component = sink_coordinator_host::replay::replay_str(text, Mode::Component(&runtime))
-            .expect("component replay");
+        let native = sink_coordinator_testkit::replay::replay_str(text, Mode::Native)
+            .expect("native replay");
+        let component =
+            sink_coordinator_testkit::replay::replay_str(text, Mode::Component(&runtime))
+                .expect("component replay");
         assert_eq!(
             native.render(),
             component.render(),

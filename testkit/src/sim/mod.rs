@@ -195,9 +195,9 @@
 
 pub mod backend;
 pub mod calls;
+pub mod campaign;
 pub mod checkpoints;
 pub mod checks;
-pub mod cli;
 pub mod job;
 pub mod ledger;
 pub mod rawtable;
@@ -567,7 +567,7 @@ impl Outcome {
 pub fn run(
     opts: &SimOptions,
     engine: &Engine,
-    progress: Option<&indicatif::ProgressBar>,
+    progress: Option<&dyn campaign::Progress>,
 ) -> Result<Outcome, String> {
     let mut sim = world::Sim::new(opts, engine.clone(), progress)?;
     let verdict = sim.run();

@@ -547,7 +547,7 @@ impl Job {
                 }
                 Err(e)
                     if e.kind
-                        == crate::error::HostErrorKind::Core(
+                        == sink_coordinator_host::error::HostErrorKind::Core(
                             sink_coordinator::ErrorKind::Storage,
                         ) =>
                 {

@@ -5,11 +5,11 @@
 
 use sink_coordinator::Snapshot;
 
-use crate::clock::ManualClock;
-use crate::env::Shared;
-use crate::error::HostResult;
-use crate::storage::{CallKind, Fault, FaultMode};
 use crate::trace::{Op, DEFAULT_INSTANCE};
+use sink_coordinator_host::clock::ManualClock;
+use sink_coordinator_host::env::Shared;
+use sink_coordinator_host::error::HostResult;
+use sink_coordinator_host::storage::{CallKind, Fault, FaultMode};
 
 use super::backend::{dump, with_table, Engine, Tables};
 use super::job::{Job, Phase, Res};
@@ -217,14 +217,14 @@ impl<'a> World<'a> {
 pub(crate) struct Sim<'a> {
     pub world: World<'a>,
     pub jobs: Vec<Job>,
-    progress: Option<&'a indicatif::ProgressBar>,
+    progress: Option<&'a dyn super::campaign::Progress>,
 }
 
 impl<'a> Sim<'a> {
     pub fn new(
         opts: &'a SimOptions,
         engine: Engine,
-        progress: Option<&'a indicatif::ProgressBar>,
+        progress: Option<&'a dyn super::campaign::Progress>,
     ) -> Result<Self, String> {
         let mut rng = Rng::new(opts.seed);
         let scenario = opts

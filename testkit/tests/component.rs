@@ -2,16 +2,15 @@
 //! the writer helper.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use sink_coordinator::{Config, Entry, ErrorKind, Lifecycle, MemStorage, Storage, END};
 use sink_coordinator_host::clock::ManualClock;
-use sink_coordinator_host::driver::{ComponentDriver, Driver, NativeDriver};
 use sink_coordinator_host::env::{HostEnv, Shared};
 use sink_coordinator_host::storage::LocalDirStorage;
 use sink_coordinator_host::{
-    render, ComponentCoordinator, ComponentTable, HostErrorKind, Runtime, RuntimeOptions,
+    ComponentCoordinator, ComponentTable, HostErrorKind, Runtime, RuntimeOptions,
 };
+use sink_coordinator_testkit::driver::{ComponentDriver, Driver, NativeDriver};
 
 fn entry(checkpoint: u64, committables: &[&str]) -> Entry {
     Entry {
@@ -198,37 +197,6 @@ fn local_dir_table_end_to_end() {
     let _ = again.checkpoint_complete(1);
     assert_eq!(table.list_snapshots().unwrap().len(), 1);
 
-    // The CLI shows the same table.
-    let tags = table.list_tags().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
-        .arg("inspect")
-        .arg(&table_dir)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        render::render_table(&snapshots, &tags)
-    );
-    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
-        .arg("inspect")
-        .arg(&table_dir)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("1 snapshot(s)"));
-    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
-        .arg("inspect")
-        .arg(dir.join("missing"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -284,24 +252,6 @@ fn writer_helper_native_and_component_agree() {
     assert_eq!(
         outputs[0], outputs[1],
         "native and component writers differ"
-    );
-}
-
-#[test]
-fn wasm_subcommand_prints_path_and_size() {
-    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
-        .arg("wasm")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("sink-coordinator.wasm"), "{text}");
-    assert!(
-        text.contains(&format!(
-            "{} bytes",
-            sink_coordinator_host::engine::EMBEDDED_WASM.len()
-        )),
-        "{text}"
     );
 }
 

@@ -23,14 +23,14 @@ use sink_coordinator::{
     Config, Lifecycle, RestorePoint, Snapshot, Storage, StorageError, Tag, Writer,
 };
 
-use crate::clock::ManualClock;
-use crate::component::{ComponentCoordinator, ComponentWriter};
 pub use crate::driver::WriterApi;
 use crate::driver::{CoordinatorApi, NativeCoordinator};
-use crate::engine::Runtime;
-use crate::env::{HostEnv, Shared};
-use crate::error::{HostError, HostResult};
-use crate::storage::{CallKind, FaultyStorage, LocalDirStorage, MemStorage};
+use sink_coordinator_host::clock::ManualClock;
+use sink_coordinator_host::component::{ComponentCoordinator, ComponentWriter};
+use sink_coordinator_host::engine::Runtime;
+use sink_coordinator_host::env::{HostEnv, Shared};
+use sink_coordinator_host::error::{HostError, HostResult};
+use sink_coordinator_host::storage::{CallKind, FaultyStorage, LocalDirStorage, MemStorage};
 
 /// Where the simulated table lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -255,7 +255,7 @@ impl Tables {
     }
 
     /// Queues a storage fault on both tables.
-    pub fn push_fault(&self, call: CallKind, fault: crate::storage::Fault) {
+    pub fn push_fault(&self, call: CallKind, fault: sink_coordinator_host::storage::Fault) {
         self.real.inner.lock().push_fault(call, fault);
         if let Some(t) = &self.twin {
             t.inner.lock().push_fault(call, fault);
@@ -304,7 +304,7 @@ fn refuse_foreign_dir(dir: &std::path::Path) -> Result<(), String> {
         let name = entry.file_name();
         let name = name.to_string_lossy();
         let table_part = matches!(name.as_ref(), "snapshot" | "tag" | "hint")
-            || name.starts_with(crate::storage::TMP_PREFIX);
+            || name.starts_with(sink_coordinator_host::storage::TMP_PREFIX);
         if !table_part {
             return Err(format!(
                 "refusing to wipe {}: it holds {name:?}, which is not part of a table (choose another --table, or remove it yourself)",
@@ -400,8 +400,10 @@ impl Engine {
             Engine::Component(runtime) => {
                 storage.lock().set_suspended(true);
                 let result = (|| {
-                    let mut table =
-                        crate::component::ComponentTable::new(runtime, storage.clone())?;
+                    let mut table = sink_coordinator_host::component::ComponentTable::new(
+                        runtime,
+                        storage.clone(),
+                    )?;
                     Ok::<_, HostError>((table.list_snapshots()?, table.list_tags()?))
                 })();
                 storage.lock().set_suspended(false);
@@ -454,7 +456,7 @@ impl SimCoordinator {
 
     pub fn restore_fuel(&mut self) {
         if let SimCoordinator::Component { comp, .. } = self {
-            comp.set_fuel_per_call(crate::engine::DEFAULT_FUEL_PER_CALL);
+            comp.set_fuel_per_call(sink_coordinator_host::engine::DEFAULT_FUEL_PER_CALL);
         }
     }
 

@@ -1,0 +1,222 @@
+//! `sinkcoord inspect`: the snapshots and tags of a local-directory table,
+//! decoded through the component (or natively), with every problem of a
+//! damaged table named.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use sink_coordinator::{table, Snapshot, Storage, Tag};
+use sink_coordinator_host::component::ComponentTable;
+use sink_coordinator_host::storage::LocalDirStorage;
+use sink_coordinator_testkit::render;
+
+use crate::limits::LimitArgs;
+use crate::{clip, print, runtime, Cli, Failure};
+
+#[derive(Args, Debug)]
+pub struct InspectArgs {
+    /// The table's root directory.
+    dir: PathBuf,
+    /// Print JSON (the `snapshots` and `tags` of a replay result, plus
+    /// `problems` when there are any) instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Decode the table with the Rust core natively instead of the component.
+    #[arg(long)]
+    native: bool,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+/// Lists a table's snapshots and tags. A damaged table is listed as far as
+/// it can be read: a gap in the snapshot ids, a snapshot or tag that does
+/// not decode, a symbolic link or a stray file under `snapshot/` is a
+/// problem named on its own line; the rest is still listed, and the command
+/// then exits 1 (the listing on stdout, a summary on stderr).
+pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
+    let mut storage = LocalDirStorage::open_existing(&args.dir)
+        .map_err(|e| Failure::host(format!("cannot open the table {}: {e}", args.dir.display())))?;
+    if !storage.removed_temp_files().is_empty() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "sinkcoord: removed {} temporary file(s) left by dead writers",
+            storage.removed_temp_files().len()
+        );
+    }
+    let mut problems: Vec<String> = Vec::new();
+
+    // The snapshot ids present, from the file names.
+    let (keys, listing_problems) = storage
+        .list_tolerant(table::SNAPSHOT_PREFIX)
+        .map_err(|e| Failure::host(format!("cannot list snapshots: {e}")))?;
+    problems.extend(listing_problems);
+    let mut ids = Vec::new();
+    for key in &keys {
+        match snapshot_id_of(key) {
+            Some(id) => ids.push((id, key.clone())),
+            None => problems.push(format!(
+                "{}: not a snapshot file name (expected {}<20 digits>)",
+                render::json_str(&clip(key, 200)),
+                table::SNAPSHOT_PREFIX
+            )),
+        }
+    }
+    ids.sort();
+    let mut expected = 1u64;
+    for (id, _) in &ids {
+        if *id > expected {
+            problems.push(if *id - expected == 1 {
+                format!("snapshot {expected} is missing (a gap in the snapshot ids)")
+            } else {
+                format!(
+                    "snapshots {expected}..={} are missing (a gap in the snapshot ids)",
+                    id - 1
+                )
+            });
+        }
+        expected = id.saturating_add(1);
+    }
+
+    let tag_keys = match storage.list_tolerant(table::TAG_PREFIX) {
+        Ok((keys, listing_problems)) => {
+            problems.extend(listing_problems);
+            keys
+        }
+        Err(e) => return Err(Failure::host(format!("cannot list tags: {e}"))),
+    };
+    // Each tag's bytes, decoded one at a time below.
+    let mut tag_values = Vec::new();
+    for key in &tag_keys {
+        match storage.get(key) {
+            Ok(Some(bytes)) => tag_values.push((key.clone(), bytes)),
+            Ok(None) => {}
+            Err(e) => problems.push(format!("{}: {e}", render::json_str(&clip(key, 200)))),
+        }
+    }
+
+    let mut snapshots: Vec<Snapshot> = Vec::new();
+    let mut tags: Vec<Tag> = Vec::new();
+    let mut note = |key: &str, e: &dyn std::fmt::Display| {
+        problems.push(format!(
+            "{}: {}",
+            render::json_str(&clip(key, 200)),
+            clip(&e.to_string(), 400)
+        ))
+    };
+    if args.native {
+        for (id, key) in &ids {
+            match table::snapshot_by_id(&mut storage, *id) {
+                Ok(Some(s)) => snapshots.push(s),
+                Ok(None) => note(key, &"vanished while the table was read"),
+                Err(e) => note(key, &e),
+            }
+        }
+        for (key, bytes) in tag_values {
+            let mut one = sink_coordinator::MemStorage::default();
+            one.map.insert(key.clone(), bytes);
+            match table::list_tags(&mut one) {
+                Ok(found) => tags.extend(found),
+                Err(e) => note(&key, &e),
+            }
+        }
+    } else {
+        let runtime = runtime(cli, Some(&args.limits))?;
+        let mut reader =
+            ComponentTable::new(&runtime, storage).map_err(|e| Failure::host(e.to_string()))?;
+        for (id, key) in &ids {
+            match reader.snapshot_by_id(*id) {
+                Ok(Some(s)) => snapshots.push(s),
+                Ok(None) => note(key, &"vanished while the table was read"),
+                Err(e) => note(key, &e),
+            }
+        }
+        for (key, bytes) in tag_values {
+            let mut one = sink_coordinator::MemStorage::default();
+            one.map.insert(key.clone(), bytes);
+            let listed = ComponentTable::new(&runtime, one).and_then(|mut t| t.list_tags());
+            match listed {
+                Ok(found) => tags.extend(found),
+                Err(e) => note(&key, &e),
+            }
+        }
+    }
+    tags.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+
+    let out = if args.json {
+        let doc = render::render_table(&snapshots, &tags);
+        if problems.is_empty() {
+            doc
+        } else {
+            let body = doc.trim_end().trim_end_matches('}').trim_end();
+            let items: Vec<String> = problems
+                .iter()
+                .map(|p| format!("    {}", render::json_str(p)))
+                .collect();
+            format!(
+                "{body},\n  \"problems\": [\n{}\n  ]\n}}\n",
+                items.join(",\n")
+            )
+        }
+    } else {
+        inspect_text(&args.dir, &snapshots, &tags, &problems)
+    };
+    if problems.is_empty() {
+        return Ok(out);
+    }
+    print(&out)?;
+    Err(Failure::host(format!(
+        "the table {} has {} problem(s), listed on stdout",
+        args.dir.display(),
+        problems.len()
+    )))
+}
+
+/// `snapshot/00000000000000000042` -> 42 (the 20-digit names the core writes).
+fn snapshot_id_of(key: &str) -> Option<u64> {
+    let digits = key.strip_prefix(table::SNAPSHOT_PREFIX)?;
+    if digits.len() != 20 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let id = digits.parse::<u64>().ok()?;
+    (table::snapshot_key(id) == key && id > 0).then_some(id)
+}
+
+fn inspect_text(
+    dir: &std::path::Path,
+    snapshots: &[Snapshot],
+    tags: &[Tag],
+    problems: &[String],
+) -> String {
+    let mut out = format!("table {}\n{} snapshot(s)\n", dir.display(), snapshots.len());
+    for s in snapshots {
+        out.push_str(&format!(
+            "  snapshot {}: commit user {}, identifier {}, watermark {}, time {} ms, {} committable(s)\n",
+            s.id,
+            render::json_str(&clip(&s.commit_user, 200)),
+            render::checkpoint(s.identifier),
+            s.watermark.map_or_else(|| "none".into(), |w| w.to_string()),
+            s.time_ms,
+            s.committables.len(),
+        ));
+    }
+    out.push_str(&format!("{} tag(s)\n", tags.len()));
+    for t in tags {
+        out.push_str(&format!(
+            "  tag {}: snapshot {} (identifier {}), created {} ms, expires {}\n",
+            render::json_str(&clip(&t.name, 200)),
+            t.snapshot_id,
+            render::checkpoint(t.identifier),
+            t.create_time_ms,
+            t.expire_time_ms
+                .map_or_else(|| "never".into(), |e| format!("{e} ms")),
+        ));
+    }
+    if !problems.is_empty() {
+        out.push_str(&format!("{} problem(s)\n", problems.len()));
+        for p in problems {
+            out.push_str(&format!("  {p}\n"));
+        }
+    }
+    out
+}

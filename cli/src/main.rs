@@ -1,0 +1,262 @@
+//! `sinkcoord`: the command-line host of the sink coordinator component.
+//!
+//! Exit codes: 0 success (a replay whose steps returned errors still
+//! succeeds), 1 the host failed (unreadable file, component failure), 2 the
+//! input is malformed or the command line is wrong. Nothing panics on any
+//! input; every failure is a message on stderr.
+//!
+//! Each subcommand is one variant of [`Command`] and one `fn` below; a new
+//! subcommand adds both.
+//!
+//! Every numeric option is checked against its documented range while the
+//! command line is parsed (README, "Limits"): out of range is a usage error
+//! (exit 2) before anything runs. Echoed input in error messages is cut to a
+//! few hundred bytes.
+
+mod inspect;
+mod limits;
+mod simulate;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use sha2::{Digest, Sha256};
+use sink_coordinator_host::artifact::{EMBEDDED_WASM, EMBEDDED_WASM_NAME};
+use sink_coordinator_host::engine::{Runtime, RuntimeOptions};
+use sink_coordinator_testkit::replay::{self, Mode, ReplayError};
+
+use inspect::InspectArgs;
+use limits::LimitArgs;
+use simulate::SimulateArgs;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "sinkcoord",
+    version,
+    about = "Host for the exactly-once sink coordinator component"
+)]
+struct Cli {
+    /// Run this component file instead of the embedded one.
+    #[arg(long, global = true, value_name = "FILE")]
+    component: Option<PathBuf>,
+    /// Include the wasm backtrace in trap messages (otherwise one line).
+    #[arg(long, short, global = true)]
+    verbose: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Replay a trace (TRACE-FORMAT) on a fresh in-memory table; print the result document.
+    Replay(ReplayArgs),
+    /// Print the embedded component's name, size and sha256, or write it to a
+    /// file (for other runtimes).
+    Wasm(WasmArgs),
+    /// Print the snapshots and tags of a table kept in a local directory.
+    Inspect(InspectArgs),
+    /// Simulate a streaming job (writers, checkpoints, savepoints, failovers,
+    /// storage faults, traps) driving the coordinator; check invariants after
+    /// every step. The table directory is wiped at the start.
+    Simulate(SimulateArgs),
+}
+
+#[derive(Args, Debug)]
+struct WasmArgs {
+    /// Write the component (the embedded one, or `--component FILE`) to FILE.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct ReplayArgs {
+    /// Run the Rust core natively instead of the component.
+    #[arg(long)]
+    native: bool,
+    #[command(flatten)]
+    limits: LimitArgs,
+    /// Also write the state bytes of every successful `checkpoint` step to FILE, one
+    /// JSON line each: {"step": I, "instance": NAME, "checkpoint": C, "state_hex": HEX}.
+    #[arg(long, value_name = "FILE")]
+    states: Option<PathBuf>,
+    /// The trace file (JSON).
+    trace: PathBuf,
+}
+
+/// A failure of a subcommand: what to print and how to exit.
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl Failure {
+    fn host(message: impl Into<String>) -> Self {
+        Failure {
+            code: 1,
+            message: message.into(),
+        }
+    }
+    fn malformed(message: impl Into<String>) -> Self {
+        Failure {
+            code: 2,
+            message: message.into(),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version print to stdout and exit 0; usage errors exit 2.
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
+    let result = match &cli.command {
+        Command::Replay(args) => cmd_replay(&cli, args),
+        Command::Wasm(args) => cmd_wasm(&cli, args),
+        Command::Inspect(args) => inspect::cmd_inspect(&cli, args),
+        Command::Simulate(args) => simulate::cmd_simulate(&cli, args),
+    };
+    match result.and_then(|text| print(&text)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "sinkcoord: {}",
+                clip_message(&failure.message)
+            );
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+/// Writes the whole output at once (after everything succeeded, so a
+/// failure never leaves half a document on stdout).
+fn print(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::host(format!("cannot write to stdout: {e}")))
+}
+
+/// At most `max` bytes of `s` (on a char boundary), marked when cut.
+fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &s[..end], s.len())
+}
+
+/// The last line of defence against echoing a huge input: a message longer
+/// than a few hundred bytes keeps its head and tail.
+fn clip_message(message: &str) -> String {
+    const HEAD: usize = 600;
+    const TAIL: usize = 200;
+    if message.len() <= HEAD + TAIL + 100 {
+        return message.to_string();
+    }
+    let mut head = HEAD;
+    while !message.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = message.len() - TAIL;
+    while !message.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!(
+        "{} ... ({} bytes omitted) ... {}",
+        &message[..head],
+        tail - head,
+        &message[tail..]
+    )
+}
+
+/// The component runtime; `SINKCOORD_CACHE_DIR` names an (optional,
+/// trusted) directory of precompiled components. `limits` are the
+/// command's limit options (defaults where the command has none).
+fn runtime(cli: &Cli, limits: Option<&LimitArgs>) -> Result<Runtime, Failure> {
+    let mut options = RuntimeOptions {
+        cache_dir: std::env::var_os("SINKCOORD_CACHE_DIR")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from),
+        wasm_backtrace: cli.verbose,
+        ..RuntimeOptions::default()
+    };
+    if let Some(limits) = limits {
+        limits.apply(&mut options);
+    }
+    match &cli.component {
+        Some(path) => Runtime::from_file(path, options).map_err(|e| {
+            Failure::host(format!(
+                "cannot load the component {}: {e:#}",
+                path.display()
+            ))
+        }),
+        None => Runtime::new(EMBEDDED_WASM, options)
+            .map_err(|e| Failure::host(format!("cannot load the embedded component: {e:#}"))),
+    }
+}
+
+fn cmd_replay(cli: &Cli, args: &ReplayArgs) -> Result<String, Failure> {
+    let bytes = std::fs::read(&args.trace)
+        .map_err(|e| Failure::host(format!("cannot read {}: {e}", args.trace.display())))?;
+    // Validate before loading the component: a malformed trace costs no compile.
+    let trace = sink_coordinator_testkit::trace::parse_slice(&bytes)
+        .map_err(|m| Failure::malformed(format!("{}: {m}", args.trace.display())))?;
+    let runtime;
+    let mode = if args.native {
+        Mode::Native
+    } else {
+        runtime = self::runtime(cli, Some(&args.limits))?;
+        Mode::Component(&runtime)
+    };
+    match replay::replay_with_states(&trace, mode) {
+        Ok((result, states)) => {
+            if let Some(path) = &args.states {
+                let lines: String = states.iter().map(|s| s.render_line()).collect();
+                std::fs::write(path, lines)
+                    .map_err(|e| Failure::host(format!("cannot write {}: {e}", path.display())))?;
+            }
+            Ok(result.render())
+        }
+        Err(ReplayError::Malformed(m)) => {
+            Err(Failure::malformed(format!("{}: {m}", args.trace.display())))
+        }
+        Err(e @ ReplayError::Host(_)) => Err(Failure::host(e.to_string())),
+    }
+}
+
+fn cmd_wasm(cli: &Cli, args: &WasmArgs) -> Result<String, Failure> {
+    let (name, bytes) = match &cli.component {
+        Some(path) => (
+            path.display().to_string(),
+            std::fs::read(path)
+                .map_err(|e| Failure::host(format!("cannot read {}: {e}", path.display())))?,
+        ),
+        None => (
+            format!("{EMBEDDED_WASM_NAME} (embedded)"),
+            EMBEDDED_WASM.to_vec(),
+        ),
+    };
+    let sha256: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let summary = format!("{} bytes, sha256 {sha256}", bytes.len());
+    match &args.out {
+        Some(out) => {
+            std::fs::write(out, &bytes)
+                .map_err(|e| Failure::host(format!("cannot write {}: {e}", out.display())))?;
+            Ok(format!("{name} written to {}: {summary}\n", out.display()))
+        }
+        None => Ok(format!("{name}\n{summary}\n")),
+    }
+}

@@ -1,0 +1,188 @@
+//! `sinkcoord simulate`: the command line of the simulator
+//! (`sink_coordinator_testkit::sim`) and its progress bar.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use sink_coordinator_testkit::sim::campaign::{self, CampaignOptions, Progress, ProgressUnit};
+use sink_coordinator_testkit::sim::{Ending, FaultLevel, JobMode};
+
+use crate::{print, runtime, Cli, Failure};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Level {
+    None,
+    Low,
+    Medium,
+    High,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// checkpointing, final commit on the checkpoint after the last end of input
+    Streaming,
+    /// checkpointing, final commit when the last end of input arrives
+    OnEndInput,
+    /// checkpointing false
+    Batch,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EndingArg {
+    /// every input ends; the job runs until all writers finished
+    AllEnd,
+    /// stop-with-savepoint
+    Stop,
+    /// stop-with-savepoint --drain
+    StopDrain,
+}
+
+/// Simulate a streaming job driving the coordinator, with faults, checking invariants.
+#[derive(Args, Debug, Clone)]
+pub struct SimulateArgs {
+    /// Parallelism of the sink (writer subtasks).
+    #[arg(long, default_value_t = 4)]
+    pub writers: u32,
+    /// Checkpoints to trigger before the job ends.
+    #[arg(long, default_value_t = 20)]
+    pub checkpoints: u64,
+    /// The (first) seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Run this many seeds: seed, seed+1, ...
+    #[arg(long, default_value_t = 1)]
+    pub seeds: u64,
+    /// How many failovers, storage faults and traps to inject.
+    #[arg(long, value_enum, default_value_t = Level::Medium)]
+    pub faults: Level,
+    /// The table's directory (wiped at the start of every seed).
+    #[arg(long, default_value = "demo-table")]
+    pub table: PathBuf,
+    /// Keep the table in memory instead of a directory.
+    #[arg(long, conflicts_with = "table")]
+    pub memory: bool,
+    /// Run the native Rust core instead of the component.
+    #[arg(long)]
+    pub native: bool,
+    /// Write the call trace (TRACE-FORMAT) here: of the first failing seed, or of the last seed.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Job mode (default: drawn from the seed).
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    /// How a streaming job ends (default: drawn from the seed).
+    #[arg(long, value_enum)]
+    pub ending: Option<EndingArg>,
+    /// One job only (no second commit user on the table).
+    #[arg(long)]
+    pub single_job: bool,
+    /// No stale instance after global failovers.
+    #[arg(long)]
+    pub no_stale: bool,
+    /// Skip replaying the recorded trace at the end of each seed.
+    #[arg(long)]
+    pub no_replay_check: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl SimulateArgs {
+    /// The campaign these options describe.
+    fn campaign(&self) -> CampaignOptions {
+        CampaignOptions {
+            writers: self.writers,
+            checkpoints: self.checkpoints,
+            seed: self.seed,
+            seeds: self.seeds,
+            faults: match self.faults {
+                Level::None => FaultLevel::None,
+                Level::Low => FaultLevel::Low,
+                Level::Medium => FaultLevel::Medium,
+                Level::High => FaultLevel::High,
+            },
+            table: self.table.clone(),
+            memory: self.memory,
+            native: self.native,
+            record: self.record.clone(),
+            mode: self.mode.map(|m| match m {
+                ModeArg::Streaming => JobMode::Streaming,
+                ModeArg::OnEndInput => JobMode::StreamingOnEndInput,
+                ModeArg::Batch => JobMode::Batch,
+            }),
+            ending: self.ending.map(|e| match e {
+                EndingArg::AllEnd => Ending::AllEnd,
+                EndingArg::Stop => Ending::Stop,
+                EndingArg::StopDrain => Ending::StopDrain,
+            }),
+            single_job: self.single_job,
+            no_stale: self.no_stale,
+            no_replay_check: self.no_replay_check,
+        }
+    }
+}
+
+/// The terminal progress bar, created when the campaign starts one
+/// (indicatif draws on stderr, and nothing when stderr is not a terminal).
+#[derive(Default)]
+struct Bar(OnceLock<ProgressBar>);
+
+impl Progress for Bar {
+    fn start(&self, total: u64, unit: ProgressUnit) {
+        let unit = match unit {
+            ProgressUnit::Seeds => "seeds {msg}",
+            ProgressUnit::Checkpoints => "checkpoints",
+        };
+        let pb = ProgressBar::new(total);
+        pb.set_style(
+            ProgressStyle::with_template(&format!(
+                "{{elapsed_precise}} [{{bar:40}}] {{pos}}/{{len}} {unit}"
+            ))
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        let _ = self.0.set(pb);
+    }
+    fn set_position(&self, position: u64) {
+        if let Some(pb) = self.0.get() {
+            pb.set_position(position);
+        }
+    }
+    fn inc(&self) {
+        if let Some(pb) = self.0.get() {
+            pb.inc(1);
+        }
+    }
+    fn message(&self, text: &str) {
+        if let Some(pb) = self.0.get() {
+            pb.set_message(text.to_string());
+        }
+    }
+    fn finish(&self) {
+        if let Some(pb) = self.0.get() {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+/// Exit 0 when every seed verified; 1 with the summary on stdout and the
+/// first violation on stderr otherwise.
+pub fn cmd_simulate(cli: &Cli, args: &SimulateArgs) -> Result<String, Failure> {
+    let runtime = if args.native {
+        None
+    } else {
+        Some(runtime(cli, None)?)
+    };
+    let bar = Bar::default();
+    let progress = (!args.quiet).then_some(&bar as &dyn Progress);
+    let report = campaign::simulate(&args.campaign(), runtime, progress).map_err(Failure::host)?;
+    if report.verified {
+        return Ok(report.text);
+    }
+    print(&report.text)?;
+    Err(Failure::host(format!(
+        "invariant violated: {}",
+        report.violation.unwrap_or_default()
+    )))
+}

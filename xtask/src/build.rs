@@ -1,0 +1,168 @@
+//! The reproducible component build.
+//!
+//! What made two builds of one commit differ (issue 14: 237,251 against
+//! 237,291 bytes) were absolute paths in panic locations: the cargo home's
+//! registry sources of dependencies, and potentially the checkout and the
+//! toolchain's sysroot. Each of these prefixes is remapped to a fixed name
+//! with `--remap-path-prefix`. Nothing else varies: no timestamps are
+//! written (wasm has none, wit-component adds none), the toolchain is the
+//! one installed (its version is in the `producers` section), and
+//! dependency versions come from `Cargo.lock` (`--locked`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context as _, Result};
+use sha2::{Digest, Sha256};
+
+const WASM_TARGET: &str = "wasm32-unknown-unknown";
+
+/// One built artifact.
+pub struct Built {
+    /// The WIT package version (`wit/coordinator.wit`).
+    pub version: String,
+    /// The component's bytes.
+    pub wasm: Vec<u8>,
+    /// The WIT text it was built from.
+    pub wit: String,
+    /// Lowercase hex sha256 of `wasm`.
+    pub sha256: String,
+}
+
+impl Built {
+    /// Writes `sink-coordinator-<version>.{wasm,wit,wasm.sha256}` into
+    /// `dir`; returns their paths.
+    pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let stem = format!("sink-coordinator-{}", self.version);
+        let files = [
+            (format!("{stem}.wasm"), self.wasm.clone()),
+            (format!("{stem}.wit"), self.wit.clone().into_bytes()),
+            // The `sha256sum` format, so `sha256sum -c` checks it.
+            (
+                format!("{stem}.wasm.sha256"),
+                format!("{}  {stem}.wasm\n", self.sha256).into_bytes(),
+            ),
+        ];
+        let mut paths = Vec::new();
+        for (name, bytes) in files {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            paths.push(path);
+        }
+        Ok(paths)
+    }
+}
+
+/// Builds the component of the checkout at `ws`.
+pub fn component(ws: &Path) -> Result<Built> {
+    let ws = ws
+        .canonicalize()
+        .with_context(|| format!("no workspace at {}", ws.display()))?;
+    let wit_path = ws.join("wit").join("coordinator.wit");
+    let wit = std::fs::read_to_string(&wit_path)
+        .with_context(|| format!("cannot read {}", wit_path.display()))?;
+    let version = wit_version(&ws.join("wit"))?;
+
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let target_dir = ws.join("target").join("component");
+    let status = Command::new(&cargo)
+        .current_dir(&ws)
+        .arg("rustc")
+        .arg("--manifest-path")
+        .arg(ws.join("guest").join("Cargo.toml"))
+        .args(["-p", "sink-coordinator", "--lib", "--locked"])
+        .args(["--profile", "wasm", "--target", WASM_TARGET])
+        .args(["--crate-type", "cdylib"])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .env("CARGO_ENCODED_RUSTFLAGS", remap_flags(&ws)?.join("\x1f"))
+        // Flags meant for other builds (coverage, sanitizers, a wrapper, a
+        // target override) must not change these bytes.
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_BUILD_RUSTFLAGS")
+        .env_remove("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET")
+        .env_remove("RUSTC_WRAPPER")
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        .status()
+        .with_context(|| format!("cannot run {cargo}"))?;
+    if !status.success() {
+        bail!(
+            "building the guest for {WASM_TARGET} failed ({status}); \
+             is the target installed? (`rustup target add {WASM_TARGET}`)"
+        );
+    }
+    let core_path = target_dir
+        .join(WASM_TARGET)
+        .join("wasm")
+        .join("sink_coordinator.wasm");
+    let core = std::fs::read(&core_path)
+        .with_context(|| format!("cannot read {}", core_path.display()))?;
+    let wasm = wit_component::ComponentEncoder::default()
+        .module(&core)
+        .and_then(|enc| enc.validate(true).encode())
+        .with_context(|| format!("encoding {} as a component", core_path.display()))?;
+    let sha256 = Sha256::digest(&wasm)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    Ok(Built {
+        version,
+        wasm,
+        wit,
+        sha256,
+    })
+}
+
+/// The version of the WIT package (`package sink:coordinator@X;`) that
+/// `wit/` declares.
+fn wit_version(wit_dir: &Path) -> Result<String> {
+    let group = wit_parser::UnresolvedPackageGroup::parse_dir(wit_dir)
+        .with_context(|| format!("cannot parse {}", wit_dir.display()))?;
+    let name = &group.main.name;
+    match &name.version {
+        Some(v) if name.namespace == "sink" && name.name == "coordinator" => Ok(v.to_string()),
+        _ => bail!(
+            "{}: the package is {name}, expected sink:coordinator@<version>",
+            wit_dir.display()
+        ),
+    }
+}
+
+/// `--remap-path-prefix` for every absolute prefix a build may embed. When
+/// several match, rustc applies the last one given, so the most specific
+/// (the sysroot and the cargo home, which may lie inside the checkout)
+/// come last.
+fn remap_flags(ws: &Path) -> Result<Vec<String>> {
+    let mut prefixes = vec![(ws.to_path_buf(), "/sink-coordinator")];
+    let cargo_home = match std::env::var_os("CARGO_HOME").filter(|h| !h.is_empty()) {
+        Some(h) => Some(PathBuf::from(h)),
+        None => std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")),
+    };
+    if let Some(home) = cargo_home {
+        // Both spellings: cargo passes registry paths as given, the
+        // canonical form differs when the home is reached through a link.
+        if let Ok(real) = home.canonicalize() {
+            if real != home {
+                prefixes.push((real, "/cargo-home"));
+            }
+        }
+        prefixes.push((home, "/cargo-home"));
+    }
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let out = Command::new(&rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .with_context(|| format!("cannot run {rustc} --print sysroot"))?;
+    let sysroot = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if out.status.success() && !sysroot.is_empty() {
+        prefixes.push((PathBuf::from(sysroot), "/rust-sysroot"));
+    }
+    Ok(prefixes
+        .into_iter()
+        .map(|(from, to)| format!("--remap-path-prefix={}={to}", from.display()))
+        .collect())
+}

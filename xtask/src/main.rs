@@ -1,0 +1,115 @@
+//! `cargo run -p xtask -- <task>`: the one place the component is built.
+//!
+//! - `component [--out-dir DIR] [--workspace DIR]`: builds `guest/` for
+//!   `wasm32-unknown-unknown` (profile `wasm`, `--locked`, its own target
+//!   directory `target/component`), encodes the core module as a component
+//!   with wit-component, and writes `sink-coordinator-<version>.wasm`, its
+//!   `.wit` and its `.wasm.sha256` to DIR (default `dist/`). `--workspace`
+//!   builds another checkout (an older commit, for its artifact).
+//! - `check-dist`: the same build into a temporary directory; fails when
+//!   `dist/` holds other bytes than the sources build.
+//!
+//! The bytes are reproducible whatever the checkout's path, the cargo home,
+//! the user or the machine (see [`build`]).
+
+mod build;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context as _, Result};
+
+const USAGE: &str =
+    "usage: cargo run -p xtask -- component [--out-dir DIR] [--workspace DIR]\n       \
+                     cargo run -p xtask -- check-dist";
+
+fn main() -> ExitCode {
+    match run(std::env::args().skip(1).collect()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Vec<String>) -> Result<()> {
+    let root = repo_root();
+    let mut args = args.into_iter();
+    let task = args.next().unwrap_or_default();
+    let mut out_dir = None;
+    let mut workspace = None;
+    while let Some(flag) = args.next() {
+        let value = args
+            .next()
+            .with_context(|| format!("{flag} needs a value\n{USAGE}"))?;
+        match flag.as_str() {
+            "--out-dir" => out_dir = Some(PathBuf::from(value)),
+            "--workspace" => workspace = Some(PathBuf::from(value)),
+            _ => bail!("unknown option {flag:?}\n{USAGE}"),
+        }
+    }
+    match task.as_str() {
+        "component" => {
+            let ws = workspace.unwrap_or_else(|| root.clone());
+            let out = out_dir.unwrap_or_else(|| root.join("dist"));
+            let built = build::component(&ws)?;
+            let files = built.write(&out)?;
+            for f in files {
+                println!("{}", f.display());
+            }
+            println!(
+                "sink-coordinator {}: {} bytes, sha256 {}",
+                built.version,
+                built.wasm.len(),
+                built.sha256
+            );
+            Ok(())
+        }
+        "check-dist" if out_dir.is_none() && workspace.is_none() => check_dist(&root),
+        _ => bail!("{USAGE}"),
+    }
+}
+
+/// The workspace root: xtask lives in `<root>/xtask`.
+fn repo_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+/// Rebuilds the artifact into a temporary directory and compares each file
+/// with its committed copy under `dist/`.
+fn check_dist(root: &Path) -> Result<()> {
+    let built = build::component(root)?;
+    let tmp = std::env::temp_dir().join(format!("sinkcoord-check-dist-{}", std::process::id()));
+    let files = built.write(&tmp)?;
+    let mut stale = Vec::new();
+    for fresh in &files {
+        let name = fresh.file_name().context("artifact file name")?;
+        let committed = root.join("dist").join(name);
+        let same = match (std::fs::read(fresh), std::fs::read(&committed)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        if !same {
+            stale.push(format!("dist/{}", name.to_string_lossy()));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    if stale.is_empty() {
+        println!(
+            "dist/ is up to date: sink-coordinator-{}.wasm, {} bytes, sha256 {}",
+            built.version,
+            built.wasm.len(),
+            built.sha256
+        );
+        return Ok(());
+    }
+    bail!(
+        "the committed artifact differs from what the sources build ({}; a fresh build is {} bytes, sha256 {}).\n\
+         A change to guest/ or wit/ must come with the regenerated artifact: run `make component` and commit dist/",
+        stale.join(", "),
+        built.wasm.len(),
+        built.sha256
+    )
+}

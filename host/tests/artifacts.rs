@@ -1,0 +1,98 @@
+//! The release artifacts under `dist/` (issue 14, item 2): every version's
+//! component, its WIT and its digest. Each one compiles, exports the WIT
+//! version its file name says, matches its `.sha256`, and instantiates; the
+//! newest is the one this crate embeds.
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use sink_coordinator_host::artifact::{
+    exported_versions, EMBEDDED_WASM, EMBEDDED_WASM_NAME, EMBEDDED_WASM_VERSION,
+};
+use sink_coordinator_host::{Runtime, RuntimeOptions};
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Engine, Store};
+
+fn dist() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("dist")
+}
+
+/// `(version, path)` of every `sink-coordinator-<version>.wasm`, sorted.
+fn artifacts() -> Vec<(String, PathBuf)> {
+    let mut found: Vec<(String, PathBuf)> = std::fs::read_dir(dist())
+        .unwrap()
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            let name = path.file_name()?.to_str()?;
+            let version = name
+                .strip_prefix("sink-coordinator-")?
+                .strip_suffix(".wasm")?
+                .to_string();
+            Some((version, path))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn every_artifact_matches_its_digest_and_wit_and_reports_its_version() {
+    let found = artifacts();
+    let versions: Vec<&str> = found.iter().map(|(v, _)| v.as_str()).collect();
+    assert!(versions.contains(&"0.1.0"), "{versions:?}");
+    assert!(versions.contains(&EMBEDDED_WASM_VERSION), "{versions:?}");
+    let engine = Engine::default();
+    for (version, path) in &found {
+        let bytes = std::fs::read(path).unwrap();
+        let name = format!("sink-coordinator-{version}.wasm");
+        let digest: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let recorded = std::fs::read_to_string(dist().join(format!("{name}.sha256"))).unwrap();
+        assert_eq!(recorded, format!("{digest}  {name}\n"), "{name}");
+        let wit = std::fs::read_to_string(dist().join(format!("sink-coordinator-{version}.wit")))
+            .unwrap();
+        assert!(
+            wit.contains(&format!("package sink:coordinator@{version};")),
+            "{name}: its WIT declares another version"
+        );
+
+        // Compiles, exports its version, and instantiates (imports stubbed:
+        // nothing is called here).
+        let component = Component::new(&engine, &bytes).unwrap();
+        assert_eq!(
+            exported_versions(&engine, &component),
+            vec![version.clone()],
+            "{name}"
+        );
+        let mut linker = Linker::<()>::new(&engine);
+        linker.define_unknown_imports_as_traps(&component).unwrap();
+        let mut store = Store::new(&engine, ());
+        linker
+            .instantiate(&mut store, &component)
+            .unwrap_or_else(|e| panic!("{name} does not instantiate: {e:#}"));
+    }
+}
+
+#[test]
+fn the_newest_artifact_is_the_embedded_one() {
+    let path = dist().join(EMBEDDED_WASM_NAME);
+    assert_eq!(std::fs::read(&path).unwrap(), EMBEDDED_WASM);
+    let newest = artifacts().pop().map(|(v, _)| v);
+    assert_eq!(newest.as_deref(), Some(EMBEDDED_WASM_VERSION));
+}
+
+/// The 0.2.0 host does not run a 0.1.0 component: loading it fails with an
+/// error (its imports are `@0.1.0`), never a panic or a later trap.
+#[test]
+fn an_older_component_is_refused_at_load() {
+    let bytes = std::fs::read(dist().join("sink-coordinator-0.1.0.wasm")).unwrap();
+    let err = match Runtime::new(&bytes, RuntimeOptions::default()) {
+        Ok(_) => panic!("the 0.1.0 component loaded into the 0.2.0 host"),
+        Err(e) => format!("{e:#}"),
+    };
+    assert!(err.contains("0.1.0"), "{err}");
+}

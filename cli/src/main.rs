@@ -5,8 +5,11 @@
 //! input is malformed or the command line is wrong. Nothing panics on any
 //! input; every failure is a message on stderr.
 //!
-//! Each subcommand is one variant of [`Command`] and one `fn` below; a new
-//! subcommand adds both.
+//! Each subcommand is one variant of [`Command`] and one `cmd_*` function
+//! (`replay` and `wasm` here, `inspect` and `simulate` in their modules); a
+//! new subcommand adds both. The library work lives in the embedding crate
+//! (`sink-coordinator-host`) and the test kit (`sink-coordinator-testkit`);
+//! this crate holds the command line and the progress bar only.
 //!
 //! Every numeric option is checked against its documented range while the
 //! command line is parsed (README, "Limits"): out of range is a usage error

@@ -34,15 +34,31 @@ final class Chaos extends RichMapFunction<Long, Long> implements CheckpointedFun
     /** Only this subtask fails (-1: any), and only after it processed this many records. */
     private final int onlySubtask;
     private final long afterRecords;
+    /**
+     * Stalls only after this many records, and task failures only before: a
+     * task failure during a stall aborts the stalled checkpoint (it then does
+     * not expire and no global failover follows), so the two are kept apart.
+     */
+    private final long stallAfterRecords;
     private transient Random random;
     private transient int subtask;
     private transient long seen;
 
     Chaos(double regionPerRecord, double globalPerSnapshot, int onlySubtask, long afterRecords) {
+        this(regionPerRecord, globalPerSnapshot, onlySubtask, afterRecords, afterRecords);
+    }
+
+    Chaos(
+            double regionPerRecord,
+            double globalPerSnapshot,
+            int onlySubtask,
+            long afterRecords,
+            long stallAfterRecords) {
         this.regionPerRecord = regionPerRecord;
         this.globalPerSnapshot = globalPerSnapshot;
         this.onlySubtask = onlySubtask;
         this.afterRecords = afterRecords;
+        this.stallAfterRecords = stallAfterRecords;
     }
 
     static void budget(int region, int global) {
@@ -55,7 +71,9 @@ final class Chaos extends RichMapFunction<Long, Long> implements CheckpointedFun
     @Override
     public void open(OpenContext context) {
         subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
-        random = new Random(System.nanoTime() ^ (31L * subtask));
+        // A fixed seed per subtask: the failure points are the same in every
+        // run, so the number of injected failures does not depend on luck.
+        random = new Random(0x5EEDL ^ (31L * subtask));
     }
 
     private boolean armed() {
@@ -65,7 +83,10 @@ final class Chaos extends RichMapFunction<Long, Long> implements CheckpointedFun
     @Override
     public Long map(Long value) {
         seen++;
-        if (armed() && random.nextDouble() < regionPerRecord && take(REGION_BUDGET)) {
+        if (armed()
+                && (stallAfterRecords == afterRecords || seen < stallAfterRecords)
+                && random.nextDouble() < regionPerRecord
+                && take(REGION_BUDGET)) {
             REGION_INJECTED.incrementAndGet();
             throw new RuntimeException("injected task failure in subtask " + subtask);
         }
@@ -79,6 +100,7 @@ final class Chaos extends RichMapFunction<Long, Long> implements CheckpointedFun
         // is aborted with the failover instead of expiring.
         if (random != null
                 && armed()
+                && seen >= stallAfterRecords
                 && (onlySubtask >= 0 || subtask == 0)
                 && random.nextDouble() < globalPerSnapshot
                 && take(GLOBAL_BUDGET)) {

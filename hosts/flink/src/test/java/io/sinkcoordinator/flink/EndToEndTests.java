@@ -72,7 +72,7 @@ final class EndToEndTests {
             env.getCheckpointConfig().setCheckpointTimeout(Chaos.STALL_MS / 2);
             pipeline(
                     env, n, SinkOptions.of(table.toString(), user(table)),
-                    new Chaos(1.0 / 8000, 0.25, -1, 0), 15);
+                    new Chaos(1.0 / 2000, 1.0, -1, 0, 7_000), 15);
             env.execute("random-failures");
             TestSupport.assertExactlyOnce(table, n);
             TestSupport.assertEndSnapshot(table);

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::slots::{EndEntry, SlotEntry};
 use crate::types::{MAX_CHECKPOINT, MAX_PARALLELISM};
-use crate::wire::{self, Seq};
+use crate::wire::{self, Bytes, Seq};
 
 pub const CURRENT_VERSION: u32 = 2;
 
@@ -42,7 +42,7 @@ pub struct CoordinatorState {
 #[derive(Serialize, Deserialize)]
 struct EndWire<'a> {
     #[serde(borrow)]
-    committables: Seq<&'a [u8]>,
+    committables: Seq<Bytes<'a>>,
     watermark: Option<i64>,
     synthesized: bool,
 }
@@ -51,7 +51,7 @@ struct EndWire<'a> {
 struct EntryWire<'a> {
     checkpoint: u64,
     #[serde(borrow)]
-    committables: Seq<&'a [u8]>,
+    committables: Seq<Bytes<'a>>,
     watermark: Option<i64>,
     savepoint: bool,
 }
@@ -80,12 +80,12 @@ struct StateV2<'a> {
     slots: Seq<(u32, SlotWire<'a>)>,
 }
 
-fn byte_refs(v: &[Vec<u8>]) -> Seq<&[u8]> {
-    Seq(v.iter().map(Vec::as_slice).collect())
+fn byte_refs(v: &[Vec<u8>]) -> Seq<Bytes<'_>> {
+    Seq(v.iter().map(|b| wire::bytes(b)).collect())
 }
 
-fn owned(v: Seq<&[u8]>) -> Vec<Vec<u8>> {
-    v.0.into_iter().map(<[u8]>::to_vec).collect()
+fn owned(v: Seq<Bytes<'_>>) -> Vec<Vec<u8>> {
+    v.0.into_iter().map(|b| b.to_vec()).collect()
 }
 
 /// One ended slot to encode: subtask, END entry, ordinary entries in checkpoint order.
@@ -272,7 +272,7 @@ mod tests {
                 end_entries: Seq(vec![(
                     1,
                     EndWire {
-                        committables: Seq(vec![b"e".as_slice()]),
+                        committables: Seq(vec![wire::bytes(b"e")]),
                         watermark: None,
                         synthesized: false,
                     },
@@ -283,6 +283,44 @@ mod tests {
         assert_eq!(st.slots.len(), 1);
         assert_eq!(st.slots[0].1.end, end(&["e"], None));
         assert!(st.slots[0].1.entries.is_empty());
+    }
+
+    /// Byte-identity of the encoder with the 0.1.0 component's: every golden
+    /// version-1 state (written when committables were encoded as `u8`
+    /// sequences) decodes and re-encodes to exactly its bytes.
+    #[test]
+    fn golden_v1_states_re_encode_identically() {
+        let golden = [
+            include_bytes!("../../tests/golden/coordinator/after_final_commit.bin").as_slice(),
+            include_bytes!("../../tests/golden/coordinator/all_ended_final_pending.bin").as_slice(),
+            include_bytes!("../../tests/golden/coordinator/empty_committables.bin").as_slice(),
+            include_bytes!("../../tests/golden/coordinator/end_after_region_failover.bin")
+                .as_slice(),
+            include_bytes!("../../tests/golden/coordinator/end_many_committables_large.bin")
+                .as_slice(),
+            include_bytes!("../../tests/golden/coordinator/end_replaced.bin").as_slice(),
+            include_bytes!("../../tests/golden/coordinator/end_watermark_extremes.bin").as_slice(),
+            include_bytes!("../../tests/golden/coordinator/fresh_p1.bin").as_slice(),
+            include_bytes!("../../tests/golden/coordinator/fresh_p4_ordinary_pending.bin")
+                .as_slice(),
+            include_bytes!("../../tests/golden/coordinator/highest_checkpoint_id.bin").as_slice(),
+            include_bytes!("../../tests/golden/coordinator/p1000_few_ends.bin").as_slice(),
+            include_bytes!("../../tests/golden/coordinator/p1_one_end.bin").as_slice(),
+            include_bytes!("../../tests/golden/coordinator/p4_one_end.bin").as_slice(),
+            include_bytes!("../../tests/golden/coordinator/p4_three_ends_mixed_watermarks.bin")
+                .as_slice(),
+            include_bytes!("../../tests/golden/coordinator/restored_ends_rechecked.bin").as_slice(),
+            include_bytes!("../../tests/golden/coordinator/synthesized_finished.bin").as_slice(),
+            include_bytes!("../../tests/golden/coordinator/synthesized_rerestored_all_ended.bin")
+                .as_slice(),
+            include_bytes!("../../tests/golden/coordinator/unicode_commit_user.bin").as_slice(),
+        ];
+        for bytes in golden {
+            let (version, rest) = wire::version(bytes).unwrap();
+            assert_eq!(version, 1);
+            let v1: StateV1 = wire::body(rest).unwrap();
+            assert_eq!(wire::encode(1, &v1), bytes);
+        }
     }
 
     #[test]

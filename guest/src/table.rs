@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::env::{Env, Storage, StorageError};
 use crate::error::{Error, Result};
 use crate::types::{checkpoint_name, Snapshot, Tag, END};
-use crate::wire::{self, Seq};
+use crate::wire::{self, Bytes, Seq};
 
 pub const SNAPSHOT_PREFIX: &str = "snapshot/";
 pub const TAG_PREFIX: &str = "tag/";
@@ -67,7 +67,7 @@ struct SnapshotWire<'a> {
     watermark: Option<i64>,
     time_ms: u64,
     #[serde(borrow)]
-    committables: Seq<(u32, &'a [u8])>,
+    committables: Seq<(u32, Bytes<'a>)>,
     /// The same commit user's previous snapshot.
     previous_of_user: Option<UserMark>,
     /// Every commit user's last snapshot, this one included.
@@ -330,7 +330,10 @@ impl TableLog {
                     identifier,
                     watermark,
                     time_ms: env.now_ms(),
-                    committables: Seq(committables.to_vec()),
+                    committables: Seq(committables
+                        .iter()
+                        .map(|(s, c)| (*s, wire::bytes(c)))
+                        .collect()),
                     previous_of_user,
                     users: Seq(users),
                 },

@@ -154,6 +154,16 @@ impl wasmtime::ResourceLimiter for GuestLimits {
         Ok(true)
     }
 
+    /// Growth the memory's type itself forbids (past the wasm32 maximum of
+    /// 4 GiB) never reaches `memory_growing`: without this the guest's
+    /// allocator would abort with "wasm `unreachable` instruction executed".
+    fn memory_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
+        Err(wasmtime::format_err!(
+            "out of memory (limit {} bytes): {error}",
+            self.max_memory
+        ))
+    }
+
     fn table_growing(
         &mut self,
         _current: usize,

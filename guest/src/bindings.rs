@@ -169,6 +169,16 @@ impl wc::GuestCoordinator for CoordinatorResource {
             restore,
         )))
     }
+    fn set_limits(&self, limits: wt::Limits) -> Result<(), wt::Error> {
+        self.0
+            .borrow_mut()
+            .set_limits(crate::Limits {
+                max_committable_bytes: limits.max_committable_bytes,
+                max_event_bytes: limits.max_event_bytes,
+                max_snapshot_bytes: limits.max_snapshot_bytes,
+            })
+            .map_err(error)
+    }
     fn start(&self) -> Result<wt::Outcome, wt::Error> {
         outcome(self.0.borrow_mut().start(&mut Imports))
     }

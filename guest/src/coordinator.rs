@@ -12,6 +12,7 @@ use alloc::vec::Vec;
 
 use crate::env::Env;
 use crate::error::{Error, Result};
+use crate::limits::{committables_bytes, Limits};
 use crate::savepoint::{Savepoints, TagChanges};
 use crate::slots::{EndEntry, SlotEntry, Slots};
 use crate::state_codec::{self, EndedSlot};
@@ -75,6 +76,8 @@ pub struct Coordinator {
     /// Checkpoints passed above `up_to`, ascending: kept only while a
     /// pending savepoint may hold committed-up-to below one of them.
     pub(crate) passed: Vec<u64>,
+    /// Size limits checked when input arrives.
+    limits: Limits,
 }
 
 impl Coordinator {
@@ -97,7 +100,27 @@ impl Coordinator {
             recovery_wrote: false,
             up_to: None,
             passed: Vec::new(),
+            limits: Limits::default(),
         }
+    }
+
+    /// Sets the size limits (host configuration, see [`Limits`]); allowed
+    /// only while `created`, before `start`. Fatal errors: `illegal-state`
+    /// in any other state, `invalid-config` for a limit out of range.
+    pub fn set_limits(&mut self, limits: Limits) -> Result<()> {
+        let result = self
+            .require("set-limits", &[Lifecycle::Created])
+            .and_then(|()| limits.validate());
+        if result.is_ok() {
+            self.limits = limits;
+        }
+        self.fail_on_fatal(&result);
+        result
+    }
+
+    /// The size limits in force.
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     pub fn state(&self) -> Lifecycle {
@@ -352,6 +375,13 @@ impl Coordinator {
         for s in slots {
             self.install_persisted(s);
         }
+        let held = self.slots.ended_bytes();
+        if held > self.limits.max_snapshot_bytes {
+            return Err(Error::invalid_config(format!(
+                "restore from checkpoint {r}: the state's END entries and the entries of ended writers hold {held} bytes, more than max-snapshot-bytes {}",
+                self.limits.max_snapshot_bytes
+            )));
+        }
         self.life = Lifecycle::Restoring;
         if self.recovery_ready() {
             self.recovery_commit(env, log)?;
@@ -410,10 +440,13 @@ impl Coordinator {
             )));
         }
         self.require_subtask("event", s)?;
-        if self.life == Lifecycle::Restoring {
-            return self.end_while_restoring(s, entry);
-        }
         Self::require_checkpoint_of("event of subtask", s, c, true)?;
+        let bytes = self
+            .limits
+            .check_entry("event", s, c, &entry.committables)?;
+        if self.life == Lifecycle::Restoring {
+            return self.end_while_restoring(s, entry, bytes);
+        }
         // A failed read does not refuse the input: it is applied with what
         // this instance knows, and the error is returned instead of running
         // the commit rule (SEMANTICS 5.2, 8: the input stays accepted).
@@ -424,6 +457,7 @@ impl Coordinator {
         }
         if c == END {
             // Replaces any END entry: the newest report is authoritative; the flag is ignored.
+            self.check_end(s, bytes)?;
             let end = EndEntry::reported(entry);
             self.slots.set_end(s, Some(end));
             return self.commit_after(read, env, Trigger::EndArrival, log);
@@ -474,7 +508,7 @@ impl Coordinator {
             )));
         }
         // Rule 5.
-        self.accept_entry(s, entry);
+        self.accept_entry(s, entry)?;
         self.slots.set_max(s, Some(c));
         self.commit_after(read, env, Trigger::Other, log)
     }
@@ -496,7 +530,7 @@ impl Coordinator {
     /// `running` from a writer whose slot is restored (it may reach the end of
     /// its input while others still restore); nothing commits until the
     /// recovery commit.
-    fn end_while_restoring(&mut self, s: u32, entry: Entry) -> Result<()> {
+    fn end_while_restoring(&mut self, s: u32, entry: Entry, bytes: u64) -> Result<()> {
         let restored = self
             .recovery
             .as_ref()
@@ -506,14 +540,46 @@ impl Coordinator {
                 "END event of subtask {s} while the coordinator is restoring and subtask {s} has not sent its restore event"
             )));
         }
+        self.check_end(s, bytes)?;
         self.slots.set_end(s, Some(EndEntry::reported(entry)));
         Ok(())
+    }
+
+    /// Checks that subtask `s`'s END entry of `bytes` keeps the END snapshot
+    /// within the limit (it replaces any END entry the slot holds).
+    fn check_end(&self, s: u32, bytes: u64) -> Result<()> {
+        let held = self.slots.held_bytes(s);
+        let replaced = if self.slots.has_end(s) {
+            held.saturating_add(self.slots.end_bytes(s))
+        } else {
+            0
+        };
+        let total = self
+            .slots
+            .ended_bytes()
+            .saturating_sub(replaced)
+            .saturating_add(held)
+            .saturating_add(bytes);
+        self.limits.check_snapshot(s, END, bytes, END, total)
     }
 
     /// Puts an accepted ordinary entry into its slot (max unchanged); its
     /// savepoint flag joins the pending set (SEMANTICS 5.4: "whenever the
     /// coordinator accepts that entry").
-    fn accept_entry(&mut self, s: u32, e: Entry) {
+    /// Refused (fatal) if it would make its checkpoint's snapshot, or for an
+    /// ended writer the END snapshot, exceed the limit.
+    fn accept_entry(&mut self, s: u32, e: Entry) -> Result<()> {
+        let c = e.checkpoint;
+        let bytes = committables_bytes(&e.committables);
+        let replaced = self.slots.entry_bytes(s, c);
+        let at = self.slots.bytes_at(c).saturating_sub(replaced);
+        self.limits
+            .check_snapshot(s, c, bytes, c, at.saturating_add(bytes))?;
+        if self.slots.has_end(s) {
+            let ended = self.slots.ended_bytes().saturating_sub(replaced);
+            self.limits
+                .check_snapshot(s, c, bytes, END, ended.saturating_add(bytes))?;
+        }
         if e.savepoint {
             self.savepoints.flagged(e.checkpoint);
         }
@@ -524,6 +590,7 @@ impl Coordinator {
             savepoint: e.savepoint && !self.savepoints.is_aborted(e.checkpoint),
         };
         self.slots.put_entry(s, e.checkpoint, entry);
+        Ok(())
     }
 
     /// Checks a restore event's entries (SEMANTICS 6.1): ids `<= r` or END,
@@ -559,6 +626,10 @@ impl Coordinator {
         self.require_subtask("restored", s)?;
         Self::require_checkpoint_of("restore event of subtask", s, r, false)?;
         Self::validate_restored(s, r, &entries)?;
+        for e in &entries {
+            self.limits
+                .check_entry("restore event", s, e.checkpoint, &e.committables)?;
+        }
         if self.life == Lifecycle::Restoring {
             return self.restored_while_restoring(env, s, r, entries, log);
         }
@@ -574,13 +645,14 @@ impl Coordinator {
         let mut end_arrived = false;
         for e in entries {
             if e.checkpoint == END {
+                self.check_end(s, committables_bytes(&e.committables))?;
                 let end = EndEntry::reported(e);
                 self.slots.set_end(s, Some(end));
                 end_arrived = true;
             } else if high.is_some_and(|h| e.checkpoint <= h) {
                 // Already in the table.
             } else {
-                self.accept_entry(s, e);
+                self.accept_entry(s, e)?;
             }
         }
         // A writer restored from r has reported everything up to r.
@@ -623,8 +695,11 @@ impl Coordinator {
             } else {
                 // Kept even if already committed: the recovery filter skips them, and
                 // their savepoint flags still count (a missing tag is re-created).
-                self.accept_entry(s, e);
+                self.accept_entry(s, e)?;
             }
+        }
+        if let Some(end) = &end {
+            self.check_end(s, committables_bytes(&end.committables))?;
         }
         self.slots.set_end(s, end);
         self.slots.set_max(s, Some(r));

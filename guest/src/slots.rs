@@ -5,10 +5,15 @@
 //! Three aggregates are kept up to date by every mutation:
 //! - `frontier`: multiset of `max` over slots without an END entry whose `max` is set;
 //! - `ends`: the END entries (their count says whether every slot ended);
-//! - `index`: checkpoint id -> subtasks holding an ordinary entry for it.
+//! - `index`: checkpoint id -> subtasks holding an ordinary entry for it;
+//! - `bytes_at`, `ended_bytes`: the sizes the limits check (see `limits`):
+//!   per checkpoint, the bytes of its held entries; and the bytes of every
+//!   ended slot's held entries and END entry (a bound of the END snapshot).
 
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
+
+use crate::limits::committables_bytes;
 
 /// An ordinary entry buffered in a slot.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,6 +57,8 @@ impl EndEntry {
 struct Slot {
     max: Option<u64>,
     entries: BTreeMap<u64, SlotEntry>,
+    /// Size of `entries` (as the limits count it).
+    held: u64,
 }
 
 /// A watermark with both infinities (SEMANTICS 3).
@@ -84,6 +91,8 @@ pub struct Slots {
     frontier: BTreeMap<u64, u32>,
     tracked: u32,
     index: BTreeMap<u64, BTreeSet<u32>>,
+    bytes_at: BTreeMap<u64, u64>,
+    ended_bytes: u64,
 }
 
 impl Slots {
@@ -95,6 +104,8 @@ impl Slots {
             frontier: BTreeMap::new(),
             tracked: 0,
             index: BTreeMap::new(),
+            bytes_at: BTreeMap::new(),
+            ended_bytes: 0,
         }
     }
 
@@ -147,6 +158,35 @@ impl Slots {
 
     pub fn entry(&self, s: u32, c: u64) -> Option<&SlotEntry> {
         self.slots.get(&s).and_then(|slot| slot.entries.get(&c))
+    }
+
+    /// Size of the held entries for checkpoint `c`.
+    pub fn bytes_at(&self, c: u64) -> u64 {
+        self.bytes_at.get(&c).copied().unwrap_or(0)
+    }
+
+    /// Size of every ended slot's held entries and END entry: an upper
+    /// bound of the END snapshot.
+    pub fn ended_bytes(&self) -> u64 {
+        self.ended_bytes
+    }
+
+    /// Size of subtask `s`'s held ordinary entries.
+    pub fn held_bytes(&self, s: u32) -> u64 {
+        self.slots.get(&s).map_or(0, |slot| slot.held)
+    }
+
+    /// Size of subtask `s`'s entry for `c`, if it holds one.
+    pub fn entry_bytes(&self, s: u32, c: u64) -> u64 {
+        self.entry(s, c)
+            .map_or(0, |e| committables_bytes(&e.committables))
+    }
+
+    /// Size of subtask `s`'s END entry, if it has one.
+    pub fn end_bytes(&self, s: u32) -> u64 {
+        self.ends
+            .get(&s)
+            .map_or(0, |e| committables_bytes(&e.committables))
     }
 
     pub fn has_end(&self, s: u32) -> bool {
@@ -236,8 +276,35 @@ impl Slots {
 
     /// Inserts or replaces the ordinary entry `c` of subtask `s` (max unchanged).
     pub fn put_entry(&mut self, s: u32, c: u64, entry: SlotEntry) {
-        self.slots.entry(s).or_default().entries.insert(c, entry);
+        let bytes = committables_bytes(&entry.committables);
+        let slot = self.slots.entry(s).or_default();
+        let old = slot
+            .entries
+            .insert(c, entry)
+            .map_or(0, |e| committables_bytes(&e.committables));
+        slot.held = slot.held.saturating_sub(old).saturating_add(bytes);
+        let at = self.bytes_at.entry(c).or_insert(0);
+        *at = at.saturating_sub(old).saturating_add(bytes);
+        if self.ends.contains_key(&s) {
+            self.ended_bytes = self.ended_bytes.saturating_sub(old).saturating_add(bytes);
+        }
         self.index.entry(c).or_default().insert(s);
+    }
+
+    /// Accounts for subtask `s`'s entry for `c` (`bytes`) leaving its slot.
+    fn forget_bytes(&mut self, s: u32, c: u64, bytes: u64) {
+        if let Some(slot) = self.slots.get_mut(&s) {
+            slot.held = slot.held.saturating_sub(bytes);
+        }
+        if let Some(at) = self.bytes_at.get_mut(&c) {
+            *at = at.saturating_sub(bytes);
+            if *at == 0 && !self.index.contains_key(&c) {
+                self.bytes_at.remove(&c);
+            }
+        }
+        if self.ends.contains_key(&s) {
+            self.ended_bytes = self.ended_bytes.saturating_sub(bytes);
+        }
     }
 
     pub fn set_max(&mut self, s: u32, max: Option<u64>) {
@@ -248,6 +315,16 @@ impl Slots {
 
     pub fn set_end(&mut self, s: u32, end: Option<EndEntry>) {
         self.detach(s);
+        if self.ends.contains_key(&s) {
+            let before = self.held_bytes(s).saturating_add(self.end_bytes(s));
+            self.ended_bytes = self.ended_bytes.saturating_sub(before);
+        }
+        if let Some(e) = &end {
+            let after = self
+                .held_bytes(s)
+                .saturating_add(committables_bytes(&e.committables));
+            self.ended_bytes = self.ended_bytes.saturating_add(after);
+        }
         match end {
             Some(e) => {
                 self.ends.insert(s, e);
@@ -264,6 +341,7 @@ impl Slots {
             set.remove(&s);
             if set.is_empty() {
                 self.index.remove(&c);
+                self.bytes_at.remove(&c);
             }
         }
     }
@@ -272,26 +350,23 @@ impl Slots {
     /// highest remaining entry: a region failover (SEMANTICS 6.1).
     pub fn reset_ordinary(&mut self, s: u32, r: Option<u64>) {
         self.detach(s);
-        let dropped: Vec<u64> = match self.slots.get_mut(&s) {
+        let dropped: Vec<(u64, u64)> = match self.slots.get_mut(&s) {
             Some(slot) => {
-                let kept = match r {
-                    Some(r) if r < u64::MAX => {
-                        let above = slot.entries.split_off(&(r + 1));
-                        let dropped = above.keys().copied().collect();
-                        dropped
-                    }
-                    Some(_) => Vec::new(),
-                    None => {
-                        let all = core::mem::take(&mut slot.entries);
-                        all.keys().copied().collect()
-                    }
+                let dropped = match r {
+                    Some(r) if r < u64::MAX => slot.entries.split_off(&(r + 1)),
+                    Some(_) => BTreeMap::new(),
+                    None => core::mem::take(&mut slot.entries),
                 };
                 slot.max = slot.entries.keys().next_back().copied();
-                kept
+                dropped
+                    .into_iter()
+                    .map(|(c, e)| (c, committables_bytes(&e.committables)))
+                    .collect()
             }
             None => Vec::new(),
         };
-        for c in dropped {
+        for (c, bytes) in dropped {
+            self.forget_bytes(s, c, bytes);
             self.unindex(s, c);
         }
         self.attach(s);
@@ -301,9 +376,14 @@ impl Slots {
     /// which holds them, is durable). `max` values stay.
     pub fn clear_ordinary(&mut self) {
         self.index.clear();
+        self.bytes_at.clear();
         self.slots.retain(|_, slot| {
             slot.entries.clear();
+            slot.held = 0;
             slot.max.is_some()
+        });
+        self.ended_bytes = self.ends.values().fold(0u64, |sum, e| {
+            sum.saturating_add(committables_bytes(&e.committables))
         });
     }
 
@@ -328,9 +408,16 @@ impl Slots {
         let Some(subtasks) = self.index.remove(&c) else {
             return;
         };
+        self.bytes_at.remove(&c);
         for s in subtasks {
             if let Some(slot) = self.slots.get_mut(&s) {
-                slot.entries.remove(&c);
+                if let Some(e) = slot.entries.remove(&c) {
+                    let bytes = committables_bytes(&e.committables);
+                    slot.held = slot.held.saturating_sub(bytes);
+                    if self.ends.contains_key(&s) {
+                        self.ended_bytes = self.ended_bytes.saturating_sub(bytes);
+                    }
+                }
                 if slot.max.is_none() && slot.entries.is_empty() {
                     self.slots.remove(&s);
                 }
@@ -410,6 +497,40 @@ mod tests {
         assert_eq!(s.max(0), None);
         assert!(s.checkpoints_up_to(10).is_empty());
         assert_eq!(s.frontier(), None);
+    }
+
+    /// The size totals follow every mutation (they are what the limits check).
+    #[test]
+    fn size_totals_follow_every_mutation() {
+        let mut s = Slots::new(2);
+        s.put_entry(0, 1, entry(None, &["aaaa"])); // 4 + 16
+        s.put_entry(1, 1, entry(None, &["bb", ""])); // 2 + 32
+        s.put_entry(0, 2, entry(None, &["c"])); // 17
+        assert_eq!((s.bytes_at(1), s.bytes_at(2)), (54, 17));
+        assert_eq!((s.held_bytes(0), s.ended_bytes()), (37, 0));
+        // Replacing an entry replaces its size.
+        s.put_entry(0, 1, entry(None, &["a"]));
+        assert_eq!((s.bytes_at(1), s.held_bytes(0)), (51, 34));
+        // An END entry brings the slot's held entries into the END total.
+        s.set_end(0, Some(end(None))); // "e": 17
+        assert_eq!(s.ended_bytes(), 34 + 17);
+        s.put_entry(0, 3, entry(None, &["dd"]));
+        assert_eq!(s.ended_bytes(), 34 + 17 + 18);
+        s.remove_checkpoint(1);
+        assert_eq!((s.bytes_at(1), s.ended_bytes()), (0, 17 + 17 + 18));
+        s.reset_ordinary(0, Some(2));
+        assert_eq!(
+            (s.bytes_at(3), s.ended_bytes(), s.held_bytes(0)),
+            (0, 34, 17)
+        );
+        s.set_end(0, None);
+        assert_eq!(s.ended_bytes(), 0);
+        s.set_end(1, Some(end(None)));
+        s.clear_ordinary();
+        assert_eq!(
+            (s.ended_bytes(), s.bytes_at(2), s.held_bytes(1)),
+            (17, 0, 0)
+        );
     }
 
     #[test]

@@ -11,8 +11,8 @@
 //! its committed-up-to is the last value the host received before the trap.
 
 use sink_coordinator::{
-    Config, Entry, ErrorKind, FinalCommitMode, Lifecycle, Outcome, RecoveryMode, RestorePoint,
-    Snapshot, Storage, Tag,
+    Config, Entry, ErrorKind, FinalCommitMode, Lifecycle, Limits, Outcome, RecoveryMode,
+    RestorePoint, Snapshot, Storage, Tag,
 };
 use wasmtime::component::ResourceAny;
 use wasmtime::Store;
@@ -39,9 +39,13 @@ struct Instance {
 
 impl Instance {
     fn new(runtime: &Runtime, env: HostEnv) -> HostResult<Self> {
-        let (store, bindings) = runtime
-            .instantiate(env)
-            .map_err(|e| HostError::trap(trap_message("instantiation", &e)))?;
+        let (store, bindings) = runtime.instantiate(env).map_err(|e| {
+            HostError::trap(trap_message(
+                "instantiation",
+                &e,
+                runtime.options().call_deadline,
+            ))
+        })?;
         Ok(Instance {
             runtime: runtime.clone(),
             live: Some((store, bindings)),
@@ -76,7 +80,7 @@ impl Instance {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(from_wit_error(e)),
             Err(e) => {
-                let message = trap_message(what, &e);
+                let message = trap_message(what, &e, self.runtime.options().call_deadline);
                 if let Some((store, _)) = self.live.take() {
                     self.discarded_env = Some(store.into_data().env);
                 }
@@ -108,8 +112,13 @@ impl Instance {
     }
 }
 
-fn trap_message(what: &str, e: &wasmtime::Error) -> String {
+fn trap_message(what: &str, e: &wasmtime::Error, deadline: Option<std::time::Duration>) -> String {
     match e.downcast_ref::<wasmtime::Trap>() {
+        // The epoch deadline is the only interrupt this host arms.
+        Some(wasmtime::Trap::Interrupt) => format!(
+            "guest trapped in {what}: the call exceeded its deadline of {} ms",
+            deadline.map_or(0, |d| d.as_millis())
+        ),
         // `{e:#}` is `{trap}` plus the wasm backtrace when one was captured
         // (`RuntimeOptions::wasm_backtrace`, `sinkcoord --verbose`).
         Some(_) => format!("guest trapped in {what}: {e:#}"),
@@ -132,7 +141,10 @@ pub struct ComponentCoordinator {
 
 impl ComponentCoordinator {
     /// Instantiates the component over `env` and constructs a coordinator
-    /// (state `created`). Fails only with a trap.
+    /// (state `created`) with the runtime's size limits
+    /// ([`RuntimeOptions::limits`](crate::RuntimeOptions), from which the
+    /// runtime's wasmtime limits derive). Fails only with a trap, or with
+    /// `invalid-config` for limits out of range.
     pub fn new(
         runtime: &Runtime,
         env: HostEnv,
@@ -147,10 +159,30 @@ impl ComponentCoordinator {
                 .coordinator()
                 .call_constructor(store, &config, restore.as_ref())
         })?;
-        Ok(ComponentCoordinator {
+        let mut coordinator = ComponentCoordinator {
             instance,
             handle,
             known_up_to: None,
+        };
+        let limits = runtime.options().limits;
+        if limits != Limits::default() {
+            coordinator.set_limits(&limits)?;
+        }
+        Ok(coordinator)
+    }
+
+    /// Sets the size limits (WIT `set-limits`): only while `created`.
+    pub fn set_limits(&mut self, limits: &Limits) -> HostResult<()> {
+        let handle = self.handle;
+        let limits = wit::Limits {
+            max_committable_bytes: limits.max_committable_bytes,
+            max_event_bytes: limits.max_event_bytes,
+            max_snapshot_bytes: limits.max_snapshot_bytes,
+        };
+        self.instance.call("set-limits", |store, b| {
+            b.sink_coordinator_coordinator()
+                .coordinator()
+                .call_set_limits(store, handle, limits)
         })
     }
 

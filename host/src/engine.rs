@@ -8,9 +8,11 @@
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
-use sink_coordinator::{Clock, Storage};
+use sink_coordinator::{Clock, Limits, Storage};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::error::Context as _;
 use wasmtime::{Engine, Store};
@@ -32,14 +34,63 @@ pub use crate::artifact::EMBEDDED_WASM;
 /// a runaway loop traps instead of hanging the host.
 pub const DEFAULT_FUEL_PER_CALL: u64 = 100_000_000_000;
 
-/// The guest's linear memory limit by default: the wasm32 maximum, 4 GiB.
-pub const DEFAULT_MAX_MEMORY_BYTES: u64 = 4 << 30;
+const MIB: u64 = 1 << 20;
 
-/// Bytes the guest may hand to the host in one crossing by default (a
-/// storage import's arguments, or an export's results): 2 GiB, enough for a
-/// 1 GiB snapshot value with room to spare. wasmtime's own default, 128 MiB,
-/// made a commit of 128 MiB of committables trap.
-pub const DEFAULT_MAX_HOSTCALL_BYTES: u64 = 2 << 30;
+/// The wasm32 maximum of a linear memory, 4 GiB.
+const WASM32_MEMORY_BYTES: u64 = 4 << 30;
+
+/// The guest's linear memory limit by default (derived from the default
+/// [`Limits`], see [`memory_for`]): the wasm32 maximum, 4 GiB.
+pub const DEFAULT_MAX_MEMORY_BYTES: u64 = memory_for(&DEFAULT_LIMITS);
+
+/// Bytes the guest may hand to the host in one crossing by default (derived
+/// from the default [`Limits`], see [`hostcall_bytes_for`]): 2,624 MiB.
+/// wasmtime's own default, 128 MiB, made a commit of 128 MiB of
+/// committables trap.
+pub const DEFAULT_MAX_HOSTCALL_BYTES: u64 = hostcall_bytes_for(&DEFAULT_LIMITS);
+
+const DEFAULT_LIMITS: Limits = Limits::DEFAULT;
+
+/// How often the engine's ticker advances the epoch: the resolution of
+/// [`RuntimeOptions::call_deadline`].
+pub const DEADLINE_TICK: Duration = Duration::from_millis(100);
+
+/// The memory a guest needs to commit a snapshot of the largest size the
+/// limits allow: the held entries, the encoded snapshot and the list of
+/// references the encoder walks (each at most the snapshot's size), plus
+/// 256 MiB for everything else; at most the wasm32 maximum.
+pub const fn memory_for(limits: &Limits) -> u64 {
+    let need = limits
+        .max_snapshot_bytes
+        .saturating_mul(3)
+        .saturating_add(256 * MIB);
+    if need < WASM32_MEMORY_BYTES {
+        need
+    } else {
+        WASM32_MEMORY_BYTES
+    }
+}
+
+/// The host-call copy budget the limits need: the largest crossing is a
+/// snapshot's value (`put-if-absent`) or the state bytes (`checkpoint`),
+/// both bounded by the snapshot limit plus headers; twice that plus 64 MiB
+/// also covers a snapshot lifted as a list of `(subtask, bytes)` (32 host
+/// bytes per committable against the 16 the limits count).
+pub const fn hostcall_bytes_for(limits: &Limits) -> u64 {
+    limits
+        .max_snapshot_bytes
+        .saturating_mul(2)
+        .saturating_add(64 * MIB)
+}
+
+/// A per-call wall-clock deadline for the limits: one minute plus five
+/// minutes per GiB of the snapshot limit (storage writes of a large
+/// snapshot count too); a committed 1 GiB snapshot took 14 s in total.
+pub fn deadline_for(limits: &Limits) -> Duration {
+    let per_gib = Duration::from_secs(300).as_millis() as u64;
+    let extra_ms = (u128::from(limits.max_snapshot_bytes) * u128::from(per_gib) >> 30) as u64;
+    Duration::from_secs(60) + Duration::from_millis(extra_ms)
+}
 
 /// The documented ranges of the limits (checked by the CLI at parse time
 /// and by [`RuntimeOptions::validate`]).
@@ -51,13 +102,17 @@ pub const MAX_HOSTCALL_RANGE: std::ops::RangeInclusive<u64> = (1 << 20)..=(4 << 
 /// "Limits") and where precompiled code is cached.
 ///
 /// The limits bound what one guest call may consume, so that neither a
-/// guest bug nor a hostile input can hang or exhaust the host. They must be
-/// at least as generous as the coordinator's own size limits (maximum bytes
-/// of an event and of a snapshot, checked when an event arrives): a value
-/// the core accepted must never trap at commit. The defaults let a 1 GiB
-/// snapshot commit.
+/// guest bug nor a hostile input can hang or exhaust the host. They are
+/// derived from the coordinator's own size limits ([`Self::from_limits`]),
+/// which every [`ComponentCoordinator`](crate::ComponentCoordinator) of the
+/// runtime enforces: a value the core accepted never traps at commit. The
+/// defaults let a 1 GiB snapshot commit.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RuntimeOptions {
+    /// The coordinator's size limits (checked when input arrives), applied
+    /// to every coordinator created on the runtime; the wasmtime limits
+    /// below are derived from them by [`Self::from_limits`].
+    pub limits: Limits,
     /// The per-call budget: fuel (≈ wasm instructions) granted to each call,
     /// including instantiation; `None` turns fuel metering off. Running out
     /// is a trap ("all fuel consumed by WebAssembly"). Default
@@ -73,6 +128,12 @@ pub struct RuntimeOptions {
     /// the host and the guest"). Default [`DEFAULT_MAX_HOSTCALL_BYTES`];
     /// range [`MAX_HOSTCALL_RANGE`].
     pub max_hostcall_bytes: usize,
+    /// Wall-clock time one call may take (storage calls included); `None`:
+    /// unbounded. Enforced through epoch interruption by a ticker thread the
+    /// runtime owns, every [`DEADLINE_TICK`]; a call past it traps ("the
+    /// call exceeded its deadline of N ms"). Default [`deadline_for`] the
+    /// limits.
+    pub call_deadline: Option<Duration>,
     /// Capture wasm backtraces of traps (`sinkcoord --verbose`). Off by
     /// default: a trap is then one line.
     pub wasm_backtrace: bool,
@@ -85,17 +146,28 @@ pub struct RuntimeOptions {
 
 impl Default for RuntimeOptions {
     fn default() -> Self {
-        RuntimeOptions {
-            fuel_per_call: Some(DEFAULT_FUEL_PER_CALL),
-            max_memory_bytes: None,
-            max_hostcall_bytes: DEFAULT_MAX_HOSTCALL_BYTES as usize,
-            wasm_backtrace: false,
-            cache_dir: None,
-        }
+        Self::from_limits(Limits::default())
     }
 }
 
 impl RuntimeOptions {
+    /// The options for coordinators with size limits `limits`: the memory
+    /// limit, host-call copy budget and call deadline derived from them
+    /// ([`memory_for`], [`hostcall_bytes_for`], [`deadline_for`]), default
+    /// fuel, no backtraces, no cache.
+    pub fn from_limits(limits: Limits) -> Self {
+        let memory = memory_for(&limits);
+        RuntimeOptions {
+            limits,
+            fuel_per_call: Some(DEFAULT_FUEL_PER_CALL),
+            max_memory_bytes: (memory < WASM32_MEMORY_BYTES).then_some(memory as usize),
+            max_hostcall_bytes: usize::try_from(hostcall_bytes_for(&limits)).unwrap_or(usize::MAX),
+            call_deadline: Some(deadline_for(&limits)),
+            wasm_backtrace: false,
+            cache_dir: None,
+        }
+    }
+
     /// Checks every limit against its documented range (the CLI's ranges).
     /// `Runtime::new` does not insist: tests and simulations use tiny
     /// budgets on purpose.
@@ -121,7 +193,25 @@ impl RuntimeOptions {
             "max_hostcall_bytes",
             self.max_hostcall_bytes as u64,
             &MAX_HOSTCALL_RANGE,
-        )
+        )?;
+        self.limits.validate().map_err(|e| e.message)?;
+        // A value the core accepts must never trap at commit.
+        let need = hostcall_bytes_for(&self.limits).min(*MAX_HOSTCALL_RANGE.end());
+        if (self.max_hostcall_bytes as u64) < need {
+            return Err(format!(
+                "max_hostcall_bytes {} is below the {need} bytes that max-snapshot-bytes {} needs",
+                self.max_hostcall_bytes, self.limits.max_snapshot_bytes
+            ));
+        }
+        let need = memory_for(&self.limits);
+        if self.memory_limit() < need {
+            return Err(format!(
+                "max_memory_bytes {} is below the {need} bytes that max-snapshot-bytes {} needs",
+                self.memory_limit(),
+                self.limits.max_snapshot_bytes
+            ));
+        }
+        Ok(())
     }
 
     /// The memory limit in force, in bytes.
@@ -215,6 +305,43 @@ fn storage_error(e: sink_coordinator::StorageError) -> wit_storage::StorageError
     }
 }
 
+/// Advances the engine's epoch every [`DEADLINE_TICK`] until dropped (when
+/// the last clone of its [`Runtime`] goes).
+struct Ticker {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Ticker {
+    fn start(engine: &Engine) -> std::io::Result<Self> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let engine = engine.clone();
+        let flag = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("sinkcoord-epoch".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Acquire) {
+                    std::thread::park_timeout(DEADLINE_TICK);
+                    engine.increment_epoch();
+                }
+            })?;
+        Ok(Ticker {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(thread) = self.thread.take() {
+            thread.thread().unpark();
+            let _ = thread.join();
+        }
+    }
+}
+
 /// A compiled component, ready to be instantiated into new Stores.
 /// Cloning is cheap (reference counted).
 #[derive(Clone)]
@@ -222,6 +349,8 @@ pub struct Runtime {
     engine: Engine,
     pre: SinkCoordinatorPre<StoreData>,
     options: RuntimeOptions,
+    /// Only while a call deadline is configured.
+    _ticker: Option<Arc<Ticker>>,
 }
 
 impl Runtime {
@@ -240,6 +369,7 @@ impl Runtime {
         // Determinism (SEMANTICS 9): the same NaN bits on every host.
         config.cranelift_nan_canonicalization(true);
         config.consume_fuel(options.fuel_per_call.is_some());
+        config.epoch_interruption(options.call_deadline.is_some());
         let engine = Engine::new(&config).context("cannot create the wasmtime engine")?;
         let component = match &options.cache_dir {
             Some(dir) => load_or_compile(&engine, wasm, dir)?,
@@ -253,10 +383,17 @@ impl Runtime {
             .context("the component's imports do not match the host (storage, clock)")?;
         let pre = SinkCoordinatorPre::new(instance_pre)
             .context("the component does not export the sink-coordinator world")?;
+        let ticker = match options.call_deadline {
+            Some(_) => Some(Arc::new(
+                Ticker::start(&engine).context("cannot start the deadline ticker thread")?,
+            )),
+            None => None,
+        };
         Ok(Runtime {
             engine,
             pre,
             options,
+            _ticker: ticker,
         })
     }
 
@@ -305,7 +442,8 @@ impl Runtime {
         Ok((store, bindings))
     }
 
-    /// Grants `fuel` for the next call (no-op when metering is off).
+    /// Grants `fuel` for the next call (no-op when metering is off) and
+    /// starts its deadline.
     pub(crate) fn refuel(
         &self,
         store: &mut Store<StoreData>,
@@ -313,6 +451,12 @@ impl Runtime {
     ) -> wasmtime::Result<()> {
         if self.options.fuel_per_call.is_some() {
             store.set_fuel(fuel.unwrap_or(u64::MAX))?;
+        }
+        if let Some(deadline) = self.options.call_deadline {
+            // Whole ticks, rounded up; at least one.
+            let tick = DEADLINE_TICK.as_millis().max(1);
+            let ticks = deadline.as_millis().div_ceil(tick).max(1);
+            store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
         }
         Ok(())
     }

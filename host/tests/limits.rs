@@ -5,12 +5,19 @@
 //! `SINKCOORD_COMMIT_MIB=N cargo test --release -p sink-coordinator-host
 //! --test limits -- --ignored --nocapture`).
 
-use std::time::Instant;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
-use sink_coordinator::{Config, Entry, MemStorage};
+use sink_coordinator::{
+    Config, Coordinator, Entry, ErrorKind, Lifecycle, Limits, MemEnv, MemStorage, Outcome,
+    StepClock, END,
+};
 use sink_coordinator_host::clock::ManualClock;
+use sink_coordinator_host::engine::{EMBEDDED_WASM, MAX_HOSTCALL_RANGE};
 use sink_coordinator_host::env::{HostEnv, Shared};
-use sink_coordinator_host::{ComponentCoordinator, Runtime};
+use sink_coordinator_host::{
+    ComponentCoordinator, HostError, HostErrorKind, HostResult, Runtime, RuntimeOptions,
+};
 
 const MIB: usize = 1 << 20;
 
@@ -58,4 +65,246 @@ fn large_commit_timing() {
         event.as_secs_f64(),
         commit.as_secs_f64()
     );
+}
+
+/// One coordinator on either path, over its own in-memory table.
+enum Path {
+    Native(Box<Coordinator>, MemEnv),
+    Component(Box<ComponentCoordinator>, Shared<MemStorage>),
+}
+
+impl Path {
+    fn native(p: u32, limits: Option<Limits>) -> Self {
+        let env = MemEnv {
+            clock: StepClock {
+                next: 1000,
+                step: 1,
+            },
+            ..MemEnv::default()
+        };
+        let mut c = Coordinator::new(Config::new(p, "job"), None);
+        if let Some(limits) = limits {
+            c.set_limits(limits).unwrap();
+        }
+        Path::Native(Box::new(c), env)
+    }
+
+    fn component(runtime: &Runtime, p: u32, limits: Option<Limits>) -> Self {
+        let storage = Shared::new(MemStorage::default());
+        let env = HostEnv::new(storage.clone(), ManualClock::new(1000, 1));
+        let mut c = ComponentCoordinator::new(runtime, env, &Config::new(p, "job"), None).unwrap();
+        if let Some(limits) = limits {
+            c.set_limits(&limits).unwrap();
+        }
+        Path::Component(Box::new(c), storage)
+    }
+
+    fn start(&mut self) -> HostResult<Outcome> {
+        match self {
+            Path::Native(c, env) => c.start(env).map_err(HostError::from),
+            Path::Component(c, _) => c.start(),
+        }
+    }
+
+    fn event(&mut self, s: u32, e: Entry) -> HostResult<Outcome> {
+        match self {
+            Path::Native(c, env) => c.event(env, s, 0, e).map_err(HostError::from),
+            Path::Component(c, _) => c.event(s, 0, e),
+        }
+    }
+
+    fn complete(&mut self, n: u64) -> HostResult<Outcome> {
+        match self {
+            Path::Native(c, env) => c.checkpoint_complete(env, n).map_err(HostError::from),
+            Path::Component(c, _) => c.checkpoint_complete(n),
+        }
+    }
+
+    fn state(&mut self) -> Lifecycle {
+        match self {
+            Path::Native(c, _) => c.state(),
+            Path::Component(c, _) => c.state(),
+        }
+    }
+
+    /// The table's records, key by key.
+    fn table(&self) -> BTreeMap<String, Vec<u8>> {
+        match self {
+            Path::Native(_, env) => env.storage.map.clone(),
+            Path::Component(_, storage) => storage.lock().map.clone(),
+        }
+    }
+}
+
+/// Issue 11: one 130 MiB committable (past wasmtime's default host-call
+/// copy limit of 128 MiB, which used to trap at commit on every retry)
+/// commits with the default limits, and both paths write the same table.
+#[test]
+fn committable_of_130_mib_commits_identically_on_both_paths() {
+    let runtime = Runtime::embedded().unwrap();
+    let big = payload(130 * MIB);
+    let mut tables = Vec::new();
+    for mut path in [Path::native(1, None), Path::component(&runtime, 1, None)] {
+        path.start().unwrap();
+        path.event(0, entry(1, vec![big.clone(), b"small".to_vec()]))
+            .unwrap();
+        let o = path.complete(1).unwrap();
+        assert_eq!(o.committed, vec![1]);
+        assert_eq!(o.committed_up_to, Some(1));
+        tables.push(path.table());
+    }
+    let snapshot = &tables[0]["snapshot/00000000000000000001"];
+    assert!(snapshot.len() > 130 * MIB);
+    assert!(
+        tables[0] == tables[1],
+        "the two paths wrote different tables"
+    );
+}
+
+fn small_limits() -> Limits {
+    Limits {
+        max_committable_bytes: 1000,
+        max_event_bytes: 1500,
+        max_snapshot_bytes: 2000,
+    }
+}
+
+/// Above a configured limit both paths refuse the event when it arrives,
+/// with the same fatal `invalid-event`; the limits reach the component
+/// through `set-limits` or through the runtime's options.
+#[test]
+fn configured_limits_give_the_same_invalid_event_on_both_paths() {
+    let limits = small_limits();
+    let default_runtime = Runtime::embedded().unwrap();
+    let limited_runtime = Runtime::new(EMBEDDED_WASM, RuntimeOptions::from_limits(limits)).unwrap();
+    let paths = || {
+        [
+            Path::native(2, Some(limits)),
+            Path::component(&default_runtime, 2, Some(limits)),
+            Path::component(&limited_runtime, 2, None),
+        ]
+    };
+    type Case = (
+        &'static str,
+        fn(&mut Path) -> HostResult<Outcome>,
+        &'static str,
+    );
+    let cases: [Case; 3] = [
+        (
+            "committable",
+            |p| p.event(0, entry(1, vec![payload(1001)])),
+            "event of subtask 0 for checkpoint 1: committable 0 holds 1001 bytes, more than max-committable-bytes 1000",
+        ),
+        (
+            "event",
+            |p| p.event(1, entry(END, vec![payload(1000), payload(500)])),
+            "event of subtask 1 for checkpoint END: the entry holds 1532 bytes (2 committables), more than max-event-bytes 1500",
+        ),
+        (
+            "snapshot",
+            |p| {
+                p.event(0, entry(3, vec![payload(984)]))?;
+                p.event(1, entry(3, vec![payload(985)]))
+            },
+            "entry of subtask 1 for checkpoint 3 (1001 bytes) would make the snapshot of checkpoint 3 hold 2001 bytes, more than max-snapshot-bytes 2000",
+        ),
+    ];
+    for (name, call, message) in cases {
+        for mut path in paths() {
+            path.start().unwrap();
+            let err = call(&mut path).unwrap_err();
+            assert_eq!(
+                err.kind,
+                HostErrorKind::Core(ErrorKind::InvalidEvent),
+                "{name}: {err}"
+            );
+            assert_eq!(err.message, message, "{name}");
+            assert_eq!(path.state(), Lifecycle::Failed, "{name}");
+            assert!(path.table().is_empty(), "{name}: nothing was committed");
+        }
+    }
+    // Within the limits the same calls commit.
+    for mut path in paths() {
+        path.start().unwrap();
+        path.event(0, entry(1, vec![payload(984)])).unwrap();
+        path.event(1, entry(1, vec![payload(984)])).unwrap();
+        assert_eq!(path.complete(1).unwrap().committed, vec![1]);
+    }
+}
+
+#[test]
+fn set_limits_after_start_is_illegal_state_in_the_component() {
+    let runtime = Runtime::embedded().unwrap();
+    let mut path = Path::component(&runtime, 1, None);
+    path.start().unwrap();
+    let Path::Component(c, _) = &mut path else {
+        unreachable!()
+    };
+    let err = c.set_limits(&small_limits()).unwrap_err();
+    assert_eq!(
+        err.kind,
+        HostErrorKind::Core(ErrorKind::IllegalState),
+        "{err}"
+    );
+    let mut bad = small_limits();
+    bad.max_event_bytes = 0;
+    let mut fresh = Path::component(&runtime, 1, None);
+    let Path::Component(c, _) = &mut fresh else {
+        unreachable!()
+    };
+    let err = c.set_limits(&bad).unwrap_err();
+    assert_eq!(
+        err.kind,
+        HostErrorKind::Core(ErrorKind::InvalidConfig),
+        "{err}"
+    );
+}
+
+/// The wasmtime limits derive from the sizes, and `validate` refuses
+/// wasmtime limits too small for them.
+#[test]
+fn runtime_limits_derive_from_the_sizes() {
+    let defaults = RuntimeOptions::default();
+    assert_eq!(defaults.limits, Limits::default());
+    assert_eq!(defaults.memory_limit(), 4 << 30, "the wasm32 maximum");
+    assert!(defaults.max_hostcall_bytes as u64 >= 2 * Limits::default().max_snapshot_bytes);
+    defaults.validate().unwrap();
+
+    let small = RuntimeOptions::from_limits(small_limits());
+    assert_eq!(small.memory_limit(), 3 * 2000 + (256 << 20));
+    assert_eq!(small.max_hostcall_bytes, 2 * 2000 + (64 << 20));
+    assert_eq!(small.call_deadline, Some(Duration::from_millis(60_000)));
+    small.validate().unwrap();
+
+    let mut too_small = RuntimeOptions::default();
+    too_small.max_hostcall_bytes = *MAX_HOSTCALL_RANGE.start() as usize;
+    let e = too_small.validate().unwrap_err();
+    assert!(e.contains("max-snapshot-bytes"), "{e}");
+}
+
+/// A call past its deadline traps with a one-line message (and the
+/// instance is discarded, like after any trap).
+#[test]
+fn call_past_its_deadline_traps_with_one_line() {
+    let options = RuntimeOptions {
+        call_deadline: Some(Duration::from_millis(200)),
+        fuel_per_call: None,
+        ..RuntimeOptions::default()
+    };
+    let runtime = Runtime::new(EMBEDDED_WASM, options).unwrap();
+    let mut path = Path::component(&runtime, 1, None);
+    path.start().unwrap();
+    // Moving and encoding 128 MiB takes well over 200 ms in the guest.
+    let err = path
+        .event(0, entry(1, vec![payload(128 * MIB)]))
+        .and_then(|_| path.complete(1))
+        .unwrap_err();
+    assert_eq!(err.kind, HostErrorKind::Trap, "{err}");
+    assert!(
+        err.message
+            .ends_with("the call exceeded its deadline of 200 ms"),
+        "{err}"
+    );
+    assert!(!err.message.contains('\n'), "{err}");
+    assert_eq!(path.state(), Lifecycle::Failed);
 }

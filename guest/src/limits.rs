@@ -1,0 +1,343 @@
+//! Declared size limits, checked when input arrives.
+//!
+//! SEMANTICS leaves sizes to the host; a host that embeds the component
+//! bounds what one call may copy and allocate, so an entry the coordinator
+//! accepted but could not commit would fail at every retry of its commit (a
+//! crash loop). The coordinator therefore refuses, with a fatal
+//! `invalid-event` naming the limit, the sizes, the subtask and the
+//! checkpoint, any input that could make a later commit exceed a limit:
+//! - one committable above [`Limits::max_committable_bytes`];
+//! - one entry (an event, one entry of a restore event, an END entry) above
+//!   [`Limits::max_event_bytes`];
+//! - an entry that would make a snapshot exceed
+//!   [`Limits::max_snapshot_bytes`]: the snapshot of its checkpoint (every
+//!   subtask's entry for it), or, for an ended writer's entries and END
+//!   entries, the END snapshot (counted as if every entry an ended writer
+//!   still holds went into it, which bounds what the final commit writes).
+//!
+//! Sizes count each committable's length plus [`COMMITTABLE_OVERHEAD_BYTES`]
+//! for its framing, so that many tiny committables are bounded too. The
+//! checks cost O(1) per committable of the input: the per-checkpoint and
+//! END totals are kept up to date by `slots`.
+
+use alloc::format;
+use alloc::vec::Vec;
+
+use crate::error::{Error, Result};
+use crate::types::checkpoint_name;
+
+/// What each committable counts on top of its length: its length prefix,
+/// its subtask in a snapshot and its list slot (a round upper bound).
+pub const COMMITTABLE_OVERHEAD_BYTES: u64 = 16;
+
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+
+/// The largest value any limit may take: a component's linear memory is at
+/// most 4 GiB, so nothing larger can ever be held.
+pub const MAX_LIMIT_BYTES: u64 = 4 * GIB;
+
+/// The coordinator's size limits, in bytes (see the module docs). Host
+/// configuration: set with `Coordinator::set_limits` (WIT `set-limits`)
+/// before `start`; the defaults apply otherwise, and let a 1 GiB snapshot
+/// commit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest single committable (its length). Default 1 GiB.
+    pub max_committable_bytes: u64,
+    /// Largest entry: its committables' lengths plus
+    /// [`COMMITTABLE_OVERHEAD_BYTES`] each. Default 1.25 GiB.
+    pub max_event_bytes: u64,
+    /// Largest snapshot, counted like an entry. Default 1.25 GiB.
+    pub max_snapshot_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits::DEFAULT
+    }
+}
+
+/// The size of a list of committables, as the limits count it.
+pub fn committables_bytes(committables: &[Vec<u8>]) -> u64 {
+    committables.iter().fold(0u64, |sum, c| {
+        sum.saturating_add(c.len() as u64)
+            .saturating_add(COMMITTABLE_OVERHEAD_BYTES)
+    })
+}
+
+impl Limits {
+    /// The defaults (also `Limits::default()`), usable in constants.
+    pub const DEFAULT: Limits = Limits {
+        max_committable_bytes: GIB,
+        max_event_bytes: GIB + 256 * MIB,
+        max_snapshot_bytes: GIB + 256 * MIB,
+    };
+
+    /// Every limit must be in `1..=MAX_LIMIT_BYTES` (`invalid-config`).
+    pub fn validate(&self) -> Result<()> {
+        for (name, v) in [
+            ("max-committable-bytes", self.max_committable_bytes),
+            ("max-event-bytes", self.max_event_bytes),
+            ("max-snapshot-bytes", self.max_snapshot_bytes),
+        ] {
+            if v == 0 || v > MAX_LIMIT_BYTES {
+                return Err(Error::invalid_config(format!(
+                    "limit {name} = {v} is outside 1..={MAX_LIMIT_BYTES}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks one entry's content: each committable and the entry's total.
+    /// `what` names the input ("event", "restore event", ...). Returns the
+    /// entry's size.
+    pub(crate) fn check_entry(
+        &self,
+        what: &str,
+        s: u32,
+        checkpoint: u64,
+        committables: &[Vec<u8>],
+    ) -> Result<u64> {
+        let mut total = 0u64;
+        for (i, c) in committables.iter().enumerate() {
+            let len = c.len() as u64;
+            if len > self.max_committable_bytes {
+                return Err(Error::invalid_event(format!(
+                    "{what} of subtask {s} for checkpoint {}: committable {i} holds {len} bytes, more than max-committable-bytes {}",
+                    checkpoint_name(checkpoint),
+                    self.max_committable_bytes
+                )));
+            }
+            total = total
+                .saturating_add(len)
+                .saturating_add(COMMITTABLE_OVERHEAD_BYTES);
+        }
+        if total > self.max_event_bytes {
+            return Err(Error::invalid_event(format!(
+                "{what} of subtask {s} for checkpoint {}: the entry holds {total} bytes ({} committables), more than max-event-bytes {}",
+                checkpoint_name(checkpoint),
+                committables.len(),
+                self.max_event_bytes
+            )));
+        }
+        Ok(total)
+    }
+
+    /// Checks that snapshot `snapshot` would hold at most
+    /// `max_snapshot_bytes` once subtask `s`'s entry for `checkpoint`
+    /// (`bytes`) is added, bringing it to `total`.
+    pub(crate) fn check_snapshot(
+        &self,
+        s: u32,
+        checkpoint: u64,
+        bytes: u64,
+        snapshot: u64,
+        total: u64,
+    ) -> Result<()> {
+        if total <= self.max_snapshot_bytes {
+            return Ok(());
+        }
+        Err(Error::invalid_event(format!(
+            "entry of subtask {s} for checkpoint {} ({bytes} bytes) would make the snapshot of checkpoint {} hold {total} bytes, more than max-snapshot-bytes {}",
+            checkpoint_name(checkpoint),
+            checkpoint_name(snapshot),
+            self.max_snapshot_bytes
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+    use alloc::vec;
+
+    #[test]
+    fn defaults_let_a_1_gib_snapshot_commit() {
+        let l = Limits::default();
+        l.validate().unwrap();
+        assert!(l.max_committable_bytes >= GIB);
+        assert!(l.max_snapshot_bytes >= GIB + 1024 * 1024 * COMMITTABLE_OVERHEAD_BYTES);
+        assert!(l.max_event_bytes >= GIB + COMMITTABLE_OVERHEAD_BYTES);
+    }
+
+    #[test]
+    fn validate_rejects_zero_and_huge() {
+        let mut l = Limits::default();
+        l.max_event_bytes = 0;
+        assert_eq!(l.validate().unwrap_err().kind, ErrorKind::InvalidConfig);
+        l.max_event_bytes = MAX_LIMIT_BYTES + 1;
+        let e = l.validate().unwrap_err();
+        assert!(e.message.contains("max-event-bytes"), "{e}");
+    }
+
+    #[test]
+    fn entry_checks_name_limit_sizes_subtask_and_checkpoint() {
+        let l = Limits {
+            max_committable_bytes: 10,
+            max_event_bytes: 42,
+            max_snapshot_bytes: 100,
+        };
+        let ok = vec![vec![0u8; 10], vec![]];
+        assert_eq!(l.check_entry("event", 3, 7, &ok).unwrap(), 10 + 2 * 16);
+        let e = l.check_entry("event", 3, 7, &[vec![0u8; 11]]).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidEvent);
+        assert_eq!(
+            e.message,
+            "event of subtask 3 for checkpoint 7: committable 0 holds 11 bytes, more than max-committable-bytes 10"
+        );
+        let e = l
+            .check_entry("event", 3, crate::END, &[vec![0u8; 9], vec![0u8; 9]])
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            "event of subtask 3 for checkpoint END: the entry holds 50 bytes (2 committables), more than max-event-bytes 42"
+        );
+        l.check_snapshot(1, 2, 30, 2, 100).unwrap();
+        let e = l.check_snapshot(1, 2, 30, 2, 101).unwrap_err();
+        assert!(e.message.contains("subtask 1"), "{e}");
+        assert!(
+            e.message
+                .contains("101 bytes, more than max-snapshot-bytes 100"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn many_empty_committables_count() {
+        let many = vec![Vec::new(); 1000];
+        assert_eq!(committables_bytes(&many), 16_000);
+    }
+
+    // --- enforced by the coordinator -------------------------------------
+
+    use crate::{Config, Coordinator, Entry, Lifecycle, MemEnv, END};
+
+    fn small() -> Limits {
+        Limits {
+            max_committable_bytes: 40,
+            max_event_bytes: 80,
+            max_snapshot_bytes: 100,
+        }
+    }
+
+    /// A running coordinator with `small()` limits.
+    fn running(p: u32) -> (Coordinator, MemEnv) {
+        let mut env = MemEnv::default();
+        let mut c = Coordinator::new(Config::new(p, "job"), None);
+        c.set_limits(small()).unwrap();
+        c.start(&mut env).unwrap();
+        (c, env)
+    }
+
+    /// An entry whose committables have the given lengths.
+    fn sized(checkpoint: u64, lens: &[usize]) -> Entry {
+        Entry {
+            checkpoint,
+            committables: lens.iter().map(|n| vec![b'x'; *n]).collect(),
+            watermark: None,
+            savepoint: false,
+        }
+    }
+
+    #[test]
+    fn set_limits_only_while_created() {
+        let mut env = MemEnv::default();
+        let mut c = Coordinator::new(Config::new(1, "job"), None);
+        assert_eq!(c.limits(), Limits::default());
+        let mut bad = small();
+        bad.max_snapshot_bytes = 0;
+        assert_eq!(
+            c.set_limits(bad).unwrap_err().kind,
+            ErrorKind::InvalidConfig
+        );
+        assert_eq!(c.state(), Lifecycle::Failed);
+
+        let mut c = Coordinator::new(Config::new(1, "job"), None);
+        c.set_limits(small()).unwrap();
+        assert_eq!(c.limits(), small());
+        c.start(&mut env).unwrap();
+        let e = c.set_limits(Limits::default()).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::IllegalState);
+        assert!(e.message.contains("set-limits"), "{e}");
+    }
+
+    #[test]
+    fn exactly_at_the_limits_commits() {
+        let (mut c, mut env) = running(1);
+        // 40 + 16 + 8 + 16 = 80 bytes: the event limit, within the snapshot limit.
+        c.event(&mut env, 0, 0, sized(1, &[40, 8])).unwrap();
+        let o = c.checkpoint_complete(&mut env, 1).unwrap();
+        assert_eq!(o.committed, vec![1]);
+    }
+
+    #[test]
+    fn oversized_event_is_refused_when_it_arrives() {
+        let (mut c, mut env) = running(1);
+        let e = c.event(&mut env, 0, 0, sized(4, &[41])).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidEvent);
+        assert_eq!(
+            e.message,
+            "event of subtask 0 for checkpoint 4: committable 0 holds 41 bytes, more than max-committable-bytes 40"
+        );
+        assert_eq!(c.state(), Lifecycle::Failed);
+        let (mut c, mut env) = running(1);
+        let e = c.event(&mut env, 0, 0, sized(END, &[40, 9])).unwrap_err();
+        assert!(e.message.contains("checkpoint END"), "{e}");
+        assert!(
+            e.message
+                .contains("81 bytes (2 committables), more than max-event-bytes 80"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn snapshot_limit_counts_every_subtask() {
+        let (mut c, mut env) = running(2);
+        c.event(&mut env, 0, 0, sized(1, &[34])).unwrap(); // 50 bytes
+        c.event(&mut env, 1, 0, sized(1, &[34])).unwrap(); // 100: at the limit
+        c.event(&mut env, 0, 0, sized(2, &[34])).unwrap();
+        let e = c.event(&mut env, 1, 0, sized(2, &[35])).unwrap_err();
+        assert_eq!(
+            e.message,
+            "entry of subtask 1 for checkpoint 2 (51 bytes) would make the snapshot of checkpoint 2 hold 101 bytes, more than max-snapshot-bytes 100"
+        );
+    }
+
+    #[test]
+    fn end_snapshot_bound_counts_an_ended_writers_entries() {
+        let (mut c, mut env) = running(2);
+        // Checkpoint 1 cannot commit while subtask 1 reported nothing.
+        c.event(&mut env, 0, 0, sized(1, &[34])).unwrap(); // 50
+        let e = c.event(&mut env, 0, 0, sized(END, &[35])).unwrap_err(); // 51
+        assert_eq!(
+            e.message,
+            "entry of subtask 0 for checkpoint END (51 bytes) would make the snapshot of checkpoint END hold 101 bytes, more than max-snapshot-bytes 100"
+        );
+        // A replaced END entry does not count twice.
+        let (mut c, mut env) = running(2);
+        c.event(&mut env, 0, 0, sized(END, &[34])).unwrap();
+        c.event(&mut env, 0, 0, sized(END, &[40, 8])).unwrap(); // 80
+        let e = c.event(&mut env, 1, 0, sized(END, &[5])).unwrap_err();
+        assert!(e.message.contains("hold 101 bytes"), "{e}");
+    }
+
+    #[test]
+    fn restore_event_entries_are_checked() {
+        let (mut c, mut env) = running(1);
+        let e = c
+            .restored(&mut env, 0, 1, 3, vec![sized(2, &[10]), sized(3, &[41])])
+            .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidEvent);
+        assert!(
+            e.message
+                .starts_with("restore event of subtask 0 for checkpoint 3"),
+            "{e}"
+        );
+        let (mut c, mut env) = running(1);
+        c.restored(&mut env, 0, 1, 3, vec![sized(2, &[34]), sized(3, &[34])])
+            .unwrap();
+    }
+}

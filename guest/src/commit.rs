@@ -11,7 +11,7 @@ use crate::coordinator::{CallLog, Coordinator, Trigger};
 use crate::env::Env;
 use crate::error::Result;
 use crate::table::Written;
-use crate::types::{FinalCommitMode, Lifecycle, END};
+use crate::types::{FinalCommitMode, END};
 
 impl Coordinator {
     /// Runs after every call that can change the slots or the completion,
@@ -226,14 +226,14 @@ impl Coordinator {
 
     /// The recovery commit once every slot is restored (SEMANTICS 6.2).
     pub(crate) fn recovery_commit(&mut self, env: &mut dyn Env, log: &mut CallLog) -> Result<()> {
-        let Some(r) = self.recovery.as_ref().map(|rec| rec.checkpoint) else {
+        let Some(r) = self.restoring_from() else {
             return Ok(());
         };
         let mut target = None;
         let result = self.run_recovery_commit(env, r, log, &mut target);
         self.settle_up_to(target, result.is_ok());
         result?;
-        self.finish_recovery(r, log);
+        self.finish_recovery(log);
         Ok(())
     }
 
@@ -296,9 +296,7 @@ impl Coordinator {
     /// found by a later read although its create reported an error.
     pub(crate) fn record_landed(&mut self, identifier: u64, log: &mut CallLog) {
         log.committed.push(identifier);
-        if self.life == Lifecycle::Restoring {
-            self.recovery_wrote = true;
-        }
+        self.note_recovery_write();
         if identifier == END {
             // This instance knows its END snapshot is in the table (5.3).
             self.final_done = true;

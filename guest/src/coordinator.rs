@@ -33,15 +33,52 @@ pub(crate) enum Trigger {
     Other,
 }
 
-/// Global-restore bookkeeping while `restoring` (SEMANTICS 6.2).
+/// Global-restore bookkeeping: the data of the `restoring` state (SEMANTICS 6.2).
 #[derive(Clone, Debug)]
 pub(crate) struct Recovery {
-    pub(crate) checkpoint: u64,
+    /// The checkpoint restored from.
+    checkpoint: u64,
     /// What the state bytes hold per ended slot (plus a synthesized END
     /// entry for each finished writer the state has none for): a restore
     /// event or a reset is applied to this.
-    pub(crate) persisted: BTreeMap<u32, EndedSlot>,
-    pub(crate) restored: BTreeSet<u32>,
+    persisted: BTreeMap<u32, EndedSlot>,
+    /// Slots that sent their restore event (finished writers from the start).
+    restored: BTreeSet<u32>,
+    /// The recovery commit wrote a snapshot (in this or an earlier attempt
+    /// that failed on storage): decides `restart-required`.
+    wrote: bool,
+}
+
+/// The lifecycle state (SEMANTICS 2), each state owning the data only it
+/// has: the restore point exists only until `start`, the recovery
+/// bookkeeping only while `restoring`. [`Lifecycle`] is its data-less view.
+#[derive(Clone, Debug)]
+enum Phase {
+    /// Constructed; `start` has not run.
+    Created {
+        /// A global failover's restore point, consumed by `start`.
+        restore: Option<RestorePoint>,
+    },
+    /// Waiting for every writer's restore event (SEMANTICS 6.2).
+    Restoring(Recovery),
+    /// Accepting events.
+    Running,
+    /// Closed by the host.
+    Closed,
+    /// After a fatal error.
+    Failed,
+}
+
+impl Phase {
+    fn lifecycle(&self) -> Lifecycle {
+        match self {
+            Phase::Created { .. } => Lifecycle::Created,
+            Phase::Restoring(_) => Lifecycle::Restoring,
+            Phase::Running => Lifecycle::Running,
+            Phase::Closed => Lifecycle::Closed,
+            Phase::Failed => Lifecycle::Failed,
+        }
+    }
 }
 
 /// Accumulates what one call did.
@@ -57,20 +94,20 @@ pub(crate) struct CallLog {
 #[derive(Clone)]
 pub struct Coordinator {
     pub(crate) config: Config,
-    restore: Option<RestorePoint>,
-    pub(crate) life: Lifecycle,
+    /// The lifecycle state and its data.
+    phase: Phase,
     pub(crate) commit_user: String,
     pub(crate) slots: Slots,
     /// Highest completed checkpoint (none until the first completion or a recovery).
     pub(crate) completed: Option<u64>,
     /// Highest checkpoint up to which this instance ran a commit (empty ones included).
     pub(crate) committed_through: Option<u64>,
+    /// The final commit happened (SEMANTICS 5.3). Not lifecycle data: it is
+    /// knowledge about the table, learnt in `restoring` or `running` and
+    /// still true (and queried) once `closed` or `failed`.
     pub(crate) final_done: bool,
     pub(crate) log: TableLog,
     pub(crate) savepoints: Savepoints,
-    pub(crate) recovery: Option<Recovery>,
-    /// The recovery commit wrote a snapshot (in this or an earlier failed attempt).
-    pub(crate) recovery_wrote: bool,
     /// Committed-up-to (SEMANTICS 5.5).
     pub(crate) up_to: Option<u64>,
     /// Checkpoints passed above `up_to`, ascending: kept only while a
@@ -88,16 +125,13 @@ impl Coordinator {
         Coordinator {
             commit_user: config.commit_user.clone(),
             config,
-            restore,
-            life: Lifecycle::Created,
+            phase: Phase::Created { restore },
             slots: Slots::new(parallelism),
             completed: None,
             committed_through: None,
             final_done: false,
             log: TableLog::default(),
             savepoints,
-            recovery: None,
-            recovery_wrote: false,
             up_to: None,
             passed: Vec::new(),
             limits: Limits::default(),
@@ -123,10 +157,39 @@ impl Coordinator {
         self.limits
     }
 
+    /// The lifecycle state (SEMANTICS 2).
     pub fn state(&self) -> Lifecycle {
-        self.life
+        self.phase.lifecycle()
     }
 
+    /// The recovery bookkeeping, while `restoring`.
+    fn recovery(&self) -> Option<&Recovery> {
+        match &self.phase {
+            Phase::Restoring(rec) => Some(rec),
+            _ => None,
+        }
+    }
+
+    fn recovery_mut(&mut self) -> Option<&mut Recovery> {
+        match &mut self.phase {
+            Phase::Restoring(rec) => Some(rec),
+            _ => None,
+        }
+    }
+
+    /// The checkpoint being restored, while `restoring`.
+    pub(crate) fn restoring_from(&self) -> Option<u64> {
+        self.recovery().map(|rec| rec.checkpoint)
+    }
+
+    /// A snapshot of ours landed: while `restoring`, the recovery commit wrote.
+    pub(crate) fn note_recovery_write(&mut self) {
+        if let Some(rec) = self.recovery_mut() {
+            rec.wrote = true;
+        }
+    }
+
+    /// The commit user in force (a restore's state wins over the configuration).
     pub fn commit_user(&self) -> &str {
         &self.commit_user
     }
@@ -149,10 +212,12 @@ impl Coordinator {
 
     // --- calls -------------------------------------------------------------
 
+    /// `created` -> `running`, or `restoring` with a restore point (SEMANTICS 2, 6.2).
     pub fn start(&mut self, env: &mut dyn Env) -> Result<Outcome> {
         self.call(|c, log| c.start_inner(env, log))
     }
 
+    /// A writer's committable event for one checkpoint or END (SEMANTICS 3).
     pub fn event(
         &mut self,
         env: &mut dyn Env,
@@ -164,6 +229,7 @@ impl Coordinator {
         self.call(|c, log| c.event_inner(env, subtask, entry, log))
     }
 
+    /// A writer's replay of its checkpointed buffer after restoring from `checkpoint` (SEMANTICS 6).
     pub fn restored(
         &mut self,
         env: &mut dyn Env,
@@ -176,6 +242,7 @@ impl Coordinator {
         self.call(|c, log| c.restored_inner(env, subtask, checkpoint, entries, log))
     }
 
+    /// Region failover of one writer, restarting from `checkpoint` (none: from scratch; SEMANTICS 6.1).
     pub fn subtask_reset(
         &mut self,
         env: &mut dyn Env,
@@ -185,6 +252,7 @@ impl Coordinator {
         self.call(|c, log| c.reset_inner(env, subtask, checkpoint, log))
     }
 
+    /// The coordinator's state bytes for checkpoint `checkpoint` (SEMANTICS 7).
     pub fn checkpoint(&mut self, env: &mut dyn Env, checkpoint: u64) -> Result<Vec<u8>> {
         let _ = env; // taking state reads nothing
         let result = self.checkpoint_inner(checkpoint);
@@ -192,21 +260,21 @@ impl Coordinator {
         result
     }
 
+    /// Checkpoint `checkpoint` completed: runs the commit rule (SEMANTICS 5).
     pub fn checkpoint_complete(&mut self, env: &mut dyn Env, checkpoint: u64) -> Result<Outcome> {
         self.call(|c, log| c.complete_inner(env, checkpoint, log))
     }
 
+    /// Checkpoint `checkpoint` was aborted (SEMANTICS 5.4).
     pub fn checkpoint_aborted(&mut self, env: &mut dyn Env, checkpoint: u64) -> Result<Outcome> {
         self.call(|c, log| c.aborted_inner(env, checkpoint, log))
     }
 
+    /// Closes the instance (any state but `failed` becomes `closed`).
     pub fn close(&mut self, env: &mut dyn Env) -> Result<Outcome> {
         let _ = env;
-        if matches!(
-            self.life,
-            Lifecycle::Created | Lifecycle::Restoring | Lifecycle::Running
-        ) {
-            self.life = Lifecycle::Closed;
+        if !matches!(self.phase, Phase::Closed | Phase::Failed) {
+            self.phase = Phase::Closed;
         }
         Ok(self.outcome(CallLog::default()))
     }
@@ -229,15 +297,15 @@ impl Coordinator {
 
     fn fail_on_fatal<T>(&mut self, result: &Result<T>) {
         if let Err(e) = result {
-            if e.kind.is_fatal() && !matches!(self.life, Lifecycle::Closed | Lifecycle::Failed) {
-                self.life = Lifecycle::Failed;
+            if e.kind.is_fatal() && !matches!(self.phase, Phase::Closed | Phase::Failed) {
+                self.phase = Phase::Failed;
             }
         }
     }
 
     fn outcome(&self, log: CallLog) -> Outcome {
         Outcome {
-            state: self.life,
+            state: self.state(),
             committed: log.committed,
             tags_created: log.tags.created,
             tags_deleted: log.tags.deleted,
@@ -248,12 +316,13 @@ impl Coordinator {
 
     /// The state check every call makes first.
     fn require(&self, call: &str, allowed: &[Lifecycle]) -> Result<()> {
-        if allowed.contains(&self.life) {
+        let state = self.state();
+        if allowed.contains(&state) {
             Ok(())
         } else {
             Err(Error::illegal_state(format!(
                 "{call} is not allowed while the coordinator is {}",
-                self.life.name()
+                state.name()
             )))
         }
     }
@@ -323,7 +392,7 @@ impl Coordinator {
     // --- start ---------------------------------------------------------------
 
     fn start_inner(&mut self, env: &mut dyn Env, log: &mut CallLog) -> Result<()> {
-        if self.life == Lifecycle::Restoring && self.recovery_ready() {
+        if self.recovery_ready() {
             // The recovery commit inside an earlier `start` failed on storage: retry it.
             return self.recovery_commit(env, log);
         }
@@ -337,10 +406,14 @@ impl Coordinator {
         if self.config.commit_user.is_empty() {
             return Err(Error::invalid_config("the commit user is empty"));
         }
-        let Some(rp) = &self.restore else {
+        // Validated above, so a failure below is fatal and `failed` follows:
+        // the restore point is not needed again.
+        let Phase::Created { restore } = core::mem::replace(&mut self.phase, Phase::Running) else {
+            return Ok(()); // unreachable: `require` checked `created`
+        };
+        let Some(rp) = restore else {
             // The table is read lazily by the first call that needs it, so
             // `start` itself cannot fail on storage and always leaves `created`.
-            self.life = Lifecycle::Running;
             return Ok(());
         };
         // Subtask range first, then content (SEMANTICS 2).
@@ -367,10 +440,11 @@ impl Coordinator {
             });
         }
         let slots: Vec<u32> = persisted.keys().copied().collect();
-        self.recovery = Some(Recovery {
+        self.phase = Phase::Restoring(Recovery {
             checkpoint: r,
             persisted,
             restored: finished,
+            wrote: false,
         });
         for s in slots {
             self.install_persisted(s);
@@ -382,7 +456,6 @@ impl Coordinator {
                 self.limits.max_snapshot_bytes
             )));
         }
-        self.life = Lifecycle::Restoring;
         if self.recovery_ready() {
             self.recovery_commit(env, log)?;
         }
@@ -394,7 +467,7 @@ impl Coordinator {
     /// flags of its entries count (SEMANTICS 5.4, 6.2); the other slots wait
     /// for a restore event, whose own flags count.
     fn install_persisted(&mut self, s: u32) {
-        let Some(rec) = &self.recovery else {
+        let Some(rec) = self.recovery() else {
             return;
         };
         let r = rec.checkpoint;
@@ -417,9 +490,9 @@ impl Coordinator {
         self.slots.set_max(s, max);
     }
 
+    /// Restoring, and every slot is restored: the recovery commit is due.
     fn recovery_ready(&self) -> bool {
-        self.recovery
-            .as_ref()
+        self.recovery()
             .is_some_and(|r| r.restored.len() as u64 == u64::from(self.config.parallelism))
     }
 
@@ -434,7 +507,8 @@ impl Coordinator {
     ) -> Result<()> {
         self.require("event", &[Lifecycle::Running, Lifecycle::Restoring])?;
         let c = entry.checkpoint;
-        if self.life == Lifecycle::Restoring && c != END {
+        let restoring = self.recovery().is_some();
+        if restoring && c != END {
             return Err(Error::illegal_state(format!(
                 "event of subtask {s} for checkpoint {c}: ordinary events are not allowed while the coordinator is restoring"
             )));
@@ -444,7 +518,7 @@ impl Coordinator {
         let bytes = self
             .limits
             .check_entry("event", s, c, &entry.committables)?;
-        if self.life == Lifecycle::Restoring {
+        if restoring {
             return self.end_while_restoring(s, entry, bytes);
         }
         // A failed read does not refuse the input: it is applied with what
@@ -531,10 +605,7 @@ impl Coordinator {
     /// its input while others still restore); nothing commits until the
     /// recovery commit.
     fn end_while_restoring(&mut self, s: u32, entry: Entry, bytes: u64) -> Result<()> {
-        let restored = self
-            .recovery
-            .as_ref()
-            .is_some_and(|rec| rec.restored.contains(&s));
+        let restored = self.recovery().is_some_and(|rec| rec.restored.contains(&s));
         if !restored {
             return Err(Error::illegal_state(format!(
                 "END event of subtask {s} while the coordinator is restoring and subtask {s} has not sent its restore event"
@@ -630,7 +701,7 @@ impl Coordinator {
             self.limits
                 .check_entry("restore event", s, e.checkpoint, &e.committables)?;
         }
-        if self.life == Lifecycle::Restoring {
+        if self.recovery().is_some() {
             return self.restored_while_restoring(env, s, r, entries, log);
         }
         // A failed read does not refuse the input: it is applied with what
@@ -674,7 +745,7 @@ impl Coordinator {
         entries: Vec<Entry>,
         log: &mut CallLog,
     ) -> Result<()> {
-        let Some(rec) = &self.recovery else {
+        let Some(rec) = self.recovery() else {
             return Err(Error::illegal_state("restored: no restore in progress"));
         };
         let expected = rec.checkpoint;
@@ -703,7 +774,7 @@ impl Coordinator {
         }
         self.slots.set_end(s, end);
         self.slots.set_max(s, Some(r));
-        if let Some(rec) = &mut self.recovery {
+        if let Some(rec) = self.recovery_mut() {
             rec.restored.insert(s);
         }
         if self.recovery_ready() {
@@ -724,11 +795,9 @@ impl Coordinator {
         if let Some(r) = r {
             Self::require_checkpoint_of("subtask-reset of subtask", s, r, false)?;
         }
-        if self.life == Lifecycle::Restoring {
+        if let Some(rec) = self.recovery_mut() {
             // Back to what the state held; the slot waits for a new restore event.
-            if let Some(rec) = &mut self.recovery {
-                rec.restored.remove(&s);
-            }
+            rec.restored.remove(&s);
             self.install_persisted(s);
             return Ok(());
         }
@@ -748,16 +817,16 @@ impl Coordinator {
     // --- checkpoint callbacks ------------------------------------------------------
 
     fn checkpoint_inner(&mut self, n: u64) -> Result<Vec<u8>> {
-        match self.life {
-            Lifecycle::Created | Lifecycle::Restoring => {
+        match self.phase {
+            Phase::Created { .. } | Phase::Restoring(_) => {
                 return Err(Error::declined(format!(
                     "checkpoint {}: the coordinator is {} and has no state to take yet",
                     checkpoint_name(n),
-                    self.life.name()
+                    self.state().name()
                 )))
             }
-            Lifecycle::Running => {}
-            _ => self.require("checkpoint", &[Lifecycle::Running])?,
+            Phase::Running => {}
+            Phase::Closed | Phase::Failed => self.require("checkpoint", &[Lifecycle::Running])?,
         }
         Self::require_checkpoint("checkpoint", n, true)?;
         // After the final commit no END entry is uncommitted.
@@ -808,19 +877,22 @@ impl Coordinator {
             .aborted(env, &self.commit_user, n, &mut log.tags)
     }
 
-    pub(crate) fn finish_recovery(&mut self, r: u64, log: &mut CallLog) {
-        self.life = Lifecycle::Running;
-        self.recovery = None;
+    /// After the recovery commit: `restoring` -> `running`.
+    pub(crate) fn finish_recovery(&mut self, log: &mut CallLog) {
+        let Phase::Restoring(rec) = core::mem::replace(&mut self.phase, Phase::Running) else {
+            return;
+        };
+        let r = rec.checkpoint;
         self.completed = self.completed.max(Some(r));
         self.committed_through = self.committed_through.max(Some(r));
-        log.restart_required = self.recovery_wrote && self.config.recovery == RecoveryMode::Restart;
+        log.restart_required = rec.wrote && self.config.recovery == RecoveryMode::Restart;
     }
 }
 
 impl core::fmt::Debug for Coordinator {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Coordinator")
-            .field("state", &self.life)
+            .field("state", &self.state())
             .field("commit_user", &self.commit_user)
             .field("completed", &self.completed)
             .field("committed_through", &self.committed_through)

@@ -3,33 +3,96 @@
 //! implement them directly (e.g. in memory).
 
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 /// A storage failure, as returned by the `storage` import.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub enum StorageError {
     /// The backend failed; for writes the change may or may not have landed.
     Io(String),
     /// The key is not acceptable to the backend.
     InvalidKey(String),
+    /// Like [`StorageError::Io`], keeping the backend's own error as the
+    /// [`source`](core::error::Error::source) (native backends; across the
+    /// WIT boundary it travels as `io` with the full text).
+    Backend {
+        /// What the backend was doing.
+        context: String,
+        /// The backend's error.
+        source: Arc<dyn core::error::Error + Send + Sync>,
+    },
 }
+
+impl StorageError {
+    /// A backend failure with its cause kept.
+    pub fn backend(
+        context: impl Into<String>,
+        source: impl core::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        StorageError::Backend {
+            context: context.into(),
+            source: Arc::new(source),
+        }
+    }
+
+    /// Whether the key was refused (`invalid-key`) rather than the backend failing.
+    pub fn is_invalid_key(&self) -> bool {
+        matches!(self, StorageError::InvalidKey(_))
+    }
+
+    /// The text of the WIT variant's payload: the message, for a backend
+    /// error with its cause (`context: source`).
+    pub fn detail(&self) -> String {
+        match self {
+            StorageError::Io(m) | StorageError::InvalidKey(m) => m.clone(),
+            StorageError::Backend { context, source } => alloc::format!("{context}: {source}"),
+        }
+    }
+}
+
+/// Equal when the variant and the text are (a backend error compares by
+/// its context and its source's text).
+impl PartialEq for StorageError {
+    fn eq(&self, other: &Self) -> bool {
+        self.is_invalid_key() == other.is_invalid_key() && self.detail() == other.detail()
+    }
+}
+
+impl Eq for StorageError {}
 
 impl core::fmt::Display for StorageError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             StorageError::Io(m) => write!(f, "storage i/o error: {m}"),
             StorageError::InvalidKey(m) => write!(f, "invalid storage key: {m}"),
+            StorageError::Backend { context, source } => {
+                write!(f, "storage i/o error: {context}: {source}")
+            }
+        }
+    }
+}
+
+impl core::error::Error for StorageError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            StorageError::Backend { source, .. } => {
+                Some(&**source as &(dyn core::error::Error + 'static))
+            }
+            _ => None,
         }
     }
 }
 
 /// Object-store style key/value storage (see `wit/coordinator.wit`, interface `storage`).
 pub trait Storage {
+    /// The value of `key`, if any.
     fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError>;
     /// Atomic create; `Ok(true)` if this call created the key, `Ok(false)` if it existed.
     fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError>;
     /// Overwriting write (hints only).
     fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError>;
+    /// Deletes `key`; deleting a missing key succeeds.
     fn delete(&mut self, key: &str) -> Result<(), StorageError>;
     /// Keys starting with `prefix`, in byte order.
     fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError>;
@@ -37,6 +100,7 @@ pub trait Storage {
 
 /// The time source.
 pub trait Clock {
+    /// Milliseconds since the Unix epoch.
     fn now_ms(&mut self) -> u64;
 }
 
@@ -47,6 +111,7 @@ impl<T: Storage + Clock> Env for T {}
 /// An in-memory storage, for tests and the native replay path.
 #[derive(Clone, Debug, Default)]
 pub struct MemStorage {
+    /// The records, by key.
     pub map: alloc::collections::BTreeMap<String, Vec<u8>>,
 }
 
@@ -85,7 +150,9 @@ impl Storage for MemStorage {
 /// A clock that returns `start` first and adds `step` on every later reading.
 #[derive(Clone, Debug, Default)]
 pub struct StepClock {
+    /// The next reading.
     pub next: u64,
+    /// Added after every reading.
     pub step: u64,
 }
 
@@ -100,7 +167,9 @@ impl Clock for StepClock {
 /// Storage plus clock in one value, for native callers.
 #[derive(Clone, Debug, Default)]
 pub struct MemEnv {
+    /// The storage.
     pub storage: MemStorage,
+    /// The clock.
     pub clock: StepClock,
 }
 

@@ -16,19 +16,33 @@
 //! - [`writer`]: the writer-side helper;
 //! - [`coordinator`]: the lifecycle and the calls of SEMANTICS.
 
+#![warn(missing_docs)]
+
 extern crate alloc;
 
+/// The commit rule.
 pub mod commit;
+/// The coordinator: lifecycle and calls.
 pub mod coordinator;
+/// The effects: storage and clock.
 pub mod env;
+/// Errors and their classes.
 pub mod error;
+/// Declared size limits.
 pub mod limits;
+/// Savepoint auto-tags.
 pub mod savepoint;
+/// Per-writer bookkeeping.
 pub mod slots;
+/// The coordinator's state bytes.
 pub mod state_codec;
+/// The table's snapshot log and tags.
 pub mod table;
+/// Plain values of the protocol.
 pub mod types;
+/// Versioned postcard encoding of persisted records.
 pub mod wire;
+/// The writer-side helper.
 pub mod writer;
 
 #[cfg(target_arch = "wasm32")]

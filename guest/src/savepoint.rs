@@ -12,10 +12,12 @@ use crate::env::Env;
 use crate::error::Result;
 use crate::table::{self, TableLog};
 
+/// The name of the auto-tag of savepoint `savepoint`.
 pub fn tag_name(savepoint: u64) -> String {
     format!("savepoint-{savepoint}")
 }
 
+/// Savepoint ids waiting for their tag, and those aborted.
 #[derive(Clone, Debug, Default)]
 pub struct Savepoints {
     enabled: bool,
@@ -28,11 +30,14 @@ pub struct Savepoints {
 /// Tags created or deleted by one operation.
 #[derive(Default)]
 pub struct TagChanges {
+    /// Names of the tags created.
     pub created: alloc::vec::Vec<String>,
+    /// Names of the tags deleted.
     pub deleted: alloc::vec::Vec<String>,
 }
 
 impl Savepoints {
+    /// Auto-tagging on or off; tags expire `retained_ms` after creation.
     pub fn new(enabled: bool, retained_ms: Option<u64>) -> Self {
         Savepoints {
             enabled,
@@ -125,6 +130,7 @@ impl Savepoints {
         self.pending.range(range)
     }
 
+    /// Pending ids, ascending.
     pub fn pending(&self) -> impl Iterator<Item = &u64> {
         self.pending.iter()
     }

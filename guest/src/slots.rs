@@ -18,15 +18,20 @@ use crate::limits::committables_bytes;
 /// An ordinary entry buffered in a slot.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SlotEntry {
+    /// The committables, in report order.
     pub committables: Vec<Vec<u8>>,
+    /// The watermark (`None`: none yet).
     pub watermark: Option<i64>,
+    /// The savepoint flag (cleared for an aborted savepoint).
     pub savepoint: bool,
 }
 
 /// A writer's END entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EndEntry {
+    /// The committables, in report order.
     pub committables: Vec<Vec<u8>>,
+    /// The watermark (`None`: none yet).
     pub watermark: Option<i64>,
     /// Made up for a finished writer whose END entry was not in the state:
     /// neutral for the END snapshot's watermark (SEMANTICS 6.2).
@@ -44,6 +49,7 @@ impl EndEntry {
         }
     }
 
+    /// The END entry made up for a finished writer (see `synthesized`).
     pub fn synthesized() -> Self {
         EndEntry {
             committables: Vec::new(),
@@ -64,12 +70,16 @@ struct Slot {
 /// A watermark with both infinities (SEMANTICS 3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Watermark {
+    /// No watermark: below every number.
     NegInf,
+    /// A number.
     At(i64),
+    /// An ended writer without an entry: neutral in a minimum.
     PosInf,
 }
 
 impl Watermark {
+    /// A reported watermark (`None`: `-inf`).
     pub fn of(w: Option<i64>) -> Self {
         w.map_or(Watermark::NegInf, Watermark::At)
     }
@@ -83,6 +93,7 @@ impl Watermark {
     }
 }
 
+/// Every writer slot and the aggregates over them (see the module docs).
 #[derive(Clone, Debug)]
 pub struct Slots {
     parallelism: u32,
@@ -96,6 +107,7 @@ pub struct Slots {
 }
 
 impl Slots {
+    /// No slot holds anything yet.
     pub fn new(parallelism: u32) -> Self {
         Slots {
             parallelism,
@@ -109,6 +121,7 @@ impl Slots {
         }
     }
 
+    /// The number of writer subtasks.
     pub fn parallelism(&self) -> u32 {
         self.parallelism
     }
@@ -152,10 +165,12 @@ impl Slots {
 
     // --- queries ---------------------------------------------------------
 
+    /// Highest checkpoint subtask `s` reported (or was restored from).
     pub fn max(&self, s: u32) -> Option<u64> {
         self.slots.get(&s).and_then(|slot| slot.max)
     }
 
+    /// Subtask `s`'s ordinary entry for checkpoint `c`.
     pub fn entry(&self, s: u32, c: u64) -> Option<&SlotEntry> {
         self.slots.get(&s).and_then(|slot| slot.entries.get(&c))
     }
@@ -189,14 +204,17 @@ impl Slots {
             .map_or(0, |e| committables_bytes(&e.committables))
     }
 
+    /// Whether subtask `s` holds an END entry.
     pub fn has_end(&self, s: u32) -> bool {
         self.ends.contains_key(&s)
     }
 
+    /// Whether every slot holds an END entry.
     pub fn all_ended(&self) -> bool {
         self.ends.len() as u64 == u64::from(self.parallelism)
     }
 
+    /// The END entries, by subtask.
     pub fn ends(&self) -> &BTreeMap<u32, EndEntry> {
         &self.ends
     }
@@ -307,12 +325,14 @@ impl Slots {
         }
     }
 
+    /// Sets subtask `s`'s highest reported checkpoint.
     pub fn set_max(&mut self, s: u32, max: Option<u64>) {
         self.detach(s);
         self.slots.entry(s).or_default().max = max;
         self.attach(s);
     }
 
+    /// Sets or clears subtask `s`'s END entry.
     pub fn set_end(&mut self, s: u32, end: Option<EndEntry>) {
         self.detach(s);
         if self.ends.contains_key(&s) {

@@ -20,11 +20,13 @@ use crate::slots::{EndEntry, SlotEntry};
 use crate::types::{MAX_CHECKPOINT, MAX_PARALLELISM};
 use crate::wire::{self, Bytes, Seq};
 
+/// The format version `encode` writes.
 pub const CURRENT_VERSION: u32 = 2;
 
 /// What the state holds for one ended slot.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EndedSlot {
+    /// The END entry.
     pub end: EndEntry,
     /// Uncommitted ordinary entries, by checkpoint.
     pub entries: Vec<(u64, SlotEntry)>,
@@ -33,7 +35,9 @@ pub struct EndedSlot {
 /// Decoded coordinator state.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CoordinatorState {
+    /// The commit user.
     pub commit_user: String,
+    /// The parallelism the state was taken with.
     pub parallelism: u32,
     /// In subtask order.
     pub slots: Vec<(u32, EndedSlot)>,
@@ -91,6 +95,7 @@ fn owned(v: Seq<Bytes<'_>>) -> Vec<Vec<u8>> {
 /// One ended slot to encode: subtask, END entry, ordinary entries in checkpoint order.
 pub type EncodeSlot<'a> = (u32, &'a EndEntry, Vec<(u64, &'a SlotEntry)>);
 
+/// Encodes the state: commit user, parallelism and the ended slots, in subtask order.
 pub fn encode<'a>(
     commit_user: &str,
     parallelism: u32,
@@ -131,6 +136,7 @@ pub fn encode<'a>(
     )
 }
 
+/// Decodes state bytes of any version; bad bytes are `corrupt-state`.
 pub fn decode(bytes: &[u8]) -> Result<CoordinatorState> {
     let corrupt = |why: &dyn core::fmt::Display| {
         Error::corrupt_state(format!("coordinator state ({} bytes): {why}", bytes.len()))

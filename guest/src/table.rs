@@ -28,28 +28,36 @@ use crate::error::{Error, Result};
 use crate::types::{checkpoint_name, Snapshot, Tag, END};
 use crate::wire::{self, Bytes, Seq};
 
+/// Key prefix of the snapshots.
 pub const SNAPSHOT_PREFIX: &str = "snapshot/";
+/// Key prefix of the tags.
 pub const TAG_PREFIX: &str = "tag/";
+/// Key of the latest-snapshot hint.
 pub const LATEST_HINT: &str = "hint/latest-snapshot";
 const SNAPSHOT_VERSION: u32 = 1;
 const TAG_VERSION: u32 = 1;
 
+/// The key of snapshot `id`.
 pub fn snapshot_key(id: u64) -> String {
     format!("{SNAPSHOT_PREFIX}{id:020}")
 }
 
+/// The key of tag `name`.
 pub fn tag_key(name: &str) -> String {
     format!("{TAG_PREFIX}{name}")
 }
 
+/// A storage failure while doing `what`, kept as the error's source.
 fn storage_err(what: &str, e: StorageError) -> Error {
-    Error::storage(format!("{what}: {e}"))
+    Error::storage(format!("{what}: {e}")).with_source(e)
 }
 
 /// A commit user's last snapshot as of some snapshot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UserMark {
+    /// Highest identifier (checkpoint id) the user committed.
     pub identifier: u64,
+    /// The snapshot that committed it.
     pub snapshot_id: u64,
 }
 
@@ -89,11 +97,15 @@ struct TagWire<'a> {
 /// A decoded snapshot plus the bookkeeping the log needs.
 #[derive(Clone, Debug)]
 pub struct StoredSnapshot {
+    /// The snapshot as readers see it.
     pub snapshot: Snapshot,
+    /// The same commit user's previous snapshot.
     pub previous_of_user: Option<UserMark>,
+    /// Every commit user's last snapshot, as of this one.
     pub users: BTreeMap<String, UserMark>,
 }
 
+/// Decodes the snapshot record stored under `key`.
 pub fn decode_snapshot(key: &str, bytes: &[u8]) -> Result<StoredSnapshot> {
     let corrupt =
         |why: &dyn core::fmt::Display| Error::corrupt_state(format!("table record {key}: {why}"));
@@ -183,6 +195,7 @@ pub enum Written {
 }
 
 impl Written {
+    /// Whether a snapshot of ours is in the table now.
     pub fn wrote(self) -> bool {
         !matches!(self, Written::Skipped)
     }
@@ -207,6 +220,7 @@ pub struct TableLog {
 }
 
 impl TableLog {
+    /// Whether the table was read at least once.
     pub fn is_loaded(&self) -> bool {
         self.loaded
     }
@@ -277,6 +291,7 @@ impl TableLog {
         self.users.get(user).map(|m| m.identifier)
     }
 
+    /// Whether `user` made its final commit (an END snapshot).
     pub fn has_final(&self, user: &str) -> bool {
         self.user_high(user) == Some(END)
     }
@@ -462,6 +477,7 @@ pub fn delete_own_tag(
 
 // --- read-only access (the `table` interface) -------------------------------
 
+/// The latest snapshot, if any.
 pub fn latest_snapshot(st: &mut dyn Storage) -> Result<Option<Snapshot>> {
     let mut log = TableLog::default();
     log.load(st)?;
@@ -471,10 +487,12 @@ pub fn latest_snapshot(st: &mut dyn Storage) -> Result<Option<Snapshot>> {
     snapshot_by_id(st, log.latest)
 }
 
+/// Snapshot `id`, if it exists.
 pub fn snapshot_by_id(st: &mut dyn Storage, id: u64) -> Result<Option<Snapshot>> {
     Ok(read_snapshot(st, id)?.map(|s| s.snapshot))
 }
 
+/// Every snapshot, by id.
 pub fn list_snapshots(st: &mut dyn Storage) -> Result<Vec<Snapshot>> {
     let mut out = Vec::new();
     let mut id = 1u64;
@@ -485,6 +503,7 @@ pub fn list_snapshots(st: &mut dyn Storage) -> Result<Vec<Snapshot>> {
     Ok(out)
 }
 
+/// Every tag, by name in byte order.
 pub fn list_tags(st: &mut dyn Storage) -> Result<Vec<Tag>> {
     let keys = st
         .list(TAG_PREFIX)

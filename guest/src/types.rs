@@ -23,42 +23,61 @@ pub fn checkpoint_name(c: u64) -> String {
 /// What one writer reports for one checkpoint.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
+    /// The checkpoint id, or END.
     pub checkpoint: u64,
+    /// Opaque serialized committables, in report order.
     pub committables: Vec<Vec<u8>>,
     /// `None` = no watermark yet: orders below every number.
     pub watermark: Option<i64>,
+    /// The checkpoint is a savepoint (SEMANTICS 5.4).
     pub savepoint: bool,
 }
 
 impl Entry {
+    /// Whether this is an END entry.
     pub fn is_end(&self) -> bool {
         self.checkpoint == END
     }
 }
 
+/// When the final commit happens (SEMANTICS 5.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum FinalCommitMode {
+    /// At the first checkpoint-complete after the last END entry.
     #[default]
     OnCheckpoint,
+    /// Within the call that delivers the last END entry.
     OnEndInput,
 }
 
+/// What a recovery that committed something asks of the host (SEMANTICS 6.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum RecoveryMode {
+    /// Fail over once more (`restart-required`).
     #[default]
     Restart,
+    /// Keep running.
     Continue,
 }
 
+/// A coordinator's configuration (TRACE-FORMAT `config`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
+    /// Number of writer subtasks, 1 ..= 1,000,000.
     pub parallelism: u32,
+    /// Identity of this sink across restarts (non-empty); a restore's state wins.
     pub commit_user: String,
+    /// false = batch: the final commit happens on the last END entry.
     pub checkpointing: bool,
+    /// When the final commit happens.
     pub final_commit: FinalCommitMode,
+    /// Write an empty snapshot for a completed checkpoint without committables.
     pub force_create_snapshot: bool,
+    /// Tag the snapshot of every savepoint.
     pub savepoint_auto_tag: bool,
+    /// How long an auto-tag is retained (none: forever).
     pub tag_time_retained_ms: Option<u64>,
+    /// What a recovery that committed something asks of the host.
     pub recovery: RecoveryMode,
 }
 
@@ -81,21 +100,31 @@ impl Config {
 /// A global failover's restore point.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RestorePoint {
+    /// The checkpoint restored from.
     pub checkpoint: u64,
+    /// The coordinator's state bytes of that checkpoint.
     pub state: Vec<u8>,
+    /// Writers that had fully finished before it; they send no restore event.
     pub finished_subtasks: Vec<u32>,
 }
 
+/// A coordinator's lifecycle state (SEMANTICS 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lifecycle {
+    /// Constructed, not started.
     Created,
+    /// Waiting for every writer's restore event.
     Restoring,
+    /// Accepting events.
     Running,
+    /// Closed by the host.
     Closed,
+    /// After a fatal error.
     Failed,
 }
 
 impl Lifecycle {
+    /// The kebab-case name of the WIT interface and TRACE-FORMAT.
     pub fn name(self) -> &'static str {
         match self {
             Lifecycle::Created => "created",
@@ -110,10 +139,15 @@ impl Lifecycle {
 /// What one call did to the table (as seen by this instance) and what the host should do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
+    /// The state after the call.
     pub state: Lifecycle,
+    /// Identifiers of the snapshots this call wrote, in log order.
     pub committed: Vec<u64>,
+    /// Names of the tags this call created.
     pub tags_created: Vec<String>,
+    /// Names of the tags this call deleted.
     pub tags_deleted: Vec<String>,
+    /// The recovery committed something and `recovery = restart`.
     pub restart_required: bool,
     /// Committed-up-to after the call (SEMANTICS 5.5): `None` until the
     /// commit rule first ran with a target; `Some(END)` after the final commit.
@@ -123,20 +157,31 @@ pub struct Outcome {
 /// One committed record of the table's log.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {
+    /// 1, 2, 3 ... per table.
     pub id: u64,
+    /// The commit user that wrote it.
     pub commit_user: String,
+    /// The checkpoint id it commits (or END).
     pub identifier: u64,
+    /// Its watermark, if any.
     pub watermark: Option<i64>,
+    /// When it was written.
     pub time_ms: u64,
+    /// (subtask, committable) in subtask order, then report order.
     pub committables: Vec<(u32, Vec<u8>)>,
 }
 
 /// A named, durable pointer to a snapshot.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tag {
+    /// The tag's name.
     pub name: String,
+    /// The snapshot it points at.
     pub snapshot_id: u64,
+    /// That snapshot's identifier.
     pub identifier: u64,
+    /// When it was created.
     pub create_time_ms: u64,
+    /// When it expires (none: never).
     pub expire_time_ms: Option<u64>,
 }

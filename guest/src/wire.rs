@@ -66,9 +66,13 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Seq<T> {
 /// Why bytes could not be decoded; the caller turns it into its own error.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DecodeError {
+    /// No bytes at all.
     Empty,
+    /// A format version this code does not know.
     UnknownVersion(u32),
+    /// Truncated or malformed.
     Malformed,
+    /// Bytes left over after the record.
     TrailingBytes(usize),
 }
 

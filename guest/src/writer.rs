@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::types::{checkpoint_name, Entry, END, MAX_CHECKPOINT};
 use crate::wire::{self, Bytes, Seq};
 
+/// The format version of the writer state bytes.
 pub const WRITER_STATE_VERSION: u32 = 1;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,6 +24,7 @@ struct Buffered {
     savepoint: bool,
 }
 
+/// One writer subtask's side of the protocol (SEMANTICS 11).
 #[derive(Clone, Debug, Default)]
 pub struct Writer {
     subtask: u32,
@@ -55,6 +57,7 @@ struct WriterV1<'a> {
 }
 
 impl Writer {
+    /// A fresh writer for subtask `subtask`.
     pub fn new(subtask: u32) -> Self {
         Writer {
             subtask,
@@ -62,6 +65,7 @@ impl Writer {
         }
     }
 
+    /// Its subtask.
     pub fn subtask(&self) -> u32 {
         self.subtask
     }
@@ -85,10 +89,14 @@ impl Writer {
         savepoint: bool,
     ) -> Result<Entry> {
         let s = self.subtask;
+        if c == END {
+            return Err(Error::invalid_event(format!(
+                "writer {s}: report for checkpoint id {c}: that id is reserved for END (end of input), whose entry end-input sends"
+            )));
+        }
         if c > MAX_CHECKPOINT {
             return Err(Error::invalid_event(format!(
-                "writer {s}: report for checkpoint {}: use end-input for END",
-                checkpoint_name(c)
+                "writer {s}: report for checkpoint id {c}: out of range (ordinary checkpoint ids are 0..={MAX_CHECKPOINT})"
             )));
         }
         if let Some(last) = self.last.filter(|l| c <= *l) {
@@ -314,6 +322,26 @@ mod tests {
         assert!(w.report(1, vec![], None, false).is_err());
         assert!(w.report(END, vec![], None, false).is_err());
         assert_eq!(w.report(2, vec![], None, true).unwrap().checkpoint, 2);
+    }
+
+    /// Issue 11: the message says what happened, naming the subtask.
+    #[test]
+    fn report_of_end_or_beyond_says_why() {
+        let mut w = Writer::new(4);
+        let e = w.report(END, vec![], None, false).unwrap_err();
+        assert_eq!(e.kind, crate::ErrorKind::InvalidEvent);
+        assert_eq!(
+            e.message,
+            "writer 4: report for checkpoint id 9223372036854775807: that id is reserved for END (end of input), whose entry end-input sends"
+        );
+        let e = w.report(u64::MAX, vec![], None, false).unwrap_err();
+        assert_eq!(e.kind, crate::ErrorKind::InvalidEvent);
+        assert_eq!(
+            e.message,
+            "writer 4: report for checkpoint id 18446744073709551615: out of range (ordinary checkpoint ids are 0..=9223372036854775806)"
+        );
+        // Nothing was buffered: the writer still takes checkpoint 1.
+        w.report(1, vec![], None, false).unwrap();
     }
 
     #[test]

@@ -10,6 +10,8 @@
 //! instance (`illegal-state`, `close` succeeds) without entering the guest;
 //! its committed-up-to is the last value the host received before the trap.
 
+#![warn(missing_docs)]
+
 use sink_coordinator::{
     Config, Entry, ErrorKind, FinalCommitMode, Lifecycle, Limits, Outcome, RecoveryMode,
     RestorePoint, Snapshot, Storage, Tag,
@@ -252,6 +254,7 @@ impl ComponentCoordinator {
         self.known_up_to
     }
 
+    /// `start` (see `Coordinator::start`).
     pub fn start(&mut self) -> HostResult<Outcome> {
         self.outcome_call("start", |s, b, h| {
             b.sink_coordinator_coordinator()
@@ -260,6 +263,7 @@ impl ComponentCoordinator {
         })
     }
 
+    /// `event`: a writer's committable event.
     pub fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome> {
         let entry = to_wit_entry(entry);
         self.outcome_call("event", |s, b, h| {
@@ -269,6 +273,7 @@ impl ComponentCoordinator {
         })
     }
 
+    /// `restored`: a writer's replay after restoring from `checkpoint`.
     pub fn restored(
         &mut self,
         subtask: u32,
@@ -284,6 +289,7 @@ impl ComponentCoordinator {
         })
     }
 
+    /// `subtask-reset`: region failover of one writer.
     pub fn subtask_reset(&mut self, subtask: u32, checkpoint: Option<u64>) -> HostResult<Outcome> {
         self.outcome_call("subtask-reset", |s, b, h| {
             b.sink_coordinator_coordinator()
@@ -292,6 +298,7 @@ impl ComponentCoordinator {
         })
     }
 
+    /// `checkpoint`: the coordinator's state bytes.
     pub fn checkpoint(&mut self, checkpoint: u64) -> HostResult<Vec<u8>> {
         let handle = self.handle;
         self.instance.call("checkpoint", |s, b| {
@@ -301,6 +308,7 @@ impl ComponentCoordinator {
         })
     }
 
+    /// `checkpoint-complete`: runs the commit rule.
     pub fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<Outcome> {
         self.outcome_call("checkpoint-complete", |s, b, h| {
             b.sink_coordinator_coordinator()
@@ -309,6 +317,7 @@ impl ComponentCoordinator {
         })
     }
 
+    /// `checkpoint-aborted`.
     pub fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<Outcome> {
         self.outcome_call("checkpoint-aborted", |s, b, h| {
             b.sink_coordinator_coordinator()
@@ -350,6 +359,7 @@ pub struct ComponentWriter {
 }
 
 impl ComponentWriter {
+    /// A writer for subtask `subtask`, in its own Store.
     pub fn new(runtime: &Runtime, subtask: u32) -> HostResult<Self> {
         let mut instance = Instance::new(runtime, HostEnv::detached())?;
         let handle = instance.call_infallible("the writer constructor", |store, b| {
@@ -360,10 +370,12 @@ impl ComponentWriter {
         Ok(ComponentWriter { instance, handle })
     }
 
+    /// True once a trap discarded this writer's Store.
     pub fn is_discarded(&self) -> bool {
         !self.instance.is_live()
     }
 
+    /// Buffers the entry for `checkpoint` and returns the event to send.
     pub fn report(
         &mut self,
         checkpoint: u64,
@@ -386,6 +398,7 @@ impl ComponentWriter {
             .map(from_wit_entry)
     }
 
+    /// The END entry to send.
     pub fn end_input(
         &mut self,
         committables: &[Vec<u8>],
@@ -410,6 +423,7 @@ impl ComponentWriter {
         })
     }
 
+    /// Clears the savepoint flag of entry `checkpoint`.
     pub fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()> {
         let h = self.handle;
         self.instance.call("writer checkpoint-aborted", |s, b| {
@@ -455,6 +469,7 @@ pub struct ComponentTable {
 }
 
 impl ComponentTable {
+    /// A table view over `storage`, in its own Store.
     pub fn new(runtime: &Runtime, storage: impl Storage + Send + 'static) -> HostResult<Self> {
         let env = HostEnv::new(storage, ManualClock::new(0, 0));
         Ok(ComponentTable {
@@ -478,6 +493,7 @@ impl ComponentTable {
         self.instance.call(what, f)
     }
 
+    /// The latest snapshot, if any.
     pub fn latest_snapshot(&mut self) -> HostResult<Option<Snapshot>> {
         self.call("latest-snapshot", |s, b| {
             b.sink_coordinator_table().call_latest_snapshot(s)
@@ -485,6 +501,7 @@ impl ComponentTable {
         .map(|o| o.map(from_wit_snapshot))
     }
 
+    /// Snapshot `id`, if it exists.
     pub fn snapshot_by_id(&mut self, id: u64) -> HostResult<Option<Snapshot>> {
         self.call("snapshot-by-id", |s, b| {
             b.sink_coordinator_table().call_snapshot_by_id(s, id)

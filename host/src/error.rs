@@ -1,17 +1,19 @@
 //! Host-level errors: the core's error classes (SEMANTICS 8) plus `trap`,
 //! which only a host running the component can observe.
 
+#![warn(missing_docs)]
+
 use std::fmt;
 
-use sink_coordinator::{Error, ErrorKind};
+use sink_coordinator::{Error, ErrorKind, StorageError};
 
 /// What went wrong in one coordinator, writer or table call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HostErrorKind {
     /// An error the coordinator itself returned.
     Core(ErrorKind),
-    /// The guest trapped (a bug, or a host-imposed fuel or memory limit).
-    /// Fatal: the instance's Store is discarded.
+    /// The guest trapped (a bug, or a host-imposed fuel, memory or deadline
+    /// limit). Fatal: the instance's Store is discarded.
     Trap,
 }
 
@@ -34,24 +36,35 @@ impl HostErrorKind {
 }
 
 /// An error of a call made through the host (native or component).
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// On the native path a `storage` error keeps the storage failure it came
+/// from as its [`source`](std::error::Error::source); through the component
+/// only its text crosses (in the message), so equality ignores the source.
+#[derive(Clone, Debug)]
 pub struct HostError {
+    /// The class: one of the core's, or `trap`.
     pub kind: HostErrorKind,
+    /// What happened, in one line.
     pub message: String,
+    source: Option<StorageError>,
 }
 
 impl HostError {
+    /// An error of class `kind`.
     pub fn new(kind: HostErrorKind, message: impl Into<String>) -> Self {
         HostError {
             kind,
             message: message.into(),
+            source: None,
         }
     }
 
+    /// A guest trap.
     pub fn trap(message: impl Into<String>) -> Self {
         Self::new(HostErrorKind::Trap, message)
     }
 
+    /// An error of one of the core's classes.
     pub fn core(kind: ErrorKind, message: impl Into<String>) -> Self {
         Self::new(HostErrorKind::Core(kind), message)
     }
@@ -61,10 +74,19 @@ impl From<Error> for HostError {
     fn from(e: Error) -> Self {
         HostError {
             kind: HostErrorKind::Core(e.kind),
+            source: e.storage_source().cloned(),
             message: e.message,
         }
     }
 }
+
+impl PartialEq for HostError {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind && self.message == other.message
+    }
+}
+
+impl Eq for HostError {}
 
 impl fmt::Display for HostError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -72,6 +94,13 @@ impl fmt::Display for HostError {
     }
 }
 
-impl std::error::Error for HostError {}
+impl std::error::Error for HostError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_ref()
+            .map(|s| s as &(dyn std::error::Error + 'static))
+    }
+}
 
+/// The result of a call made through the host.
 pub type HostResult<T> = Result<T, HostError>;

@@ -3,13 +3,16 @@
 //! The layout is fixed so that the native and the component path, and every
 //! run, print identical bytes: 2-space indentation, one step / snapshot / tag
 //! object per line, `", "` and `": "` inside a line, serde_json string
-//! escaping, END printed as `"end"`, and a trailing newline.
+//! escaping, END printed as `"end"`, and a trailing newline
+//! ([`crate::trace::layout`]). The documents are serde views of the replay
+//! types, with the keys in TRACE-FORMAT's order.
 
-use std::fmt::Write as _;
-
+use serde::Serialize;
 use sink_coordinator::{Snapshot, Tag, END};
 
 use crate::replay::{CheckpointState, ReplayResult, StepResult};
+use crate::trace::layout::to_canonical;
+use crate::trace::value::Checkpoint;
 
 // The text forms of the replay types live here, beside the layout they
 // follow, so that `replay` does not depend on `render` (one direction only).
@@ -24,135 +27,166 @@ impl CheckpointState {
     /// `{"step": I, "instance": NAME, "checkpoint": C, "state_hex": HEX}` and
     /// a newline: the line the Node and Python hosts write with `--states`.
     pub fn render_line(&self) -> String {
-        let hex: String = self.state.iter().map(|b| format!("{b:02x}")).collect();
-        format!(
-            "{{\"step\": {}, \"instance\": {}, \"checkpoint\": {}, \"state_hex\": \"{hex}\"}}\n",
-            self.step,
-            json_str(&self.instance),
-            checkpoint(self.checkpoint),
+        #[derive(Serialize)]
+        struct Line<'a> {
+            step: usize,
+            instance: &'a str,
+            checkpoint: Checkpoint,
+            state_hex: String,
+        }
+        to_canonical(
+            &Line {
+                step: self.step,
+                instance: &self.instance,
+                checkpoint: Checkpoint(self.checkpoint),
+                state_hex: hex::encode(&self.state),
+            },
+            false,
         )
+    }
+}
+
+/// A result document.
+#[derive(Serialize)]
+struct ResultDoc<'a> {
+    steps: Vec<StepDoc<'a>>,
+    snapshots: Vec<SnapshotDoc<'a>>,
+    tags: Vec<TagDoc<'a>>,
+}
+
+/// A table document (`inspect --json`).
+#[derive(Serialize)]
+struct TableDoc<'a> {
+    snapshots: Vec<SnapshotDoc<'a>>,
+    tags: Vec<TagDoc<'a>>,
+}
+
+#[derive(Serialize)]
+struct StepDoc<'a> {
+    state: &'static str,
+    committed: Vec<Checkpoint>,
+    tags_created: &'a [String],
+    tags_deleted: &'a [String],
+    restart_required: bool,
+    committed_up_to: Option<Checkpoint>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    state_bytes: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorDoc<'a>>,
+}
+
+#[derive(Serialize)]
+struct ErrorDoc<'a> {
+    kind: &'static str,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct SnapshotDoc<'a> {
+    id: u64,
+    commit_user: &'a str,
+    identifier: Checkpoint,
+    watermark: Option<i64>,
+    time_ms: u64,
+    /// `[subtask, committable]`; committables that are not UTF-8 print
+    /// lossily (a JSON string cannot hold them).
+    committables: Vec<(u32, String)>,
+}
+
+#[derive(Serialize)]
+struct TagDoc<'a> {
+    name: &'a str,
+    snapshot_id: u64,
+    identifier: Checkpoint,
+    create_time_ms: u64,
+    expire_time_ms: Option<u64>,
+}
+
+impl<'a> StepDoc<'a> {
+    fn of(s: &'a StepResult) -> Self {
+        StepDoc {
+            state: s.state.name(),
+            committed: s.committed.iter().copied().map(Checkpoint).collect(),
+            tags_created: &s.tags_created,
+            tags_deleted: &s.tags_deleted,
+            restart_required: s.restart_required,
+            committed_up_to: s.committed_up_to.map(Checkpoint),
+            state_bytes: s.state_bytes,
+            error: s.error.as_ref().map(|e| ErrorDoc {
+                kind: e.kind.name(),
+                message: &e.message,
+            }),
+        }
+    }
+}
+
+impl<'a> SnapshotDoc<'a> {
+    fn of(s: &'a Snapshot) -> Self {
+        SnapshotDoc {
+            id: s.id,
+            commit_user: &s.commit_user,
+            identifier: Checkpoint(s.identifier),
+            watermark: s.watermark,
+            time_ms: s.time_ms,
+            committables: s
+                .committables
+                .iter()
+                .map(|(subtask, bytes)| (*subtask, String::from_utf8_lossy(bytes).into_owned()))
+                .collect(),
+        }
+    }
+}
+
+impl<'a> TagDoc<'a> {
+    fn of(t: &'a Tag) -> Self {
+        TagDoc {
+            name: &t.name,
+            snapshot_id: t.snapshot_id,
+            identifier: Checkpoint(t.identifier),
+            create_time_ms: t.create_time_ms,
+            expire_time_ms: t.expire_time_ms,
+        }
     }
 }
 
 /// Renders a replay result document.
 pub fn render(result: &ReplayResult) -> String {
-    let mut out = String::from("{\n");
-    out.push_str("  \"steps\": ");
-    list(&mut out, &result.steps, step);
-    out.push_str(",\n  \"snapshots\": ");
-    list(&mut out, &result.snapshots, snapshot);
-    out.push_str(",\n  \"tags\": ");
-    list(&mut out, &result.tags, tag);
-    out.push_str("\n}\n");
-    out
+    to_canonical(
+        &ResultDoc {
+            steps: result.steps.iter().map(StepDoc::of).collect(),
+            snapshots: result.snapshots.iter().map(SnapshotDoc::of).collect(),
+            tags: result.tags.iter().map(TagDoc::of).collect(),
+        },
+        true,
+    )
 }
 
-/// `[]`, or one item per line between brackets on their own lines.
-fn list<T>(out: &mut String, items: &[T], item: fn(&mut String, &T)) {
-    if items.is_empty() {
-        out.push_str("[]");
-        return;
-    }
-    out.push_str("[\n");
-    for (i, value) in items.iter().enumerate() {
-        out.push_str("    ");
-        item(out, value);
-        if i + 1 < items.len() {
-            out.push(',');
-        }
-        out.push('\n');
-    }
-    out.push_str("  ]");
+/// The `snapshots` and `tags` of a table as a document of its own
+/// (`sinkcoord inspect --json`), in the same layout as a replay result.
+pub fn render_table(snapshots: &[Snapshot], tags: &[Tag]) -> String {
+    to_canonical(
+        &TableDoc {
+            snapshots: snapshots.iter().map(SnapshotDoc::of).collect(),
+            tags: tags.iter().map(TagDoc::of).collect(),
+        },
+        true,
+    )
 }
 
-/// A JSON string literal (serde_json's escaping).
+/// A JSON string literal (serde_json's escaping), for text output that
+/// quotes input (`sinkcoord inspect`).
 pub fn json_str(s: &str) -> String {
     // Serializing a &str cannot fail; the fallback is never taken.
     serde_json::to_string(s).unwrap_or_else(|_| String::from("\"\""))
 }
 
-/// A checkpoint id or snapshot identifier: a number, or `"end"`.
+/// A checkpoint id or snapshot identifier as printed: a number, or `"end"`.
 pub fn checkpoint(c: u64) -> String {
     if c == END {
         "\"end\"".into()
     } else {
         c.to_string()
     }
-}
-
-fn option<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(|| "null".into(), |v| v.to_string())
-}
-
-fn joined<T>(items: &[T], f: impl Fn(&T) -> String) -> String {
-    items.iter().map(f).collect::<Vec<_>>().join(", ")
-}
-
-fn step(out: &mut String, s: &StepResult) {
-    let _ = write!(
-        out,
-        "{{\"state\": {}, \"committed\": [{}], \"tags_created\": [{}], \"tags_deleted\": [{}], \"restart_required\": {}, \"committed_up_to\": {}",
-        json_str(s.state.name()),
-        joined(&s.committed, |c| checkpoint(*c)),
-        joined(&s.tags_created, |t| json_str(t)),
-        joined(&s.tags_deleted, |t| json_str(t)),
-        s.restart_required,
-        s.committed_up_to
-            .map_or_else(|| "null".into(), checkpoint),
-    );
-    if let Some(n) = s.state_bytes {
-        let _ = write!(out, ", \"state_bytes\": {n}");
-    }
-    if let Some(e) = &s.error {
-        let _ = write!(
-            out,
-            ", \"error\": {{\"kind\": {}, \"message\": {}}}",
-            json_str(e.kind.name()),
-            json_str(&e.message)
-        );
-    }
-    out.push('}');
-}
-
-/// One snapshot, as printed by `replay` and `inspect --json`.
-pub fn snapshot(out: &mut String, s: &Snapshot) {
-    let _ = write!(
-        out,
-        "{{\"id\": {}, \"commit_user\": {}, \"identifier\": {}, \"watermark\": {}, \"time_ms\": {}, \"committables\": [{}]}}",
-        s.id,
-        json_str(&s.commit_user),
-        checkpoint(s.identifier),
-        option(s.watermark),
-        s.time_ms,
-        joined(&s.committables, |(subtask, bytes)| format!(
-            "[{subtask}, {}]",
-            json_str(&String::from_utf8_lossy(bytes))
-        )),
-    );
-}
-
-/// One tag, as printed by `replay` and `inspect --json`.
-pub fn tag(out: &mut String, t: &Tag) {
-    let _ = write!(
-        out,
-        "{{\"name\": {}, \"snapshot_id\": {}, \"identifier\": {}, \"create_time_ms\": {}, \"expire_time_ms\": {}}}",
-        json_str(&t.name),
-        t.snapshot_id,
-        checkpoint(t.identifier),
-        t.create_time_ms,
-        option(t.expire_time_ms),
-    );
-}
-
-/// The `snapshots` and `tags` of a table as a document of its own
-/// (`sinkcoord inspect --json`), in the same layout as a replay result.
-pub fn render_table(snapshots: &[Snapshot], tags: &[Tag]) -> String {
-    let mut out = String::from("{\n  \"snapshots\": ");
-    list(&mut out, snapshots, snapshot);
-    out.push_str(",\n  \"tags\": ");
-    list(&mut out, tags, tag);
-    out.push_str("\n}\n");
-    out
 }
 
 #[cfg(test)]
@@ -227,5 +261,19 @@ mod tests {
         );
         // The document is valid JSON.
         let _: serde_json::Value = serde_json::from_str(&render(&result)).unwrap();
+    }
+
+    #[test]
+    fn state_lines() {
+        let line = CheckpointState {
+            step: 3,
+            instance: "b\"".into(),
+            checkpoint: END,
+            state: vec![0, 0xab],
+        };
+        assert_eq!(
+            line.render_line(),
+            "{\"step\": 3, \"instance\": \"b\\\"\", \"checkpoint\": \"end\", \"state_hex\": \"00ab\"}\n"
+        );
     }
 }

@@ -11,7 +11,7 @@
 //!   with a restore → state → restore fixed-point check;
 //! - [`table_decode`]: table records (`table::decode_snapshot`, and tags
 //!   through `table::list_tags` on a `MemStorage`);
-//! - [`trace_parse`]: the test kit's trace parser (`testkit/src/trace.rs`), whose
+//! - [`trace_parse`]: the test kit's trace parser (`testkit/src/trace/`), whose
 //!   error messages must stay short whatever the input;
 //! - [`calls`]: arbitrary call sequences against the native core, with
 //!   failovers and injected storage faults, checking exactly-once: every
@@ -35,7 +35,7 @@ extern crate self as sink_coordinator_host;
 #[path = "../../host/src/storage.rs"]
 pub mod storage;
 #[allow(dead_code, unused_imports)]
-#[path = "../../testkit/src/trace.rs"]
+#[path = "../../testkit/src/trace/mod.rs"]
 pub mod trace;
 
 use storage::{CallKind, Fault, FaultMode, FaultyStorage};

@@ -493,3 +493,82 @@ fn state_hex_either_case_and_errors() {
         assert!(e.to_string().contains("not valid hex"), "{e}");
     }
 }
+
+#[test]
+fn objects_must_be_objects() {
+    // serde's derived structs would take a list of the fields in order.
+    let e = malformed(r#"{"config": [2, "job-1"], "steps": []}"#);
+    assert_eq!(e.field.as_deref(), Some("config"), "{e}");
+    let e = malformed(&with_steps(
+        r#"{"op": "start"}, {"op": "restored", "subtask": 0, "checkpoint": 1, "entries": [[1]]}"#,
+    ));
+    assert_eq!(
+        (e.step, e.field.as_deref()),
+        (Some(1), Some("entries[0]")),
+        "{e}"
+    );
+    let e = malformed(&with_steps(r#"{"op": "start"}, 7"#));
+    assert_eq!(e.step, Some(1));
+    assert!(
+        e.to_string().contains("expected a step (an object), got 7"),
+        "{e}"
+    );
+}
+
+#[test]
+fn present_optional_fields_must_not_be_null() {
+    for step in [
+        r#"{"op": "start", "instance": null}"#,
+        r#"{"op": "start", "config": null}"#,
+        r#"{"op": "failover", "checkpoint": 1, "state_hex": null}"#,
+    ] {
+        let e = malformed(&with_steps(step));
+        assert_eq!(e.step, Some(0), "{step}: {e}");
+        assert!(e.field.is_some(), "{step}: {e}");
+    }
+    // tag_time_retained_ms takes null (no retention).
+    let t = parse(&with_steps(
+        r#"{"op": "start", "config": {"tag_time_retained_ms": null}}"#,
+    ))
+    .unwrap();
+    assert!(
+        matches!(&t.steps[0].op, Op::Start { config } if config.tag_time_retained_ms.is_none())
+    );
+}
+
+#[test]
+fn numbers_are_described_as_written() {
+    let e = malformed(&with_steps(
+        r#"{"op": "start"}, {"op": "event", "subtask": 0, "checkpoint": 18446744073709551616}"#,
+    ));
+    assert_eq!(e.field.as_deref(), Some("checkpoint"), "{e}");
+    assert!(e.to_string().contains("got 18446744073709551616"), "{e}");
+    let e = malformed(&with_steps(
+        r#"{"op": "start"}, {"op": "clock", "ms": 2.50e1}"#,
+    ));
+    assert!(
+        e.to_string().contains("the non-integer number 2.50e1"),
+        "{e}"
+    );
+    // -0 is 0.
+    let t = parse(&with_steps(r#"{"op": "start"}, {"op": "clock", "ms": -0}"#)).unwrap();
+    assert_eq!(t.steps[1].op, Op::Clock { ms: 0 });
+}
+
+#[test]
+fn written_traces_read_back() {
+    let text = with_steps(
+        r#"{"op": "start"}, {"op": "write", "subtask": 0, "checkpoint": 1, "committables": ["a\n\"b"]},
+           {"op": "writer_snapshot", "checkpoint": 1}, {"op": "writer_restore", "subtask": 0, "checkpoint": 1},
+           {"op": "failover", "checkpoint": 2, "finished_subtasks": [1], "state_hex": "0aff", "instance": "b"},
+           {"op": "storage_fault", "call": "list", "mode": "ambiguous", "count": 3},
+           {"op": "start", "config": {"recovery": "continue", "tag_time_retained_ms": 5}, "instance": "c"}"#,
+    );
+    let trace = parse(&text).unwrap();
+    let written = to_json(&trace);
+    assert_eq!(parse(&written).unwrap(), trace);
+    assert!(
+        written.contains(r#"{"op": "failover", "instance": "b", "checkpoint": 2, "finished_subtasks": [1], "state_hex": "0aff"}"#),
+        "{written}"
+    );
+}

@@ -78,7 +78,7 @@ flink-test: flink-setup
 
 hosts-test: build hosts-setup
 	node hosts/raw-abi/example.mjs $(COMPONENT)
-	hosts/compare.sh --component $(COMPONENT) tests/conformance
+	hosts/compare.sh --component $(COMPONENT) tests/conformance tests/regressions
 
 wasm: build
 	@$(SINKCOORD) wasm

@@ -3,8 +3,12 @@
 # directories with up to four runtimes of the same component:
 #   rust-native     `sinkcoord replay --native`   (the Rust core, no wasm)
 #   rust-component  `sinkcoord replay`            (wasmtime)
-#   node            hosts/node/replay.mjs         (jco)
-#   python          hosts/python/replay.py        (wasmtime-py)
+#   node            hosts/node/run.mjs            (jco)
+#   python          hosts/python/run.py           (wasmtime-py)
+# Node and Python execute the trace's resolved call script (`sinkcoord script
+# TRACE`, written once per trace) and print raw results; `sinkcoord script
+# --render RAW TRACE` renders their result documents and state bytes (it
+# exits 1 if a host's calls differ from the script).
 # and compares, byte for byte:
 #   - every runtime's result document with the expected one: the sibling
 #     X.result.json if it exists (where it still holds the placeholders of
@@ -17,7 +21,7 @@
 #   - the coordinator's state bytes of every successful `checkpoint` step:
 #     every runtime writes them with --states FILE; all files must be equal.
 #
-#   hosts/compare.sh [--component FILE] [--sinkcoord BIN | --no-sinkcoord] [--keep DIR] DIR...
+#   hosts/compare.sh [--component FILE] [--sinkcoord BIN] [--keep DIR] DIR...
 #
 # --component     the component every runtime runs (default
 #                 $SINK_COORDINATOR_WASM, else the committed
@@ -28,7 +32,6 @@
 # --sinkcoord     the Rust CLI (default target/release/sinkcoord if it exists);
 #                 its precompiled components are cached in $SINKCOORD_CACHE_DIR
 #                 (default target/cwasm-cache)
-# --no-sinkcoord  compare the Node and Python hosts only
 # --keep DIR      keep every output under DIR (default: a temporary directory,
 #                 removed at the end)
 #
@@ -49,7 +52,6 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --component) component="$2"; shift 2 ;;
     --sinkcoord) sinkcoord="$2"; use_sinkcoord=1; shift 2 ;;
-    --no-sinkcoord) sinkcoord=""; use_sinkcoord=0; shift ;;
     --keep) keep="$2"; shift 2 ;;
     -h|--help) sed -n "2,35p" "$0"; exit 0 ;;
     -*) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
@@ -57,7 +59,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ ${#dirs[@]} -eq 0 ]; then
-  echo "usage: hosts/compare.sh [--component FILE] [--sinkcoord BIN | --no-sinkcoord] [--keep DIR] DIR..." >&2
+  echo "usage: hosts/compare.sh [--component FILE] [--sinkcoord BIN] [--keep DIR] DIR..." >&2
   exit 2
 fi
 if [ ! -f "$component" ]; then
@@ -67,8 +69,8 @@ fi
 if [ $use_sinkcoord -eq 1 ] && [ -z "$sinkcoord" ] && [ -x "$REPO/target/release/sinkcoord" ]; then
   sinkcoord="$REPO/target/release/sinkcoord"
 fi
-if [ -n "$sinkcoord" ] && [ ! -x "$sinkcoord" ]; then
-  echo "compare.sh: $sinkcoord is not an executable" >&2
+if [ ! -x "$sinkcoord" ]; then
+  echo "compare.sh: no sinkcoord at \"$sinkcoord\" (run \`make build\`, or pass --sinkcoord BIN)" >&2
   exit 2
 fi
 
@@ -113,8 +115,21 @@ run() {
       local native=()
       [ "$rt" = rust-native ] && native=(--native)
       "$sinkcoord" "${sinkcoord_args[@]}" replay "${native[@]}" "${states[@]}" "$trace" ;;
-    node) "$NODE" "$HERE/node/replay.mjs" --component "$component" "${states[@]}" "$trace" ;;
-    python) "$PYTHON" "$HERE/python/replay.py" --component "$component" "${states[@]}" "$trace" ;;
+    node | python)
+      local script="$base.script"
+      if [ ! -f "$script.code" ]; then
+        "$sinkcoord" script "$trace" >"$script" 2>"$script.err"
+        echo $? >"$script.code"
+      fi
+      local code
+      code="$(cat "$script.code")"
+      if [ "$code" -ne 0 ]; then cat "$script.err" >&2; return "$code"; fi
+      if [ "$rt" = node ]; then
+        "$NODE" "$HERE/node/run.mjs" --component "$component" "$script"
+      else
+        "$PYTHON" "$HERE/python/run.py" --component "$component" "$script"
+      fi >"$base.$rt.raw" || return 1
+      "$sinkcoord" script --render "$base.$rt.raw" "${states[@]}" "$trace" ;;
   esac >"$base.$rt.json" 2>"$base.$rt.err"
 }
 

@@ -8,13 +8,14 @@ steps"): checkpoint rounds of `write` / `checkpoint` / `writer_snapshot` /
 `complete` / `writer_committed`, late sends, END inputs, region restores and
 global failovers restoring every writer, savepoint aborts, faults.
 
-    python3 hosts/gen_traces.py OUT_DIR [--count N] [--seed S] [--steps K] [--writers] [--repair COMPONENT]
+    python3 hosts/gen_traces.py OUT_DIR [--count N] [--seed S] [--steps K] [--writers] [--repair SINKCOORD]
 
 Deterministic for a given seed. Needs only the standard library, except
 --repair: the generator cannot know which `checkpoint` steps will succeed, so
 a `failover` may name a checkpoint for which no state bytes were kept (a
-malformed trace). With --repair, each trace is replayed with the Python host
-(wasmtime-py) and every such failover gets `"checkpoint": null` instead.
+malformed trace). With --repair, each trace is replayed with
+`SINKCOORD replay --native` (target/release/sinkcoord) and every such failover
+gets `"checkpoint": null` instead.
 """
 
 import argparse
@@ -320,25 +321,43 @@ def gen_writer_trace(rng: random.Random, n_steps: int) -> dict:
     return trace
 
 
-def repair(trace: dict, runtime, rng: random.Random) -> None:
-    """Replays the trace (Python host) and fixes what only a run can tell:
+def replay(trace: dict, sinkcoord: str):
+    """`sinkcoord replay --native` of the trace: (result, states), or the
+    malformed trace's (step, field)."""
+    import re
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path, states = os.path.join(tmp, "t.trace.json"), os.path.join(tmp, "states")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(trace, f)
+        run = subprocess.run([sinkcoord, "replay", "--native", "--states", states, path], capture_output=True, text=True)
+        if run.returncode == 2:
+            m = re.search(r"malformed trace: step (\d+)(?: \(op [^)]*\))?, field \"(\w+)\"", run.stderr)
+            return None, (int(m.group(1)), m.group(2)) if m else (None, None)
+        if run.returncode != 0:
+            raise SystemExit(f"gen_traces.py: {sinkcoord} failed: {run.stderr}")
+        with open(states, encoding="utf-8") as f:
+            return (json.loads(run.stdout), [json.loads(l) for l in f]), None
+
+
+def repair(trace: dict, sinkcoord: str, rng: random.Random) -> None:
+    """Replays the trace (native core) and fixes what only a run can tell:
     a failover naming a checkpoint without kept bytes gets `null`; an
     instance left failed or closed while later steps still use it gets a
     failover right away (from a checkpoint that was kept, or fresh)."""
-    from replayer import replay
-    from tracefile import Malformed, parse_trace
-
     steps = trace["steps"]
     for _ in range(4 * len(steps) + 10):
-        try:
-            result = replay(parse_trace(json.dumps(trace).encode("utf-8")), runtime)
-        except Malformed as e:
-            step = steps[e.step] if e.step is not None else None
-            if step is None or step.get("op") != "failover" or e.field != "checkpoint":
-                raise
+        replayed, malformed = replay(trace, sinkcoord)
+        if malformed is not None:
+            step = steps[malformed[0]] if malformed[0] is not None else None
+            if step is None or step.get("op") != "failover" or malformed[1] != "checkpoint":
+                raise SystemExit(f"gen_traces.py: generated a malformed trace: {malformed}")
             step["checkpoint"] = None
             step.pop("finished_subtasks", None)
             continue
+        result, states = replayed
         fix = None
         for i, r in enumerate(result["steps"]):
             if r["state"] not in ("failed", "closed"):
@@ -351,7 +370,7 @@ def repair(trace: dict, runtime, rng: random.Random) -> None:
         if fix is None:
             return
         i, name = fix
-        kept = [s["checkpoint"] for s in result["states"] if s["step"] < i and s["instance"] == name]
+        kept = [s["checkpoint"] for s in states if s["step"] < i and s["instance"] == name]
         failover = {"op": "failover", "checkpoint": rng.choice(kept) if kept and rng.random() < 0.7 else None}
         if name != "main":
             failover["instance"] = name
@@ -365,22 +384,14 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--writers", action="store_true", help="traces of writer steps (TRACE-FORMAT \"Writer steps\")")
-    ap.add_argument("--repair", metavar="COMPONENT", help="fix failovers without kept bytes (needs wasmtime-py)")
+    ap.add_argument("--repair", metavar="SINKCOORD", help="fix failovers without kept bytes (runs SINKCOORD replay --native)")
     args = ap.parse_args()
-    runtime = None
-    if args.repair:
-        import sys
-
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "python"))
-        from host import Runtime
-
-        runtime = Runtime.load(args.repair)
     os.makedirs(args.out, exist_ok=True)
     for i in range(args.count):
         rng = random.Random(args.seed * 1_000_003 + i)
         trace = (gen_writer_trace if args.writers else gen_trace)(rng, args.steps)
-        if runtime is not None:
-            repair(trace, runtime, rng)
+        if args.repair:
+            repair(trace, args.repair, rng)
         prefix = "genw" if args.writers else "gen"
         path = os.path.join(args.out, f"{prefix}-{args.seed}-{i:04d}.trace.json")
         with open(path, "w", encoding="utf-8") as f:

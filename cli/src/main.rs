@@ -18,6 +18,7 @@
 
 mod inspect;
 mod limits;
+mod script;
 mod simulate;
 
 use std::io::Write;
@@ -64,6 +65,9 @@ enum Command {
     /// storage faults, traps) driving the coordinator; check invariants after
     /// every step. The table directory is wiped at the start.
     Simulate(SimulateArgs),
+    /// Write a trace's resolved call script (JSON lines) for a host that only
+    /// marshals calls, or render the result document from its raw results.
+    Script(script::ScriptArgs),
 }
 
 #[derive(Args, Debug)]
@@ -123,6 +127,7 @@ fn main() -> ExitCode {
         Command::Wasm(args) => cmd_wasm(&cli, args),
         Command::Inspect(args) => inspect::cmd_inspect(&cli, args),
         Command::Simulate(args) => simulate::cmd_simulate(&cli, args),
+        Command::Script(args) => script::cmd_script(args),
     };
     match result.and_then(|text| print(&text)) {
         Ok(()) => ExitCode::SUCCESS,

@@ -23,7 +23,7 @@ const t0 = performance.now();
 const runtime = await Runtime.load(ensureTranspiled(componentPath(comp)));
 const t1 = performance.now();
 const storage = new MemStorage();
-const clock = new ManualClock(1000n, 0n);
+const clock = new ManualClock(1000n);
 const config = {
   parallelism: 1, commitUser: 'bench', checkpointing: true, finalCommit: 'on-checkpoint',
   forceCreateSnapshot: false, savepointAutoTag: false, tagTimeRetainedMs: undefined, recovery: 'restart',

@@ -14,7 +14,7 @@ import time
 from importlib.metadata import version
 
 from host import COORDINATOR, WRITER, ManualClock, MemStorage, Runtime, to_record, unwrap_result
-from replay import component_path
+from run import component_path
 
 args = sys.argv[1:]
 comp = None
@@ -25,7 +25,7 @@ N = int(args[0]) if args else 5000
 t0 = time.perf_counter()
 runtime = Runtime.load(component_path(comp))
 t1 = time.perf_counter()
-storage, clock = MemStorage(), ManualClock(1000, 0)
+storage, clock = MemStorage(), ManualClock(1000)
 linker = runtime.linker(storage, clock)
 config = to_record(parallelism=1, commit_user="bench", checkpointing=True, final_commit="on-checkpoint",
                    force_create_snapshot=False, savepoint_auto_tag=False, tag_time_retained_ms=None, recovery="restart")

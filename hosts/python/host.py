@@ -1,9 +1,7 @@
 """The host side of the sink-coordinator component under wasmtime-py.
 
-- ``MemStorage``: the ``storage`` import (an in-memory dict, put-if-absent,
-  ``list`` by prefix in byte order) with TRACE-FORMAT's storage faults and a
-  suspend switch;
-- ``ManualClock``: the ``clock`` import (TRACE-FORMAT's trace clock);
+- ``MemStorage``, ``ManualClock``: plain ``storage`` and ``clock`` imports
+  (bench.py; run.py serves the imports from a call script);
 - ``Runtime``: compiles the component once (cached on disk, see
   ``Runtime.load``) and creates one Store + instance per coordinator, so a
   trapped instance is dropped and replaced (a Store that trapped can never
@@ -29,10 +27,6 @@ from wasmtime import Config, Engine, Store, WasmtimeError
 from wasmtime import _ffi as ffi
 from wasmtime.component import Component, Linker, Record, Variant
 from wasmtime.component._types import ResultType
-
-from tracefile import rust_debug_str
-
-U64_MAX = 2**64 - 1
 
 # The WIT package version of the component (wit/coordinator.wit).
 WIT_VERSION = "0.2.0"
@@ -83,103 +77,41 @@ ResultType.convert_to_c = _result_to_c
 
 
 class MemStorage:
-    """The table: a dict with put-if-absent, plus TRACE-FORMAT storage faults.
-
-    Per call kind a FIFO queue of [skip, count, mode]; only the front fault is
-    active and its skip counts the calls made after the previous fault of its
-    kind was used up. "put" covers put and put-if-absent; "ambiguous" applies
-    the change and then reports an error (for get and list: same as fail).
-    While `suspended`, calls go straight through and consume nothing.
-    """
+    """A plain in-memory ``storage`` import (bench.py; run.py scripts its
+    own). The first argument of each import function is wasmtime's store
+    context."""
 
     def __init__(self) -> None:
         self.map: Dict[str, bytes] = {}
-        self.queues: Dict[str, List[list]] = {"put": [], "get": [], "list": [], "delete": []}
-        self.suspended = False
 
-    def push_fault(self, call: str, skip: int, count: int, mode: str) -> None:
-        if count > 0:
-            self.queues[call].append([skip, count, mode])
-
-    def take(self, kind: str) -> Optional[str]:
-        if self.suspended:
-            return None
-        queue = self.queues[kind]
-        if not queue:
-            return None
-        front = queue[0]
-        if front[0] > 0:
-            front[0] -= 1
-            return None
-        front[1] -= 1
-        if front[1] == 0:
-            queue.pop(0)
-        return front[2]
-
-    @staticmethod
-    def injected(op: str, key: str, mode: str) -> Err:
-        what = "failed" if mode == "fail" else "reported an error after it was applied"
-        return Err(Variant("io", f"injected fault: {op} {rust_debug_str(key)} {what}"))
-
-    def keys(self, prefix: str) -> List[str]:
-        # Byte order of the UTF-8 encodings (Rust's String order).
-        return sorted((k for k in self.map if k.startswith(prefix)), key=lambda k: k.encode("utf-8"))
-
-    # The import functions (the first argument is wasmtime's store context).
     def get(self, _store, key: str):
-        if self.take("get"):
-            return self.injected("get", key, "fail")
         return self.map.get(key)
 
     def put_if_absent(self, _store, key: str, value: bytes):
-        mode = self.take("put")
-        if mode == "fail":
-            return self.injected("put-if-absent", key, mode)
         created = key not in self.map
         if created:
             self.map[key] = bytes(value)
-        if mode == "ambiguous":
-            return self.injected("put-if-absent", key, mode)
         return created
 
     def put(self, _store, key: str, value: bytes):
-        mode = self.take("put")
-        if mode == "fail":
-            return self.injected("put", key, mode)
         self.map[key] = bytes(value)
-        if mode == "ambiguous":
-            return self.injected("put", key, mode)
-        return None
 
     def delete(self, _store, key: str):
-        mode = self.take("delete")
-        if mode == "fail":
-            return self.injected("delete", key, mode)
         self.map.pop(key, None)
-        if mode == "ambiguous":
-            return self.injected("delete", key, mode)
-        return None
 
     def list(self, _store, prefix: str):
-        if self.take("list"):
-            return self.injected("list", prefix, "fail")
-        return self.keys(prefix)
+        # Byte order of the UTF-8 encodings (Rust's String order).
+        return sorted((k for k in self.map if k.startswith(prefix)), key=lambda k: k.encode("utf-8"))
 
 
 class ManualClock:
-    """The trace clock: `start` first, then `+ step` per reading (saturating)."""
+    """A fixed ``clock`` import (bench.py)."""
 
-    def __init__(self, start_ms: int = 0, step_ms: int = 0):
-        self.next = start_ms
-        self.step = step_ms
-
-    def set_next(self, ms: int) -> None:
-        self.next = ms
+    def __init__(self, ms: int = 0):
+        self.ms = ms
 
     def now_ms(self, _store=None) -> int:
-        now = self.next
-        self.next = min(self.next + self.step, U64_MAX)
-        return now
+        return self.ms
 
 
 class CallError(Exception):
@@ -278,7 +210,7 @@ class Runtime:
                 pass
         return Runtime(engine, component)
 
-    def linker(self, storage: MemStorage, clock: ManualClock) -> Linker:
+    def linker(self, storage: Any, clock: Any) -> Linker:
         linker = Linker(self.engine)
         with linker.root() as root:
             with root.add_instance(STORAGE) as s:

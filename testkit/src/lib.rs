@@ -13,5 +13,6 @@
 pub mod driver;
 pub mod render;
 pub mod replay;
+pub mod script;
 pub mod sim;
 pub mod trace;

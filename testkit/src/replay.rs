@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 
 use sink_coordinator::table::{SNAPSHOT_PREFIX, TAG_PREFIX};
-use sink_coordinator::{Entry, Lifecycle, Outcome, RestorePoint, Snapshot, Storage, Tag};
+use sink_coordinator::{Clock, Entry, Lifecycle, Outcome, RestorePoint, Snapshot, Storage, Tag};
 
 use crate::driver::{
     ComponentDriver, CoordinatorApi, Driver, FailedInstance, FailedWriter, NativeDriver, WriterApi,
@@ -147,15 +147,31 @@ pub fn replay_with_states(
     trace: &Trace,
     mode: Mode<'_>,
 ) -> Result<(ReplayResult, Vec<CheckpointState>), ReplayError> {
+    replay_with_driver(trace, |storage, clock| {
+        Ok(match mode {
+            Mode::Native => Box::new(NativeDriver::new(storage, clock)),
+            Mode::Component(runtime) => {
+                Box::new(ComponentDriver::new(runtime, storage, clock).map_err(|e| {
+                    ReplayError::Host(format!("cannot instantiate the component: {e}"))
+                })?)
+            }
+        })
+    })
+}
+
+/// [`replay_with_states`] through the driver `make` builds over the
+/// replayer's table and trace clock (the resolved call scripts of
+/// [`crate::script`] record and play back through it).
+pub fn replay_with_driver(
+    trace: &Trace,
+    make: impl FnOnce(
+        Shared<dyn Storage + Send>,
+        Shared<dyn Clock + Send>,
+    ) -> Result<Box<dyn Driver>, ReplayError>,
+) -> Result<(ReplayResult, Vec<CheckpointState>), ReplayError> {
     let storage = Shared::new(FaultyStorage::new(MemStorage::default()));
     let clock = Shared::new(ManualClock::new(trace.clock_start_ms, trace.clock_step_ms));
-    let mut driver: Box<dyn Driver> = match mode {
-        Mode::Native => Box::new(NativeDriver::new(storage.as_storage(), clock.as_clock())),
-        Mode::Component(runtime) => Box::new(
-            ComponentDriver::new(runtime, storage.as_storage(), clock.as_clock())
-                .map_err(|e| ReplayError::Host(format!("cannot instantiate the component: {e}")))?,
-        ),
-    };
+    let mut driver = make(storage.as_storage(), clock.as_clock())?;
     Replayer {
         storage,
         clock,

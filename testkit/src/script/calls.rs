@@ -1,0 +1,122 @@
+//! The script line of each component call, written by the recorder and
+//! compared by the playback: one place spells every call's arguments.
+
+use serde_json::{json, Value};
+use sink_coordinator::{Config, Entry, RestorePoint};
+
+use super::wire::{
+    bytes_arg, committables_arg, config_arg, entry_arg, option_arg, restore_arg, u64_arg,
+    watermark_arg,
+};
+
+/// One component call: its WIT name, the resource handle it is made on
+/// (`None` for the `table` interface) and its arguments.
+pub struct Call {
+    pub name: &'static str,
+    pub handle: Option<u32>,
+    pub args: Vec<Value>,
+}
+
+impl Call {
+    /// A call on the resource `handle`.
+    pub fn on(handle: u32, name: &'static str, args: Vec<Value>) -> Self {
+        Call {
+            name,
+            handle: Some(handle),
+            args,
+        }
+    }
+
+    /// A call of the `table` interface.
+    pub fn table(name: &'static str, args: Vec<Value>) -> Self {
+        Call {
+            name,
+            handle: None,
+            args,
+        }
+    }
+
+    /// The script line: `{"call": NAME, "h": HANDLE, "args": [...]}`.
+    pub fn line(&self) -> Value {
+        match self.handle {
+            Some(h) => json!({ "call": self.name, "h": h, "args": self.args }),
+            None => json!({ "call": self.name, "args": self.args }),
+        }
+    }
+}
+
+/// The coordinator constructor (a new component instance).
+pub fn coordinator(h: u32, config: &Config, restore: Option<&RestorePoint>) -> Call {
+    Call::on(
+        h,
+        "coordinator",
+        vec![config_arg(config), restore_arg(restore)],
+    )
+}
+
+/// The writer constructor (a new component instance).
+pub fn writer(h: u32, subtask: u32) -> Call {
+    Call::on(h, "writer", vec![json!(subtask)])
+}
+
+pub fn event(h: u32, subtask: u32, attempt: u32, entry: &Entry) -> Call {
+    Call::on(
+        h,
+        "event",
+        vec![json!(subtask), json!(attempt), entry_arg(entry)],
+    )
+}
+
+pub fn restored(h: u32, subtask: u32, attempt: u32, checkpoint: u64, entries: &[Entry]) -> Call {
+    let entries = Value::Array(entries.iter().map(entry_arg).collect());
+    Call::on(
+        h,
+        "restored",
+        vec![json!(subtask), json!(attempt), u64_arg(checkpoint), entries],
+    )
+}
+
+pub fn subtask_reset(h: u32, subtask: u32, checkpoint: Option<u64>) -> Call {
+    Call::on(
+        h,
+        "subtask-reset",
+        vec![json!(subtask), option_arg(checkpoint, u64_arg)],
+    )
+}
+
+/// A call whose only argument is a checkpoint id (`checkpoint`,
+/// `checkpoint-complete`, `checkpoint-aborted`, the writer's `committed`).
+pub fn with_checkpoint(h: u32, name: &'static str, checkpoint: u64) -> Call {
+    Call::on(h, name, vec![u64_arg(checkpoint)])
+}
+
+pub fn report(
+    h: u32,
+    checkpoint: u64,
+    committables: &[Vec<u8>],
+    watermark: Option<i64>,
+    savepoint: bool,
+) -> Call {
+    Call::on(
+        h,
+        "report",
+        vec![
+            u64_arg(checkpoint),
+            committables_arg(committables),
+            watermark_arg(watermark),
+            json!(savepoint),
+        ],
+    )
+}
+
+pub fn end_input(h: u32, committables: &[Vec<u8>], watermark: Option<i64>) -> Call {
+    Call::on(
+        h,
+        "end-input",
+        vec![committables_arg(committables), watermark_arg(watermark)],
+    )
+}
+
+pub fn restore(h: u32, state: &[u8], checkpoint: u64) -> Call {
+    Call::on(h, "restore", vec![bytes_arg(state), u64_arg(checkpoint)])
+}

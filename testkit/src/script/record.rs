@@ -97,6 +97,11 @@ pub(super) fn fault<T>(result: &Result<T, StorageError>) -> Value {
             // FaultyStorage's only marker of an applied change is its message.
             "applied": m.ends_with("after it was applied"),
         }),
+        // Never met in replay (the table is in memory); it crosses the WIT
+        // boundary as `io`.
+        Err(StorageError::Backend { context, source }) => {
+            json!({ "kind": "io", "message": format!("{context}: {source}"), "applied": false })
+        }
         Err(StorageError::InvalidKey(m)) => {
             json!({ "kind": "invalid-key", "message": m, "applied": false })
         }

@@ -11,6 +11,14 @@ use sink_coordinator_testkit::sim::{Ending, FaultLevel, JobMode};
 
 use crate::{print, runtime, Cli, Failure};
 
+// Documented ranges, checked at parse time (exit 2): a simulated writer
+// costs memory for its model and outbox, so the bound keeps one run within a
+// few hundred MB instead of growing until the machine swaps; checkpoints and
+// seeds bound the run time to something a person would start on purpose.
+const MAX_WRITERS: i64 = 4096;
+const MAX_CHECKPOINTS: u64 = 100_000;
+const MAX_SEEDS: u64 = 100_000_000;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Level {
     None,
@@ -42,17 +50,17 @@ pub enum EndingArg {
 /// Simulate a streaming job driving the coordinator, with faults, checking invariants.
 #[derive(Args, Debug, Clone)]
 pub struct SimulateArgs {
-    /// Parallelism of the sink (writer subtasks).
-    #[arg(long, default_value_t = 4)]
+    /// Parallelism of the sink (writer subtasks), 1 ..= 4096.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=MAX_WRITERS))]
     pub writers: u32,
-    /// Checkpoints to trigger before the job ends.
-    #[arg(long, default_value_t = 20)]
+    /// Checkpoints to trigger before the job ends, 1 ..= 100000.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=MAX_CHECKPOINTS))]
     pub checkpoints: u64,
     /// The (first) seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Run this many seeds: seed, seed+1, ...
-    #[arg(long, default_value_t = 1)]
+    /// Run this many seeds: seed, seed+1, ..., 1 ..= 100000000.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=MAX_SEEDS))]
     pub seeds: u64,
     /// How many failovers, storage faults and traps to inject.
     #[arg(long, value_enum, default_value_t = Level::Medium)]

@@ -89,6 +89,50 @@ fn numeric_options_out_of_range_exit_2_at_parse_time() {
 }
 
 #[test]
+fn simulate_options_out_of_range_exit_2_at_parse_time() {
+    // `--writers 4294967295` used to grow past 8 GB and `--writers 0`
+    // silently became 1 (issue 11): now clap refuses them before any work.
+    let cases: &[&[&str]] = &[
+        &["simulate", "--memory", "--writers", "0"],
+        &["simulate", "--memory", "--writers", "4097"],
+        &["simulate", "--memory", "--writers", "2000000"],
+        &["simulate", "--memory", "--writers", "4294967295"],
+        &["simulate", "--memory", "--writers", "4294967296"],
+        &["simulate", "--memory", "--checkpoints", "0"],
+        &["simulate", "--memory", "--checkpoints", "100001"],
+        &["simulate", "--memory", "--seeds", "0"],
+        &["simulate", "--memory", "--seeds", "100000001"],
+    ];
+    for args in cases {
+        let out = sinkcoord(args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(
+            err.contains("not in") || err.contains("invalid digit") || err.contains("too large"),
+            "{args:?}: {err}"
+        );
+        assert!(err.lines().count() <= 6, "{args:?}: {err}");
+    }
+    // In range is accepted and runs. (At the bound, 4096 writers, the
+    // simulator's step budget reports "no progress" in the drain phase: an
+    // open finding, noted in the closing note, not a parse-time matter.)
+    let out = sinkcoord(&[
+        "simulate",
+        "--memory",
+        "--native",
+        "--quiet",
+        "--faults",
+        "none",
+        "--writers",
+        "64",
+        "--checkpoints",
+        "2",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+#[test]
 fn huge_echoed_input_is_truncated() {
     let huge = "k".repeat(100 << 20);
     let cases = [

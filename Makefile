@@ -77,6 +77,8 @@ flink-test: flink-setup
 	hosts/flink/test.sh
 
 hosts-test: build hosts-setup
+	node --test hosts/node/test/
+	hosts/python/.venv/bin/python -m unittest discover -s hosts/python -p 'test_*.py'
 	node hosts/raw-abi/example.mjs $(COMPONENT)
 	hosts/compare.sh --component $(COMPONENT) tests/conformance tests/regressions
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the cross-runtime hosts need, from the registries only:
 #   - hosts/node/node_modules: `npm ci` from package-lock.json (jco 1.35.0)
-#   - hosts/python/.venv: a virtualenv with requirements.txt (wasmtime 50.0.1)
+#   - hosts/python/.venv: a virtualenv with requirements.txt (wasmtime 50.0.1, packaging)
 # Idempotent: a second run with nothing changed takes a few seconds.
 #   NODE_ONLY=1 / PYTHON_ONLY=1 restrict it to one host; PYTHON picks the
 #   interpreter for the venv (default python3).
@@ -21,8 +21,20 @@ if [ -z "${NODE_ONLY:-}" ]; then
   py="${PYTHON:-python3}"
   venv="$HERE/python/.venv"
   [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
-  want="$(grep -E '^wasmtime==' "$HERE/python/requirements.txt" | cut -d= -f3)"
-  have="$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("wasmtime"))' 2>/dev/null || true)"
+  # The pins of requirements.txt, against what the venv has.
+  want="$(grep -E '^[A-Za-z0-9_.-]+==' "$HERE/python/requirements.txt" | sort | tr '\n' ' ')"
+  have="$("$venv/bin/python" - "$HERE/python/requirements.txt" 2>/dev/null <<'PY' || true
+import importlib.metadata as m, sys
+names = [l.split("==")[0] for l in open(sys.argv[1]) if "==" in l]
+out = []
+for n in names:
+    try:
+        out.append(f"{n}=={m.version(n)}")
+    except m.PackageNotFoundError:
+        pass
+print(" ".join(sorted(out)) + " ")
+PY
+)"
   if [ "$have" != "$want" ]; then
     "$venv/bin/pip" install --disable-pip-version-check -q -r "$HERE/python/requirements.txt"
   fi

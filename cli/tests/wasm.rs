@@ -69,3 +69,29 @@ fn wasm_out_writes_the_embedded_artifact() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A component of another WIT version (`--component` with the committed
+/// 0.1.0 artifact) is refused when loaded: exit 1, one line naming the
+/// range this build runs and the version found.
+#[test]
+fn an_incompatible_component_is_refused_with_the_range_and_version() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
+        .arg("--component")
+        .arg(root.join("dist/sink-coordinator-0.1.0.wasm"))
+        .arg("replay")
+        .arg(root.join("tests/conformance/a02-commit-single-subtask.trace.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "incompatible component: this host runs sink:coordinator >=0.2.0, <0.3.0, \
+             the component is sink:coordinator@0.1.0"
+        ),
+        "{stderr}"
+    );
+}

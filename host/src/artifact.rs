@@ -54,6 +54,72 @@ pub fn exported_versions(
     versions
 }
 
+/// The component versions this host runs, as a semver requirement: the
+/// WIT package `0.2.x`. Within `0.2` versions only add (a host never calls
+/// what it does not know, and `set-limits` came that way); `0.2.0` is not
+/// additive over `0.1.0` (the `outcome` record gained `committed-up-to`, the
+/// writer's `checkpoint-complete` became `committed`), so `0.1.0` is refused.
+/// The range is wasmtime's own rule for matching `0.x` interface names.
+pub const COMPATIBLE_VERSIONS: &str = ">=0.2.0, <0.3.0";
+
+/// Why a component is refused at load, before anything is linked: its WIT
+/// package version is outside [`COMPATIBLE_VERSIONS`]. The message names the
+/// wanted range and what was found; the Node and Python hosts print the same.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IncompatibleComponent {
+    /// It exports no `sink:coordinator/…` interface at all.
+    NotACoordinator,
+    /// Its interfaces carry more than one version.
+    SeveralVersions(Vec<String>),
+    /// Its one version is outside the range (or not a semantic version).
+    Version(String),
+}
+
+impl std::fmt::Display for IncompatibleComponent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let wanted = format!("this host runs sink:coordinator {COMPATIBLE_VERSIONS}");
+        match self {
+            Self::NotACoordinator => write!(
+                f,
+                "not a sink-coordinator component: it exports no sink:coordinator interface ({wanted})"
+            ),
+            Self::SeveralVersions(found) => write!(
+                f,
+                "incompatible component: {wanted}, the component exports several versions ({})",
+                found.join(", ")
+            ),
+            Self::Version(found) => write!(
+                f,
+                "incompatible component: {wanted}, the component is sink:coordinator@{found}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for IncompatibleComponent {}
+
+/// The component's WIT package version if this host runs it (see
+/// [`COMPATIBLE_VERSIONS`]); [`crate::Runtime::new`] calls it before linking,
+/// so an old component fails with this one message instead of a missing
+/// import or export.
+pub fn check_version(
+    engine: &wasmtime::Engine,
+    component: &wasmtime::component::Component,
+) -> Result<semver::Version, IncompatibleComponent> {
+    let mut versions = exported_versions(engine, component);
+    let found = match versions.len() {
+        0 => return Err(IncompatibleComponent::NotACoordinator),
+        1 => versions.remove(0),
+        _ => return Err(IncompatibleComponent::SeveralVersions(versions)),
+    };
+    let wanted = semver::VersionReq::parse(COMPATIBLE_VERSIONS)
+        .map_err(|_| IncompatibleComponent::Version(found.clone()))?;
+    match semver::Version::parse(&found) {
+        Ok(v) if wanted.matches(&v) => Ok(v),
+        _ => Err(IncompatibleComponent::Version(found)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,12 +138,40 @@ mod tests {
     }
 
     #[test]
+    fn the_range_is_valid_and_holds_the_embedded_version() {
+        let wanted = semver::VersionReq::parse(COMPATIBLE_VERSIONS).unwrap();
+        assert!(wanted.matches(&semver::Version::parse(EMBEDDED_WASM_VERSION).unwrap()));
+        for v in ["0.2.7", "0.2.0"] {
+            assert!(wanted.matches(&semver::Version::parse(v).unwrap()), "{v}");
+        }
+        for v in ["0.1.0", "0.3.0", "1.0.0", "0.2.1-rc.1"] {
+            assert!(!wanted.matches(&semver::Version::parse(v).unwrap()), "{v}");
+        }
+    }
+
+    #[test]
+    fn messages_name_the_range_and_what_was_found() {
+        assert_eq!(
+            IncompatibleComponent::Version("0.1.0".into()).to_string(),
+            "incompatible component: this host runs sink:coordinator >=0.2.0, <0.3.0, \
+             the component is sink:coordinator@0.1.0"
+        );
+        assert!(IncompatibleComponent::NotACoordinator
+            .to_string()
+            .contains(">=0.2.0, <0.3.0"));
+    }
+
+    #[test]
     fn embedded_component_exports_its_version() {
         let engine = wasmtime::Engine::default();
         let component = wasmtime::component::Component::new(&engine, EMBEDDED_WASM).unwrap();
         assert_eq!(
             exported_versions(&engine, &component),
             vec![EMBEDDED_WASM_VERSION.to_string()]
+        );
+        assert_eq!(
+            check_version(&engine, &component).unwrap().to_string(),
+            EMBEDDED_WASM_VERSION
         );
     }
 }

@@ -388,6 +388,9 @@ impl Runtime {
             Some(dir) => load_or_compile(&engine, wasm, dir)?,
             None => Component::new(&engine, wasm).context("cannot compile the component")?,
         };
+        // Refused before linking: one message with the wanted range and the
+        // found version, not a missing import or export.
+        crate::artifact::check_version(&engine, &component)?;
         let mut linker: Linker<StoreData> = Linker::new(&engine);
         SinkCoordinator::add_to_linker::<StoreData, HasSelf<StoreData>>(&mut linker, |data| data)
             .context("cannot link the storage and clock imports")?;

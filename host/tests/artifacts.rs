@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 use sink_coordinator_host::artifact::{
-    exported_versions, EMBEDDED_WASM, EMBEDDED_WASM_NAME, EMBEDDED_WASM_VERSION,
+    exported_versions, IncompatibleComponent, EMBEDDED_WASM, EMBEDDED_WASM_NAME,
+    EMBEDDED_WASM_VERSION,
 };
 use sink_coordinator_host::{Runtime, RuntimeOptions};
 use wasmtime::component::{Component, Linker};
@@ -85,14 +86,39 @@ fn the_newest_artifact_is_the_embedded_one() {
     assert_eq!(newest.as_deref(), Some(EMBEDDED_WASM_VERSION));
 }
 
-/// The 0.2.0 host does not run a 0.1.0 component: loading it fails with an
-/// error (its imports are `@0.1.0`), never a panic or a later trap.
+/// The 0.2.0 host does not run a 0.1.0 component: loading it fails with
+/// one message naming the range this host runs and the version found (not a
+/// missing import or export), never a panic or a later trap.
 #[test]
 fn an_older_component_is_refused_at_load() {
     let bytes = std::fs::read(dist().join("sink-coordinator-0.1.0.wasm")).unwrap();
     let err = match Runtime::new(&bytes, RuntimeOptions::default()) {
         Ok(_) => panic!("the 0.1.0 component loaded into the 0.2.0 host"),
+        Err(e) => e,
+    };
+    assert_eq!(
+        format!("{err:#}"),
+        "incompatible component: this host runs sink:coordinator >=0.2.0, <0.3.0, \
+         the component is sink:coordinator@0.1.0"
+    );
+    assert_eq!(
+        err.downcast_ref::<IncompatibleComponent>(),
+        Some(&IncompatibleComponent::Version("0.1.0".into()))
+    );
+}
+
+/// A component that is not a coordinator at all (the empty component:
+/// magic, component-model version 0xd, layer 1) is refused the same way.
+#[test]
+fn a_component_without_the_interfaces_is_refused_at_load() {
+    let empty = b"\0asm\x0d\x00\x01\x00";
+    let err = match Runtime::new(empty, RuntimeOptions::default()) {
+        Ok(_) => panic!("the empty component loaded"),
         Err(e) => format!("{e:#}"),
     };
-    assert!(err.contains("0.1.0"), "{err}");
+    assert_eq!(
+        err,
+        "not a sink-coordinator component: it exports no sink:coordinator interface \
+         (this host runs sink:coordinator >=0.2.0, <0.3.0)"
+    );
 }

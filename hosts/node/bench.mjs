@@ -20,7 +20,7 @@ if (args[0] === '--component') {
 const N = Number(args[0] ?? 20000);
 
 const t0 = performance.now();
-const runtime = await Runtime.load(ensureTranspiled(componentPath(comp)));
+const runtime = await Runtime.load(await ensureTranspiled(componentPath(comp)));
 const t1 = performance.now();
 const storage = new MemStorage();
 const clock = new ManualClock(1000n);

@@ -4,9 +4,11 @@
 //     one fresh component instance per coordinator, compiled core modules
 //     cached, so that a trapped instance is simply dropped and replaced.
 
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+
+import { checkVersion } from './version.mjs';
 
 /** The WIT package version of the component (wit/coordinator.wit). */
 export const WIT_VERSION = '0.2.0';
@@ -53,6 +55,10 @@ export class CallError extends Error {
  */
 export class Runtime {
   static async load(dir, name = 'sink-coordinator') {
+    // transpile.mjs records the export names; a directory transpiled from a
+    // component of another version is refused (version.mjs).
+    const exportsFile = join(dir, 'exports.json');
+    if (existsSync(exportsFile)) checkVersion(JSON.parse(readFileSync(exportsFile, 'utf8')));
     const mod = await import(pathToFileURL(join(dir, `${name}.js`)).href);
     return new Runtime(dir, mod.instantiate);
   }

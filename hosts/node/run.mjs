@@ -105,7 +105,12 @@ const clock = { nowMs: () => BigInt(expect('clock', {}).clock.u64) };
 const imports = { imports: () => storage };
 const clockImports = { imports: () => clock };
 
-const runtime = await Runtime.load(ensureTranspiled(componentPath(component)));
+let runtime;
+try {
+  runtime = await Runtime.load(await ensureTranspiled(componentPath(component)));
+} catch (e) {
+  fail(1, e.message);
+}
 const handles = new Map();
 let table = null;
 const exportsOf = () => runtime.instantiate(imports, clockImports);

@@ -6,16 +6,18 @@
 //
 // COMPONENT defaults to $SINK_COORDINATOR_WASM, else the committed
 // <repo>/dist/sink-coordinator-<WIT version>.wasm.
-// Prints the output directory. The output (`sink-coordinator.js` plus the
+// Prints the output directory; a component of a WIT version this host does
+// not run (version.mjs) is refused with one message, exit 1. The output (`sink-coordinator.js` plus the
 // `*.core*.wasm` files) is jco's `--instantiation async` form: an
 // `instantiate(getCoreModule, imports, instantiateCore)` function, so a
 // trapped instance can be replaced by a fresh one from the cached modules.
 
 import { createHash } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { checkVersion } from './version.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const REPO = resolve(HERE, '..', '..');
@@ -36,19 +38,16 @@ export function componentPath(arg) {
   return distComponent();
 }
 
-function jcoBin() {
-  const bin = join(HERE, 'node_modules', '@bytecodealliance', 'jco', 'dist', 'jco.js');
-  if (!existsSync(bin)) {
-    throw new Error(`jco is not installed (${bin} is missing): run \`npm ci\` in hosts/node (or hosts/setup.sh)`);
-  }
-  return bin;
-}
+/** The version check's record of a transpilation: its export names. */
+const EXPORTS = 'exports.json';
 
 /**
  * Transpiles `component` unless a transpilation of the same bytes exists;
- * returns the directory holding `sink-coordinator.js`.
+ * returns the directory holding `sink-coordinator.js`. A component of a WIT
+ * version this host does not run is refused first (IncompatibleComponent,
+ * version.mjs), whether it was transpiled before or not.
  */
-export function ensureTranspiled(component, outDir) {
+export async function ensureTranspiled(component, outDir) {
   let bytes;
   try {
     bytes = readFileSync(component);
@@ -57,15 +56,26 @@ export function ensureTranspiled(component, outDir) {
   }
   const hash = createHash('sha256').update(bytes).digest('hex').slice(0, 16);
   const dir = outDir ? resolve(outDir) : join(HERE, '.cache', hash);
-  if (existsSync(join(dir, `${NAME}.js`))) return dir;
+  if (existsSync(join(dir, `${NAME}.js`)) && existsSync(join(dir, EXPORTS))) {
+    checkVersion(JSON.parse(readFileSync(join(dir, EXPORTS), 'utf8')));
+    return dir;
+  }
+  let transpile;
+  try {
+    ({ transpile } = await import('@bytecodealliance/jco'));
+  } catch (e) {
+    throw new Error(`jco is not installed (${e.message}): run \`npm ci\` in hosts/node (or hosts/setup.sh)`);
+  }
+  const { files, exports } = await transpile(bytes, { name: NAME, instantiation: 'async', noTypescript: true, quiet: true });
+  const names = exports.map(([name]) => name);
+  checkVersion(names);
   const tmp = `${dir}.tmp${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(dirname(dir), { recursive: true });
-  execFileSync(
-    process.execPath,
-    [jcoBin(), 'transpile', component, '-o', tmp, '--name', NAME, '--instantiation', 'async', '--no-typescript', '--quiet'],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
-  );
+  for (const [file, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(tmp, file)), { recursive: true });
+    writeFileSync(join(tmp, file), content);
+  }
+  writeFileSync(join(tmp, EXPORTS), `${JSON.stringify(names)}\n`);
   rmSync(dir, { recursive: true, force: true });
   renameSync(tmp, dir);
   return dir;
@@ -80,7 +90,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     else comp = args[i];
   }
   try {
-    console.log(ensureTranspiled(componentPath(comp), out));
+    console.log(await ensureTranspiled(componentPath(comp), out));
   } catch (e) {
     console.error(`transpile: ${e.message}`);
     process.exit(1);

@@ -28,6 +28,8 @@ from wasmtime import _ffi as ffi
 from wasmtime.component import Component, Linker, Record, Variant
 from wasmtime.component._types import ResultType
 
+from version import check_version
+
 # The WIT package version of the component (wit/coordinator.wit).
 WIT_VERSION = "0.2.0"
 STORAGE = f"sink:coordinator/storage@{WIT_VERSION}"
@@ -208,6 +210,9 @@ class Runtime:
                 os.replace(tmp, cached)
             except OSError:
                 pass
+        # Refused before linking: one message with the wanted range and the
+        # found version, not a missing import or export later.
+        check_version(component.type.exports(engine))
         return Runtime(engine, component)
 
     def linker(self, storage: Any, clock: Any) -> Linker:

@@ -153,7 +153,10 @@ def main() -> None:
         fail(2, USAGE)
     with open(args[0], encoding="utf-8") as f:
         script = Script([json.loads(l) for l in f if l.strip()])
-    runtime = Runtime.load(component_path(component))
+    try:
+        runtime = Runtime.load(component_path(component))
+    except IncompatibleComponent as e:
+        fail(1, str(e))
     linker = runtime.linker(script, script)
     handles: Dict[int, Any] = {}
     table: Optional[Instance] = None
@@ -196,5 +199,6 @@ if __name__ == "__main__":
     from wasmtime.component import Record, Variant
 
     from host import COORDINATOR, TABLE, WRITER, CallError, Err, Instance, Runtime, unwrap_result
+    from version import IncompatibleComponent
 
     main()

@@ -1,11 +1,16 @@
-//! The resource-limit options of `replay` and `inspect` (README, "Limits"):
-//! each value is range-checked while the command line is parsed, so an out
-//! of range value is a usage error (exit 2) before anything runs.
+//! The resource-limit options of `replay`, `inspect` and `simulate`
+//! (README, "Limits"): each value is range-checked while the command line is
+//! parsed, so an out of range value is a usage error (exit 2) before
+//! anything runs. The coordinator's size limits apply on both paths (the
+//! component's `set-limits`, the native core's `set_limits`); the wasmtime
+//! limits not given on the command line are derived from them, as
+//! `RuntimeOptions::from_limits` documents.
 
 use clap::Args;
+use sink_coordinator::limits::MAX_LIMIT_BYTES;
+use sink_coordinator::Limits;
 use sink_coordinator_host::engine::{
-    RuntimeOptions, DEFAULT_FUEL_PER_CALL, DEFAULT_MAX_HOSTCALL_BYTES, DEFAULT_MAX_MEMORY_BYTES,
-    FUEL_RANGE, MAX_HOSTCALL_RANGE, MAX_MEMORY_RANGE,
+    RuntimeOptions, DEFAULT_FUEL_PER_CALL, FUEL_RANGE, MAX_HOSTCALL_RANGE, MAX_MEMORY_RANGE,
 };
 
 use crate::clip;
@@ -14,21 +19,41 @@ use crate::clip;
 /// optional binary suffix: K, KiB, M, MiB, G, GiB.
 #[derive(Args, Debug, Clone)]
 pub struct LimitArgs {
+    /// Largest single committable the coordinator accepts; a larger one is a
+    /// fatal `invalid-event` when its event arrives. Default 1GiB; range
+    /// 1..=4GiB.
+    #[arg(long, value_name = "BYTES", value_parser = parse_size_limit)]
+    max_committable_bytes: Option<u64>,
+    /// Largest entry (its committables plus 16 bytes each). Default
+    /// 1.25GiB (1342177280); range 1..=4GiB.
+    #[arg(long, value_name = "BYTES", value_parser = parse_size_limit)]
+    max_event_bytes: Option<u64>,
+    /// Largest snapshot, counted like an entry; the memory and host-call
+    /// limits below are derived from it unless given. Default 1.25GiB
+    /// (1342177280); range 1..=4GiB.
+    #[arg(long, value_name = "BYTES", value_parser = parse_size_limit)]
+    max_snapshot_bytes: Option<u64>,
     /// Fuel (about one unit per wasm instruction) for each call into the
     /// component; running out traps. Range 1000000..=1000000000000000.
     #[arg(long, value_name = "UNITS", value_parser = parse_fuel,
           default_value_t = DEFAULT_FUEL_PER_CALL)]
     fuel: u64,
     /// Upper bound of the component's linear memory; growing past it traps
-    /// with "out of memory". Range 4MiB..=4GiB.
-    #[arg(long, value_name = "BYTES", value_parser = parse_memory,
-          default_value_t = DEFAULT_MAX_MEMORY_BYTES)]
-    max_memory: u64,
+    /// with "out of memory". Default derived from --max-snapshot-bytes
+    /// (4GiB for the default); range 4MiB..=4GiB.
+    #[arg(long, value_name = "BYTES", value_parser = parse_memory)]
+    max_memory: Option<u64>,
     /// Bytes the component may pass to the host in one call (a snapshot's
-    /// value, a listing); more traps. Range 1MiB..=4GiB.
-    #[arg(long, value_name = "BYTES", value_parser = parse_hostcall,
-          default_value_t = DEFAULT_MAX_HOSTCALL_BYTES)]
-    max_hostcall_bytes: u64,
+    /// value, a listing); more traps. Default derived from
+    /// --max-snapshot-bytes; range 1MiB..=4GiB.
+    #[arg(long, value_name = "BYTES", value_parser = parse_hostcall)]
+    max_hostcall_bytes: Option<u64>,
+}
+
+const SIZE_LIMIT_RANGE: std::ops::RangeInclusive<u64> = 1..=MAX_LIMIT_BYTES;
+
+fn parse_size_limit(s: &str) -> Result<u64, String> {
+    parse_in_range(s, &SIZE_LIMIT_RANGE, true)
 }
 
 fn parse_fuel(s: &str) -> Result<u64, String> {
@@ -102,9 +127,46 @@ fn size_text(v: u64) -> String {
 }
 
 impl LimitArgs {
-    pub fn apply(&self, options: &mut RuntimeOptions) {
+    /// The coordinator's size limits: the defaults, overridden by the
+    /// options given.
+    pub fn limits(&self) -> Limits {
+        let mut limits = Limits::default();
+        if let Some(v) = self.max_committable_bytes {
+            limits.max_committable_bytes = v;
+        }
+        if let Some(v) = self.max_event_bytes {
+            limits.max_event_bytes = v;
+        }
+        if let Some(v) = self.max_snapshot_bytes {
+            limits.max_snapshot_bytes = v;
+        }
+        limits
+    }
+
+    /// The runtime options these arguments ask for, on top of `base` (its
+    /// cache directory and backtrace setting are kept): the size limits,
+    /// the wasmtime limits derived from them, then the wasmtime limits
+    /// given explicitly. A combination that could trap at commit (memory or
+    /// host-call budget below what the snapshot limit needs) is allowed —
+    /// tests and operators probing a trap ask for it — and is printed as a
+    /// one-line warning on stderr.
+    pub fn options(&self, base: RuntimeOptions) -> RuntimeOptions {
+        let derived = RuntimeOptions::from_limits(self.limits());
+        let mut options = RuntimeOptions {
+            cache_dir: base.cache_dir,
+            wasm_backtrace: base.wasm_backtrace,
+            ..derived
+        };
         options.fuel_per_call = Some(self.fuel);
-        options.max_memory_bytes = usize::try_from(self.max_memory).ok();
-        options.max_hostcall_bytes = usize::try_from(self.max_hostcall_bytes).unwrap_or(usize::MAX);
+        if let Some(v) = self.max_memory {
+            options.max_memory_bytes = usize::try_from(v).ok();
+        }
+        if let Some(v) = self.max_hostcall_bytes {
+            options.max_hostcall_bytes = usize::try_from(v).unwrap_or(usize::MAX);
+        }
+        if let Err(why) = options.validate() {
+            eprintln!("sinkcoord: warning: {why}: a commit near the size limits may trap");
+        }
+        options
     }
 }

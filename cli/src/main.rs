@@ -199,7 +199,7 @@ fn runtime(cli: &Cli, limits: Option<&LimitArgs>) -> Result<Runtime, Failure> {
         ..RuntimeOptions::default()
     };
     if let Some(limits) = limits {
-        limits.apply(&mut options);
+        options = limits.options(options);
     }
     match &cli.component {
         Some(path) => Runtime::from_file(path, options).map_err(|e| {
@@ -221,7 +221,9 @@ fn cmd_replay(cli: &Cli, args: &ReplayArgs) -> Result<String, Failure> {
         .map_err(|m| Failure::malformed(format!("{}: {m}", args.trace.display())))?;
     let runtime;
     let mode = if args.native {
-        Mode::Native
+        // The native core checks the same size limits as the component (the
+        // wasmtime limits do not apply to it).
+        Mode::NativeWithLimits(args.limits.limits())
     } else {
         runtime = self::runtime(cli, Some(&args.limits))?;
         Mode::Component(&runtime)

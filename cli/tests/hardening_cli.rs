@@ -325,3 +325,71 @@ fn committables_of_130_mib_commit_on_both_paths_alike() {
         "the two paths print different documents"
     );
 }
+
+/// The size limits are CLI options on both paths: above one, the event is a
+/// fatal `invalid-event` naming the limit, identically on the component and
+/// the native core; an out of range value is a usage error.
+#[test]
+fn size_limits_are_cli_options_on_both_paths() {
+    let path = file("limits.json", commit_trace(&"l".repeat(2048)).as_bytes());
+    let path = path.to_str().unwrap();
+    for (flag, value, named) in [
+        (
+            "--max-committable-bytes",
+            "1K",
+            "max-committable-bytes 1024",
+        ),
+        ("--max-event-bytes", "2000", "max-event-bytes 2000"),
+        ("--max-snapshot-bytes", "2060", "max-snapshot-bytes 2060"),
+    ] {
+        let component = sinkcoord(&["replay", flag, value, path]);
+        let native = sinkcoord(&["replay", "--native", flag, value, path]);
+        assert_eq!(
+            component.status.code(),
+            Some(0),
+            "{}",
+            text(&component.stderr)
+        );
+        let c = text(&component.stdout);
+        let error = first_error(&c);
+        assert!(error.contains("invalid-event"), "{flag}: {error}");
+        assert!(error.contains(named), "{flag}: {error}");
+        assert!(error.contains("subtask 0"), "{flag}: {error}");
+        assert!(!c.contains("\"committed\": [1]"), "{flag}: {c}");
+        assert_eq!(c, text(&native.stdout), "{flag}: the two paths differ");
+    }
+    // At the limit it commits, on both paths.
+    for native in [false, true] {
+        let mut args = vec!["replay", "--max-committable-bytes", "2K", path];
+        if native {
+            args.insert(1, "--native");
+        }
+        let out = text(&sinkcoord(&args).stdout);
+        assert!(out.contains("\"committed\": [1]"), "{out}");
+    }
+    // Out of range: a usage error at parse time.
+    for args in [
+        ["replay", "--max-committable-bytes", "0", path],
+        ["replay", "--max-event-bytes", "5GiB", path],
+        ["inspect", "--max-snapshot-bytes", "-1", path],
+    ] {
+        let out = sinkcoord(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+    // A wasmtime limit below what the snapshot limit needs is a warning.
+    let out = sinkcoord(&["replay", "--max-memory", "8MiB", path]);
+    assert!(
+        text(&out.stderr).contains("warning: max_memory_bytes"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = sinkcoord(&[
+        "replay",
+        "--max-memory",
+        "512MiB",
+        "--max-snapshot-bytes",
+        "1MiB",
+        path,
+    ]);
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+}

@@ -3,14 +3,26 @@
 //! simulator) is written once against [`Driver`] and [`CoordinatorApi`].
 
 use sink_coordinator::{
-    Clock, Config, Coordinator, Entry, Lifecycle, Outcome, RestorePoint, Snapshot, Storage, Tag,
-    Writer,
+    Clock, Config, Coordinator, Entry, Lifecycle, Limits, Outcome, RestorePoint, Snapshot, Storage,
+    Tag, Writer,
 };
 
 use sink_coordinator_host::component::{ComponentCoordinator, ComponentTable, ComponentWriter};
 use sink_coordinator_host::engine::Runtime;
 use sink_coordinator_host::env::{HostEnv, Shared};
 use sink_coordinator_host::error::{HostError, HostResult};
+
+/// How to run the coordinator.
+#[derive(Clone, Copy)]
+pub enum Mode<'r> {
+    /// The Rust core, without wasm, with the default [`Limits`].
+    Native,
+    /// The Rust core with these size limits (the component takes them from
+    /// its runtime's options).
+    NativeWithLimits(Limits),
+    /// The component, on this runtime.
+    Component(&'r Runtime),
+}
 
 /// The calls of one coordinator instance (SEMANTICS), whatever runs it.
 pub trait CoordinatorApi {
@@ -305,11 +317,26 @@ impl CoordinatorApi for FailedInstance {
 pub struct NativeDriver {
     storage: Shared<dyn Storage + Send>,
     clock: Shared<dyn Clock + Send>,
+    /// Applied to every coordinator it creates (`set-limits`), as a
+    /// component runtime applies its options' limits.
+    limits: Limits,
 }
 
 impl NativeDriver {
+    /// A driver whose coordinators keep the default [`Limits`].
     pub fn new(storage: Shared<dyn Storage + Send>, clock: Shared<dyn Clock + Send>) -> Self {
-        NativeDriver { storage, clock }
+        NativeDriver {
+            storage,
+            clock,
+            limits: Limits::default(),
+        }
+    }
+
+    /// The same driver with coordinators limited by `limits` (the native
+    /// twin of [`RuntimeOptions::limits`](sink_coordinator_host::engine::RuntimeOptions)).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 }
 
@@ -323,7 +350,11 @@ impl Driver for NativeDriver {
         restore: Option<RestorePoint>,
     ) -> HostResult<Box<dyn CoordinatorApi>> {
         let env = HostEnv::new(self.storage.clone(), self.clock.clone());
-        Ok(Box::new(NativeCoordinator::new(config, restore, env)))
+        let mut coordinator = NativeCoordinator::new(config, restore, env);
+        if self.limits != Limits::default() {
+            coordinator.inner.set_limits(self.limits)?;
+        }
+        Ok(Box::new(coordinator))
     }
     fn create_writer(&mut self, subtask: u32) -> HostResult<Box<dyn WriterApi>> {
         Ok(Box::new(Writer::new(subtask)))

@@ -33,7 +33,6 @@ use crate::driver::{
 };
 use crate::trace::{Malformed, Op, Trace};
 use sink_coordinator_host::clock::ManualClock;
-use sink_coordinator_host::engine::Runtime;
 use sink_coordinator_host::env::Shared;
 use sink_coordinator_host::error::{HostError, HostResult};
 use sink_coordinator_host::storage::{FaultyStorage, MemStorage};
@@ -121,14 +120,7 @@ impl From<Malformed> for ReplayError {
     }
 }
 
-/// How to run the coordinator.
-#[derive(Clone, Copy)]
-pub enum Mode<'r> {
-    /// The Rust core, without wasm.
-    Native,
-    /// The component, on this runtime.
-    Component(&'r Runtime),
-}
+pub use crate::driver::Mode;
 
 /// Parses, validates and replays a trace document.
 pub fn replay_str(text: &str, mode: Mode<'_>) -> Result<ReplayResult, ReplayError> {
@@ -150,6 +142,9 @@ pub fn replay_with_states(
     replay_with_driver(trace, |storage, clock| {
         Ok(match mode {
             Mode::Native => Box::new(NativeDriver::new(storage, clock)),
+            Mode::NativeWithLimits(limits) => {
+                Box::new(NativeDriver::new(storage, clock).with_limits(limits))
+            }
             Mode::Component(runtime) => {
                 Box::new(ComponentDriver::new(runtime, storage, clock).map_err(|e| {
                     ReplayError::Host(format!("cannot instantiate the component: {e}"))

@@ -77,7 +77,7 @@ fn outcome(o: &Outcome) -> Value {
     outcome_value(o)
 }
 
-fn bytes(b: &Vec<u8>) -> Value {
+fn bytes(b: &[u8]) -> Value {
     Value::String(to_hex(b))
 }
 
@@ -298,7 +298,7 @@ impl CoordinatorApi for Recorded {
         self.log
             .call(calls::with_checkpoint(self.h, "checkpoint", checkpoint));
         let r = self.inner.checkpoint(checkpoint);
-        self.log.answer(r, bytes)
+        self.log.answer(r, |b: &Vec<u8>| bytes(b))
     }
     fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<Outcome> {
         self.log.call(calls::with_checkpoint(
@@ -385,7 +385,7 @@ impl WriterApi for RecordedWriter {
     fn state(&mut self) -> HostResult<Vec<u8>> {
         self.log.call(Call::on(self.h, "state", vec![]));
         let r = self.inner.state();
-        self.log.answer(r, bytes)
+        self.log.answer(r, |b: &Vec<u8>| bytes(b))
     }
     fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>> {
         self.log.call(calls::restore(self.h, state, checkpoint));

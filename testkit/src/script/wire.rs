@@ -103,7 +103,7 @@ fn from_hex(s: &str) -> WireResult<Vec<u8>> {
         b'A'..=b'F' => Ok(c - b'A' + 10),
         _ => Err(format!("{s:?} is not hex")),
     };
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(format!("{s:?} has an odd number of hex digits"));
     }
     s.as_bytes()

@@ -62,7 +62,7 @@ pub fn checkpoint_of(v: &Value) -> u64 {
 }
 
 pub fn hex_decode(s: &str) -> Vec<u8> {
-    assert!(s.len() % 2 == 0, "manifest: odd hex length");
+    assert!(s.len().is_multiple_of(2), "manifest: odd hex length");
     (0..s.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("manifest: bad hex"))

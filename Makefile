@@ -11,7 +11,7 @@
 #   make -s replay TRACE=FILE NATIVE=1   ... through the native Rust core
 #   make run                    the main job: a simulated job with faults on ./demo-table
 #   make soak SEEDS=N           N simulation seeds, native core
-#   make bench                  per-call cost, native and component
+#   make bench                  issue 10's table: native vs component, callgrind, size (BENCHMARKS.md)
 #   make hosts-test             Node (jco) and Python (wasmtime-py) replay every trace
 #   make flink-test             the Flink 2.3 connector end to end in MiniClusters (hosts/flink)
 #   make flink-setup            Flink's jars from PyPI into target/flink/lib (once)
@@ -61,8 +61,11 @@ SEEDS ?= 100000
 soak: build
 	$(SINKCOORD) simulate --native --seeds $(SEEDS) --writers 6 --checkpoints 30 --faults high --memory
 
+# Criterion first (target/criterion), then the table with the goals; the
+# instruction rows need valgrind (apt-get install valgrind), else they say so.
 bench:
-	$(CARGO) bench -p sink-coordinator-host --bench calls
+	$(CARGO) bench -p sink-coordinator-testkit --bench perf
+	$(CARGO) run --release -q -p sink-coordinator-testkit --example bench_table
 
 hosts-setup:
 	bash hosts/setup.sh

@@ -1,0 +1,265 @@
+//! Prints issue 10's table, each row with its goal: the timings from the
+//! criterion run `make bench` did just before (`benches/perf.rs`, read from
+//! `target/criterion/*/new/estimates.json`, medians), instructions per
+//! `event` from callgrind (this program runs itself under valgrind, once
+//! per path, when `valgrind` is on the PATH), storage calls and the
+//! component's size measured here.
+//!
+//! `cargo run --release -p sink-coordinator-testkit --example bench_table`
+//! (after `cargo bench -p sink-coordinator-testkit --bench perf`).
+
+use std::path::{Path as FsPath, PathBuf};
+use std::process::Command;
+
+use sink_coordinator_host::artifact::{EMBEDDED_WASM, EMBEDDED_WASM_NAME};
+use sink_coordinator_host::engine::{Runtime, RuntimeOptions};
+use sink_coordinator_testkit::perf::{
+    first_commit_storage_calls, job_entries, perf_job_events, Path, Subject, JOB_WRITERS,
+};
+
+/// Checkpoint cycles before and during the callgrind measurement.
+const WARM_CYCLES: u64 = 3;
+const MEASURED_CYCLES: u64 = 4;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, path, cache] = args.as_slice() {
+        if flag == "--callgrind-child" {
+            callgrind_child(path, FsPath::new(cache));
+            return;
+        }
+    }
+    let target = target_dir();
+    let criterion = target.join("criterion");
+    let est = |id: &str| median_ns(&criterion.join(id).join("new/estimates.json"));
+
+    let native = est("job_p256/native");
+    let component = est("job_p256/component");
+    let instr = instructions(&target);
+    let empty = est("empty_call/component");
+    let empty_native = est("empty_call/native");
+    let inst = est("instantiate/component");
+    let rt_native = est("state_round_trip_p100000/native");
+    let rt_component = est("state_round_trip_p100000/component");
+    let rt = Runtime::embedded().expect("the embedded component loads");
+    let (first, steady) = first_commit_storage_calls(&rt);
+    let gz = gzip_len(EMBEDDED_WASM);
+
+    let mut rows: Vec<[String; 3]> = Vec::new();
+    rows.push([
+        format!(
+            "realistic job: P = {JOB_WRITERS}, 4 × 200 B per writer per checkpoint, completion every checkpoint — component ÷ native"
+        ),
+        match (native, component) {
+            (Some(n), Some(c)) => format!("**{:.2}×** ({} vs {})", c / n, us(c), us(n)),
+            _ => missing(),
+        },
+        "≤ 1.3×".into(),
+    ]);
+    rows.push([
+        "same job, native time per checkpoint cycle".into(),
+        native.map_or_else(missing, |n| {
+            format!(
+                "{} (≈ {:.0} ns per event)",
+                us(n),
+                n / f64::from(JOB_WRITERS)
+            )
+        }),
+        "≤ 80 µs".into(),
+    ]);
+    rows.push([
+        format!("instructions per `event` (callgrind, P = {JOB_WRITERS}, 4 × 200 B)"),
+        match instr {
+            Ok((n, c)) => format!(
+                "native {}; component {} ({:.2}×)",
+                thousands(n),
+                thousands(c),
+                c as f64 / n as f64
+            ),
+            Err(why) => format!("not measured: {why}"),
+        },
+        "native ≤ 800; component ≤ 1.3× native".into(),
+    ]);
+    rows.push([
+        "an empty call through the component (`state()`)".into(),
+        match (empty, empty_native) {
+            (Some(c), Some(n)) => format!("{} (native {})", ns(c), ns(n)),
+            _ => missing(),
+        },
+        "a batched event costs < 0.2 µs of crossing".into(),
+    ]);
+    rows.push([
+        "Node (jco) and Python (wasmtime-py) per event, ÷ Rust-wasmtime".into(),
+        "not measured by `make bench`".into(),
+        "≤ 3× and ≤ 10× (through batching)".into(),
+    ]);
+    rows.push([
+        format!("component size (`{EMBEDDED_WASM_NAME}`)"),
+        format!(
+            "{} B{}",
+            thousands(EMBEDDED_WASM.len() as u64),
+            gz.map_or(String::new(), |g| format!(" (gzip {} KB)", g / 1000))
+        ),
+        "**≤ 100 KB**".into(),
+    ]);
+    rows.push([
+        "instance + constructor from pre-instantiated component".into(),
+        inst.map_or_else(missing, us),
+        "≤ 15 µs".into(),
+    ]);
+    rows.push([
+        "P = 100,000 all ended: state round trip (component; native)".into(),
+        match (rt_component, rt_native) {
+            (Some(c), Some(n)) => format!("{}; {}", ms(c), ms(n)),
+            _ => missing(),
+        },
+        "≤ 25 ms".into(),
+    ]);
+    rows.push([
+        "fresh instance's first commit: storage calls (steady state)".into(),
+        format!("{first} ({steady})"),
+        "≤ 3 (steady state stays 2)".into(),
+    ]);
+
+    println!("| what | now | goal |\n|---|---|---|");
+    for [what, now, goal] in rows {
+        println!("| {what} | {now} | {goal} |");
+    }
+}
+
+fn missing() -> String {
+    "no criterion estimate: run `make bench`".into()
+}
+
+/// The workspace's target directory (`CARGO_TARGET_DIR` or `target/`).
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
+}
+
+/// Criterion's median estimate in nanoseconds.
+fn median_ns(path: &FsPath) -> Option<f64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v["median"]["point_estimate"].as_f64()
+}
+
+fn ns(v: f64) -> String {
+    format!("{v:.0} ns")
+}
+
+fn us(v: f64) -> String {
+    format!("{:.1} µs", v / 1e3)
+}
+
+fn ms(v: f64) -> String {
+    format!("{:.1} ms", v / 1e6)
+}
+
+fn thousands(v: u64) -> String {
+    let s = v.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+fn gzip_len(bytes: &[u8]) -> Option<usize> {
+    use std::io::Write;
+    let mut child = Command::new("gzip")
+        .arg("-9c")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .ok()?;
+    child.stdin.take()?.write_all(bytes).ok()?;
+    let out = child.wait_with_output().ok()?;
+    out.status.success().then_some(out.stdout.len())
+}
+
+/// Instructions per `event`, native and component, from callgrind runs of
+/// this program on itself, collecting only `perf_job_events`.
+fn instructions(target: &FsPath) -> Result<(u64, u64), String> {
+    let have = Command::new("valgrind").arg("--version").output();
+    if !have.is_ok_and(|o| o.status.success()) {
+        return Err("valgrind is not installed".into());
+    }
+    // The component is compiled here once, natively, into a cache the
+    // child loads: compiling it under valgrind would take minutes.
+    let cache = target.join("perf-cache");
+    let options = RuntimeOptions {
+        cache_dir: Some(cache.clone()),
+        ..RuntimeOptions::default()
+    };
+    Runtime::new(EMBEDDED_WASM, options).map_err(|e| format!("{e:#}"))?;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut counts = [0u64; 2];
+    for (i, path) in Path::BOTH.into_iter().enumerate() {
+        let out_file = target.join(format!("perf-callgrind.{}.out", path.name()));
+        let out = Command::new("valgrind")
+            .arg("--tool=callgrind")
+            .arg(format!("--callgrind-out-file={}", out_file.display()))
+            .arg("--collect-atstart=no")
+            .arg("--toggle-collect=*perf_job_events*")
+            .arg(&exe)
+            .arg("--callgrind-child")
+            .arg(path.name())
+            .arg(&cache)
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!(
+                "callgrind failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            ));
+        }
+        let text = std::fs::read_to_string(&out_file).map_err(|e| e.to_string())?;
+        let total = text
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("summary:")
+                    .or_else(|| l.strip_prefix("totals:"))
+            })
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+            .ok_or("no total in the callgrind output")?;
+        counts[i] = total / (MEASURED_CYCLES * u64::from(JOB_WRITERS));
+    }
+    Ok((counts[0], counts[1]))
+}
+
+/// Under callgrind: warm up, then the measured events (collected), with
+/// each cycle's checkpoint and completion outside the collection.
+fn callgrind_child(path: &str, cache: &FsPath) {
+    let path = if path == "native" {
+        Path::Native
+    } else {
+        Path::Component
+    };
+    let options = RuntimeOptions {
+        cache_dir: Some(cache.to_path_buf()),
+        ..RuntimeOptions::default()
+    };
+    let rt = Runtime::new(EMBEDDED_WASM, options).expect("the cached component loads");
+    let mut subject = Subject::job(path, &rt, JOB_WRITERS);
+    for c in 1..=WARM_CYCLES + MEASURED_CYCLES {
+        let entries = job_entries(JOB_WRITERS, c);
+        if c <= WARM_CYCLES {
+            // Not through `perf_job_events`: callgrind collects every call of it.
+            for (s, entry) in (0u32..).zip(entries) {
+                subject.event(s, entry);
+            }
+        } else {
+            perf_job_events(&mut subject, entries);
+        }
+        std::hint::black_box(subject.checkpoint(c));
+        assert_eq!(subject.complete(c), 1);
+    }
+}

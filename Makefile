@@ -81,7 +81,7 @@ flink-test: flink-setup
 
 hosts-test: build hosts-setup
 	node --test hosts/node/test/
-	hosts/python/.venv/bin/python -m unittest discover -s hosts/python -p 'test_*.py'
+	target/python-package/venv/bin/python hosts/python/tests/test_package.py
 	node hosts/raw-abi/example.mjs $(COMPONENT)
 	hosts/compare.sh --component $(COMPONENT) tests/conformance tests/regressions
 

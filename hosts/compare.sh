@@ -4,7 +4,7 @@
 #   rust-native     `sinkcoord replay --native`   (the Rust core, no wasm)
 #   rust-component  `sinkcoord replay`            (wasmtime)
 #   node            hosts/node/run.mjs            (jco)
-#   python          hosts/python/run.py           (wasmtime-py)
+#   python          hosts/python/run.py           (the installed sink_coordinator package, wasmtime-py)
 # Node and Python execute the trace's resolved call script (`sinkcoord script
 # TRACE`, written once per trace) and print raw results; `sinkcoord script
 # --render RAW TRACE` renders their result documents and state bytes (it
@@ -77,7 +77,9 @@ fi
 NODE="${NODE:-node}"
 PYTHON="${PYTHON:-}"
 if [ -z "$PYTHON" ]; then
-  if [ -x "$HERE/python/.venv/bin/python" ]; then PYTHON="$HERE/python/.venv/bin/python"; else PYTHON=python3; fi
+  # The installed Python package (hosts/python/package.sh, run by setup.sh).
+  PYTHON="$REPO/target/python-package/venv/bin/python"
+  [ -x "$PYTHON" ] || { echo "compare.sh: no $PYTHON: run hosts/setup.sh (or set PYTHON to one with sink_coordinator installed)" >&2; exit 2; }
 fi
 
 if [ -n "$keep" ]; then out="$keep"; mkdir -p "$out"; else out="$(mktemp -d)"; trap 'rm -rf "$out"' EXIT; fi

@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
 """Executes a resolved call script (`sinkcoord script TRACE`, format in
-hosts/README.md) against the component under wasmtime-py and prints each
-call's raw result, one JSON line per call line: {"ok": VALUE} or
+hosts/README.md) through the *installed* `sink_coordinator` package (its
+typed API: Coordinator, Writer, Table, a Storage and a Clock) and prints
+each call's raw result, one JSON line per call line: {"ok": VALUE} or
 {"err": {"kind", "message"}}. `sinkcoord script --render RAW TRACE` turns
 them into the result document. The trace semantics (parsing, outboxes,
-faults, rendering) live in the Rust test kit; this host only marshals the
-calls and serves the storage and clock imports, checking every import call
-against the script.
+faults, rendering) live in the Rust test kit; this script only turns the
+script's arguments into the package's values and back, and serves storage
+and clock from the script, checking every import call against it.
 
     python hosts/python/run.py [--component FILE] SCRIPT
 
---component  the component (default $SINK_COORDINATOR_WASM, else
-             <repo>/dist/sink-coordinator-<WIT version>.wasm); its compilation
-             is cached in hosts/python/.cache/
+--component  the component (default: the one inside the package); compiled
+             code is cached in $SINK_COORDINATOR_CACHE_DIR, else
+             <repo>/target/python-cache
 
 Exit codes: 0 executed (even if calls returned errors), 1 the component's
 calls differ from the script, it trapped, or the host failed; 2 usage.
@@ -20,12 +21,10 @@ calls differ from the script, it trapped, or the host failed; 2 usage.
 
 import json
 import os
-import re
 import sys
 from typing import Any, Dict, List, Optional
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 USAGE = "usage: python run.py [--component FILE] SCRIPT"
 
 
@@ -34,26 +33,14 @@ def fail(code: int, message: str) -> "None":
     sys.exit(code)
 
 
-def component_path(arg: Optional[str]) -> str:
-    if arg:
-        return os.path.abspath(arg)
-    if os.environ.get("SINK_COORDINATOR_WASM"):
-        return os.path.abspath(os.environ["SINK_COORDINATOR_WASM"])
-    # The committed artifact of the WIT package version (wit/coordinator.wit).
-    with open(os.path.join(REPO, "wit", "coordinator.wit"), encoding="utf-8") as f:
-        m = re.search(r"^package sink:coordinator@(\S+);", f.read(), re.M)
-    if not m:
-        fail(1, "wit/coordinator.wit declares no sink:coordinator package version")
-    return os.path.join(REPO, "dist", f"sink-coordinator-{m.group(1)}.wasm")
-
-
 class Divergence(Exception):
     """The component's import calls differ from the script."""
 
 
 class Script:
     """The script lines, the position in them, and the storage and clock
-    imports served from them (wire form: testkit/src/script/wire.rs)."""
+    served from them (a `Storage` and a `Clock` of the package; wire form:
+    testkit/src/script/wire.rs)."""
 
     def __init__(self, lines: List[Dict[str, Any]]):
         self.lines = lines
@@ -73,23 +60,32 @@ class Script:
         self.pos += 1
         return line
 
+    @staticmethod
+    def error(fault: Dict[str, Any]) -> Exception:
+        cls = {"io": sc.BackendIOError, "invalid-key": sc.InvalidKeyError}[fault["kind"]]
+        return cls(fault["message"])
+
     def _write(self, op: str, key: str, value: Optional[bytes], apply) -> Any:
         call = {"storage": op, "key": key}
         if value is not None:
             call["value"] = bytes(value).hex()
         fault = self.expect("storage", call)["fault"]
         if fault and not fault["applied"]:
-            return Err(Variant(fault["kind"], fault["message"]))
+            raise self.error(fault)
         result = apply()
-        return Err(Variant(fault["kind"], fault["message"])) if fault else result
+        if fault:
+            raise self.error(fault)
+        return result
 
-    # The import functions (the first argument is wasmtime's store context).
-    def get(self, _store, key: str):
+    # Storage
+    def get(self, key: str) -> Optional[bytes]:
         fault = self.expect("storage", {"storage": "get", "key": key})["fault"]
-        return Err(Variant(fault["kind"], fault["message"])) if fault else self.map.get(key)
+        if fault:
+            raise self.error(fault)
+        return self.map.get(key)
 
-    def put_if_absent(self, _store, key: str, value: bytes):
-        def apply():
+    def put_if_absent(self, key: str, value: bytes) -> bool:
+        def apply() -> bool:
             created = key not in self.map
             if created:
                 self.map[key] = bytes(value)
@@ -97,24 +93,26 @@ class Script:
 
         return self._write("put-if-absent", key, value, apply)
 
-    def put(self, _store, key: str, value: bytes):
-        return self._write("put", key, value, lambda: self.map.__setitem__(key, bytes(value)))
+    def put(self, key: str, value: bytes) -> None:
+        self._write("put", key, value, lambda: self.map.__setitem__(key, bytes(value)))
 
-    def delete(self, _store, key: str):
-        return self._write("delete", key, None, lambda: self.map.pop(key, None) and None)
+    def delete(self, key: str) -> None:
+        self._write("delete", key, None, lambda: self.map.pop(key, None) and None)
 
-    def list(self, _store, prefix: str):
+    def list(self, prefix: str) -> List[str]:
         fault = self.expect("storage", {"storage": "list", "key": prefix})["fault"]
         if fault:
-            return Err(Variant(fault["kind"], fault["message"]))
+            raise self.error(fault)
         return sorted((k for k in self.map if k.startswith(prefix)), key=lambda k: k.encode("utf-8"))
 
-    def now_ms(self, _store=None) -> int:
+    # Clock
+    def now_ms(self) -> int:
         return int(self.expect("clock", {})["clock"]["u64"])
 
 
 def decode(v: Any) -> Any:
-    """A script argument as wasmtime-py takes it."""
+    """A script argument as plain Python: numbers, bytes, dicts with
+    snake_case keys (records), strings (enums), None."""
     if isinstance(v, list):
         return [decode(x) for x in v]
     if not isinstance(v, dict):
@@ -123,25 +121,30 @@ def decode(v: Any) -> Any:
         return int(v.get("u64", v.get("s64")))
     if "bytes" in v:
         return bytes.fromhex(v["bytes"])
-    r = Record()
-    for k, x in v.items():
-        setattr(r, k, decode(x))
-    return r
+    return {k.replace("-", "_"): decode(x) for k, x in v.items()}
 
 
 def encode(v: Any) -> Any:
-    """A value wasmtime-py returned, in the raw result form."""
+    """A value the package returned, in the raw result form (kebab-case
+    record fields, enums by their WIT names, bytes as hex)."""
     if isinstance(v, (bytes, bytearray)):
         return bytes(v).hex()
     if isinstance(v, (list, tuple)):
         return [encode(x) for x in v]
-    if isinstance(v, Record):
-        return {k: encode(x) for k, x in vars(v).items()}
+    if dataclasses.is_dataclass(v):
+        return {f.name.replace("_", "-"): encode(getattr(v, f.name)) for f in dataclasses.fields(v)}
+    if isinstance(v, enum.Enum):
+        return v.value
     return v
 
 
-# Calls that return a bare value, not a result<_, error>.
-BARE = {"state", "committed-up-to"}
+def entry(d: Dict[str, Any]) -> "sc.Entry":
+    return sc.Entry(**d)
+
+
+def config(d: Dict[str, Any]) -> "sc.Config":
+    d = dict(d, final_commit=sc.FinalCommitMode(d["final_commit"]), recovery=sc.RecoveryMode(d["recovery"]))
+    return sc.Config(**d)
 
 
 def main() -> None:
@@ -153,52 +156,85 @@ def main() -> None:
         fail(2, USAGE)
     with open(args[0], encoding="utf-8") as f:
         script = Script([json.loads(l) for l in f if l.strip()])
+    cache = os.environ.get("SINK_COORDINATOR_CACHE_DIR") or os.path.join(REPO, "target", "python-cache")
     try:
-        runtime = Runtime.load(component_path(component))
-    except IncompatibleComponent as e:
+        runtime = (
+            sc.Runtime.from_file(component, cache_dir=cache) if component else sc.Runtime(cache_dir=cache)
+        )
+    except sc.IncompatibleComponent as e:
         fail(1, str(e))
-    linker = runtime.linker(script, script)
     handles: Dict[int, Any] = {}
-    table: Optional[Instance] = None
-    out = []
+    table = sc.Table(script, script, runtime=runtime)
 
-    def invoke(line: Dict[str, Any], args: List[Any]) -> Any:
-        nonlocal table
+    coordinator_calls = {
+        "set-limits": lambda c, a: c.set_limits(sc.Limits(**a[0])),
+        "start": lambda c, a: c.start(),
+        "event": lambda c, a: c.event(a[0], a[1], entry(a[2])),
+        "restored": lambda c, a: c.restored(a[0], a[1], a[2], [entry(e) for e in a[3]]),
+        "subtask-reset": lambda c, a: c.subtask_reset(a[0], a[1]),
+        "checkpoint": lambda c, a: c.checkpoint(a[0]),
+        "checkpoint-complete": lambda c, a: c.checkpoint_complete(a[0]),
+        "checkpoint-aborted": lambda c, a: c.checkpoint_aborted(a[0]),
+        "close": lambda c, a: c.close(),
+        "state": lambda c, a: c.state(),
+        "committed-up-to": lambda c, a: c.committed_up_to(),
+    }
+    writer_calls = {
+        "report": lambda w, a: w.report(a[0], a[1], a[2], a[3]),
+        "end-input": lambda w, a: w.end_input(a[0], a[1]),
+        "committed": lambda w, a: w.committed(a[0]),
+        "checkpoint-aborted": lambda w, a: w.checkpoint_aborted(a[0]),
+        "state": lambda w, a: w.state(),
+        "restore": lambda w, a: w.restore(a[0], a[1]),
+    }
+    table_calls = {
+        "latest-snapshot": lambda a: table.latest_snapshot(),
+        "snapshot-by-id": lambda a: table.snapshot_by_id(a[0]),
+        "list-snapshots": lambda a: table.list_snapshots(),
+        "list-tags": lambda a: table.list_tags(),
+    }
+
+    def invoke(line: Dict[str, Any], a: List[Any]) -> Any:
         name, h = line["call"], line.get("h")
-        if name in ("coordinator", "writer"):
-            instance = runtime.instantiate(linker)
-            iface = COORDINATOR if name == "coordinator" else WRITER
-            handles[h] = (instance, iface, name, instance.call(iface, f"[constructor]{name}", *args))
+        if name == "coordinator":
+            restore = None if a[1] is None else sc.RestorePoint(**a[1])
+            handles[h] = sc.Coordinator(config(a[0]), script, script, restore, runtime=runtime)
+            return None
+        if name == "writer":
+            handles[h] = sc.Writer(a[0], storage=script, clock=script, runtime=runtime)
             return None
         if h is None:
-            table = table or runtime.instantiate(linker)
-            return unwrap_result(table.call(TABLE, name, *args))
+            return table_calls[name](a)
         if h not in handles:
             script.diverge(f"no handle {h}")
-        instance, iface, resource, handle = handles[h]
-        value = instance.call(iface, f"[method]{resource}.{name}", handle, *args)
-        return value if name in BARE else unwrap_result(value)
+        handle = handles[h]
+        calls = coordinator_calls if isinstance(handle, sc.Coordinator) else writer_calls
+        return calls[name](handle, a)
 
+    out = []
     while script.pos < len(script.lines):
         line = script.lines[script.pos]
         if "call" not in line:
             fail(1, f"script line {script.pos + 1}: the component did not make the import call {json.dumps(line)}")
         script.pos += 1
         try:
-            raw = {"ok": encode(invoke(line, [decode(a) for a in line["args"]]))}
-        except CallError as e:
+            raw = {"ok": encode(invoke(line, decode(line["args"])))}
+        except sc.TrapError as e:  # a trap, or a divergence inside an import
+            fail(1, script.divergence or f"script line {script.pos}: {line['call']} trapped: {e.message}")
+        except sc.CoordinatorError as e:
             raw = {"err": {"kind": e.kind, "message": e.message}}
-        except Exception as e:  # a trap, or a divergence inside an import
-            fail(1, script.divergence or f"script line {script.pos}: {line['call']} trapped: {e}")
+        except Divergence:
+            fail(1, script.divergence or "divergence")
         out.append(json.dumps(raw, separators=(",", ":")) + "\n")
     sys.stdout.write("".join(out))
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, HERE)
-    from wasmtime.component import Record, Variant
+    import dataclasses
+    import enum
 
-    from host import COORDINATOR, TABLE, WRITER, CallError, Err, Instance, Runtime, unwrap_result
-    from version import IncompatibleComponent
-
+    try:
+        import sink_coordinator as sc
+    except ImportError as e:
+        fail(1, f"the sink_coordinator package is not installed ({e}): see hosts/python/README.md")
     main()

@@ -1,6 +1,7 @@
-"""The component versions this host runs, checked when a component is loaded,
-before anything is linked: the same range and the same message as the Rust
-host (host/src/artifact.rs, ``COMPATIBLE_VERSIONS``)."""
+"""The component versions this package runs, checked when a component is
+loaded, before anything is linked: the same range and the same message as the
+Rust host (``sink_coordinator_host::artifact::COMPATIBLE_VERSIONS``) and the
+npm package."""
 
 from __future__ import annotations
 
@@ -9,19 +10,12 @@ from typing import Iterable, List
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from .errors import IncompatibleComponent
+
 #: The WIT package versions of ``sink:coordinator`` this host runs: ``0.2.x``
 #: (within 0.2 versions only add; 0.2.0 is not additive over 0.1.0, whose
 #: ``outcome`` lacks ``committed-up-to`` and whose writer has no ``committed``).
 COMPATIBLE_VERSIONS = ">=0.2.0, <0.3.0"
-
-
-class IncompatibleComponent(Exception):
-    """A component refused at load: its version is outside
-    ``COMPATIBLE_VERSIONS`` (``found``: the versions it exports)."""
-
-    def __init__(self, message: str, found: List[str]):
-        super().__init__(message)
-        self.found = found
 
 
 def exported_versions(names: Iterable[str]) -> List[str]:

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds the Python package's wheel from this checkout (hatchling from PyPI,
+# in pip's isolated build environment) and installs it into a FRESH virtual
+# environment, the way a user would:
+#
+#   hosts/python/package.sh [VENV]     default VENV: <repo>/target/python-package/venv
+#
+# The wheel is left in <repo>/target/python-package/wheels/. Prints the
+# venv's python on stdout. PYTHON picks the interpreter (default python3).
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$HERE/../.." && pwd)"
+venv="${1:-$REPO/target/python-package/venv}"
+wheels="$REPO/target/python-package/wheels"
+pip=(--disable-pip-version-check -q)
+
+rm -rf "$venv" "$wheels"
+"${PYTHON:-python3}" -m venv "$venv"
+"$venv/bin/python" -m pip wheel "${pip[@]}" --no-deps -w "$wheels" "$HERE" >&2
+"$venv/bin/python" -m pip install "${pip[@]}" "$wheels"/sink_coordinator-*.whl >&2
+echo "$venv/bin/python"

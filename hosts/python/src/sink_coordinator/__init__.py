@@ -1,0 +1,76 @@
+"""sink-coordinator: an exactly-once commit coordinator for streaming sinks,
+a WebAssembly component run by wasmtime-py.
+
+    from sink_coordinator import Config, Coordinator, MemoryStorage, Table, Writer
+
+    storage = MemoryStorage()
+    coordinator = Coordinator(Config(parallelism=1, commit_user="job-1"), storage)
+    coordinator.start()
+    writer = Writer(0)
+    coordinator.event(0, 0, writer.report(1, [b"file-1"]))
+    coordinator.checkpoint(1)
+    outcome = coordinator.checkpoint_complete(1)   # commits checkpoint 1
+    writer.committed(outcome.committed_up_to)
+    print(Table(storage).list_snapshots())
+"""
+
+from .errors import (
+    BackendError,
+    BackendIOError,
+    CoordinatorError,
+    CorruptStateError,
+    DeclinedError,
+    IllegalStateError,
+    IncompatibleComponent,
+    InvalidConfigError,
+    InvalidEventError,
+    InvalidKeyError,
+    StorageError,
+    TrapError,
+)
+from .handles import Coordinator, Table, Writer
+from .runtime import COMPONENT_VERSION, Runtime, embedded_wasm
+from .storage import Clock, DirectoryStorage, ManualClock, MemoryStorage, Storage, SystemClock
+from .types import Config, Entry, FinalCommitMode, Lifecycle, Limits, Outcome, RecoveryMode, RestorePoint, Snapshot, Tag
+from .version import COMPATIBLE_VERSIONS, check_version
+
+__version__ = COMPONENT_VERSION
+
+__all__ = [
+    "BackendError",
+    "BackendIOError",
+    "COMPATIBLE_VERSIONS",
+    "COMPONENT_VERSION",
+    "Clock",
+    "Config",
+    "Coordinator",
+    "CoordinatorError",
+    "CorruptStateError",
+    "DeclinedError",
+    "DirectoryStorage",
+    "Entry",
+    "FinalCommitMode",
+    "IllegalStateError",
+    "IncompatibleComponent",
+    "InvalidConfigError",
+    "InvalidEventError",
+    "InvalidKeyError",
+    "Lifecycle",
+    "Limits",
+    "ManualClock",
+    "MemoryStorage",
+    "Outcome",
+    "RecoveryMode",
+    "RestorePoint",
+    "Runtime",
+    "Snapshot",
+    "Storage",
+    "StorageError",
+    "SystemClock",
+    "Table",
+    "Tag",
+    "TrapError",
+    "Writer",
+    "check_version",
+    "embedded_wasm",
+]

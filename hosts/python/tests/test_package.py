@@ -1,0 +1,191 @@
+"""Tests of the installed ``sink_coordinator`` package (run by
+hosts/python/package.sh with the fresh venv's interpreter, so the import below
+is the installed wheel, not the sources): the typed API, the error classes,
+both storages, the version check, and the storage-error workaround."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import sink_coordinator as sc
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+
+MESSAGE_0_1 = (
+    "incompatible component: this host runs sink:coordinator >=0.2.0, <0.3.0, "
+    "the component is sink:coordinator@0.1.0"
+)
+
+
+def config(parallelism: int = 1) -> sc.Config:
+    return sc.Config(parallelism=parallelism, commit_user="job-1")
+
+
+class Readme(unittest.TestCase):
+    def test_the_readme_example_runs(self) -> None:
+        with open(os.path.join(REPO, "hosts", "python", "README.md"), encoding="utf-8") as f:
+            code = re.search(r"## Example\n\n```python\n(.*?)```", f.read(), re.S).group(1)
+        with tempfile.TemporaryDirectory() as cwd:
+            out = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertTrue(out.stdout.startswith("[1] Snapshot(id=1, "), out.stdout)
+
+
+class Installed(unittest.TestCase):
+    def test_the_package_is_the_installed_one_with_its_component(self) -> None:
+        self.assertNotIn(os.path.join("hosts", "python", "src"), sc.__file__)
+        self.assertTrue(os.path.exists(os.path.join(os.path.dirname(sc.__file__), "py.typed")))
+        with open(os.path.join(REPO, "dist", f"sink-coordinator-{sc.COMPONENT_VERSION}.wasm"), "rb") as f:
+            self.assertEqual(sc.embedded_wasm(), f.read())
+        self.assertEqual(sc.Runtime.default().version, sc.COMPONENT_VERSION)
+
+
+class Version(unittest.TestCase):
+    def test_the_0_1_0_artifact_is_refused_with_the_range_and_the_version(self) -> None:
+        with self.assertRaises(sc.IncompatibleComponent) as cm:
+            sc.Runtime.from_file(os.path.join(REPO, "dist", "sink-coordinator-0.1.0.wasm"))
+        self.assertEqual(str(cm.exception), MESSAGE_0_1)
+        self.assertEqual(cm.exception.found, ["0.1.0"])
+
+    def test_names_without_the_interfaces_several_versions_other_versions(self) -> None:
+        with self.assertRaisesRegex(
+            sc.IncompatibleComponent,
+            r"^not a sink-coordinator component: .*\(this host runs sink:coordinator >=0.2.0, <0.3.0\)$",
+        ):
+            sc.check_version(["foo:bar/baz@0.2.0"])
+        with self.assertRaisesRegex(sc.IncompatibleComponent, r"several versions \(0.1.0, 0.2.0\)"):
+            sc.check_version(["sink:coordinator/table@0.1.0", "sink:coordinator/writer@0.2.0"])
+        for v in ["0.3.0", "1.0.0", "0.2.1-rc.1", "v0.2.1", "x"]:
+            with self.assertRaises(sc.IncompatibleComponent) as cm:
+                sc.check_version([f"sink:coordinator/coordinator@{v}"])
+            self.assertTrue(str(cm.exception).endswith(f"sink:coordinator@{v}"), str(cm.exception))
+        self.assertEqual(sc.check_version(["sink:coordinator/coordinator@0.2.9"]), "0.2.9")
+
+
+class Api(unittest.TestCase):
+    def test_commit_restore_and_tags(self) -> None:
+        storage, clock = sc.MemoryStorage(), sc.ManualClock(5)
+        c = sc.Coordinator(sc.Config(2, "job-1", savepoint_auto_tag=True), storage, clock)
+        self.assertEqual(c.state(), sc.Lifecycle.CREATED)
+        self.assertEqual(c.start().state, sc.Lifecycle.RUNNING)
+        w0, w1 = sc.Writer(0), sc.Writer(1)
+        c.event(0, 0, w0.report(1, [b"a"]))
+        c.event(1, 0, w1.report(1, [b"b"], watermark=-3, savepoint=True))
+        state = c.checkpoint(1)
+        outcome = c.checkpoint_complete(1)
+        self.assertEqual(outcome.committed, [1])
+        self.assertEqual(outcome.committed_up_to, 1)
+        self.assertEqual(len(outcome.tags_created), 1)
+        self.assertEqual(c.committed_up_to(), 1)
+        w0.committed(1)
+        self.assertEqual(sc.Writer(0).restore(w0.state(), 1), [])  # nothing left to send
+        table = sc.Table(storage)
+        [snap] = table.list_snapshots()
+        self.assertEqual(snap.committables, [(0, b"a"), (1, b"b")])
+        self.assertEqual(snap.time_ms, 5)
+        self.assertEqual(table.latest_snapshot(), snap)
+        self.assertEqual(table.snapshot_by_id(snap.id), snap)
+        self.assertIsNone(table.snapshot_by_id(99))
+        [tag] = table.list_tags()
+        self.assertEqual((tag.snapshot_id, tag.identifier), (snap.id, 1))
+        # A new coordinator restored from checkpoint 1's state commits nothing twice.
+        again = sc.Coordinator(config(2), storage, clock, sc.RestorePoint(1, state))
+        self.assertEqual(again.start().committed, [])
+        self.assertEqual(len(table.list_snapshots()), 1)
+
+    def test_one_exception_class_per_error_kind(self) -> None:
+        c = sc.Coordinator(config(), sc.MemoryStorage())
+        with self.assertRaises(sc.IllegalStateError) as cm:
+            c.checkpoint_complete(1)  # before start
+        self.assertEqual(cm.exception.kind, "illegal-state")
+        self.assertIsInstance(cm.exception, sc.CoordinatorError)
+        with self.assertRaises(sc.InvalidConfigError):
+            sc.Coordinator(config(), sc.MemoryStorage()).set_limits(sc.Limits(max_event_bytes=0))
+        c = sc.Coordinator(config(), sc.MemoryStorage())
+        c.start()
+        with self.assertRaises(sc.InvalidEventError):
+            c.event(5, 0, sc.Entry(1, [b"x"]))  # subtask out of range
+        with self.assertRaises(sc.CorruptStateError):
+            sc.Coordinator(config(), sc.MemoryStorage(), restore=sc.RestorePoint(1, b"\xff\xff")).start()
+        self.assertEqual(
+            sorted(sc.errors.ERRORS),
+            ["corrupt-state", "declined", "illegal-state", "invalid-config", "invalid-event", "storage", "trap"],
+        )
+
+    def test_a_storage_error_from_get_is_a_storage_error_not_a_trap(self) -> None:
+        class Failing(sc.MemoryStorage):
+            def get(self, key: str):  # type: ignore[no-untyped-def]
+                raise sc.BackendIOError(f"disk on fire reading {key}")
+
+        c = sc.Coordinator(config(), Failing())
+        c.start()
+        with self.assertRaises(sc.StorageError) as cm:
+            c.event(0, 0, sc.Entry(1, [b"a"]))  # reads the latest-snapshot hint
+        self.assertIn("disk on fire", cm.exception.message)
+        self.assertFalse(c.discarded)
+
+    def test_any_other_exception_in_a_storage_traps_and_discards_the_handle(self) -> None:
+        class Broken(sc.MemoryStorage):
+            def get(self, key: str):  # type: ignore[no-untyped-def]
+                raise RuntimeError("bug")
+
+        c = sc.Coordinator(config(), Broken())
+        c.start()
+        with self.assertRaises(sc.TrapError):
+            c.event(0, 0, sc.Entry(1, [b"a"]))
+        self.assertTrue(c.discarded)
+        with self.assertRaises(sc.TrapError):
+            c.state()
+
+
+class Directory(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = tempfile.mkdtemp(prefix="sink-coordinator-dir-")
+
+    def tearDown(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_a_table_in_a_directory_reads_back_and_sinkcoord_inspects_it(self) -> None:
+        storage = sc.DirectoryStorage(self.dir)
+        c = sc.Coordinator(config(), storage, sc.ManualClock(7))
+        c.start()
+        for cp in (1, 2):
+            c.event(0, 0, sc.Entry(cp, [f"f{cp}".encode()]))
+            c.checkpoint(cp)
+            c.checkpoint_complete(cp)
+        fresh = sc.Table(sc.DirectoryStorage(self.dir))
+        self.assertEqual([s.identifier for s in fresh.list_snapshots()], [1, 2])
+        sinkcoord = os.path.join(REPO, "target", "release", "sinkcoord")
+        if os.path.exists(sinkcoord):
+            out = subprocess.run([sinkcoord, "inspect", self.dir, "--json"], capture_output=True, text=True)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertIn('[0,"f2"]', out.stdout.replace(" ", ""))
+
+    def test_keys_are_confined_and_writes_are_create_once(self) -> None:
+        s = sc.DirectoryStorage(self.dir)
+        for bad in ["", "/abs", "a/../b", "a//b", "a\\b", "a/./b", "x/.sinkcoord-tmp.1"]:
+            with self.assertRaises(sc.InvalidKeyError, msg=bad):
+                s.get(bad)
+        self.assertTrue(s.put_if_absent("snapshot/1", b"one"))
+        self.assertFalse(s.put_if_absent("snapshot/1", b"two"))
+        self.assertEqual(s.get("snapshot/1"), b"one")
+        s.put("hint/latest", b"1")
+        s.put("hint/latest", b"2")
+        self.assertEqual(s.get("hint/latest"), b"2")
+        self.assertEqual(s.list(""), ["hint/latest", "snapshot/1"])
+        self.assertEqual(s.list("snap"), ["snapshot/1"])
+        self.assertEqual(s.list("snapshot/"), ["snapshot/1"])
+        self.assertEqual(s.list("tag/"), [])
+        s.delete("snapshot/1")
+        s.delete("snapshot/1")
+        self.assertIsNone(s.get("snapshot/1"))
+        self.assertEqual(sorted(os.listdir(os.path.join(self.dir, "snapshot"))), [])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -3,7 +3,7 @@
 # directories with up to four runtimes of the same component:
 #   rust-native     `sinkcoord replay --native`   (the Rust core, no wasm)
 #   rust-component  `sinkcoord replay`            (wasmtime)
-#   node            hosts/node/run.mjs            (jco)
+#   node            hosts/node/run.mjs            (the installed npm package, jco)
 #   python          hosts/python/run.py           (the installed sink_coordinator package, wasmtime-py)
 # Node and Python execute the trace's resolved call script (`sinkcoord script
 # TRACE`, written once per trace) and print raw results; `sinkcoord script
@@ -84,8 +84,8 @@ fi
 
 if [ -n "$keep" ]; then out="$keep"; mkdir -p "$out"; else out="$(mktemp -d)"; trap 'rm -rf "$out"' EXIT; fi
 
-# Transpile once up front (the Node replayer would do it on first use).
-"$NODE" "$HERE/node/transpile.mjs" "$component" >/dev/null || { echo "compare.sh: jco transpile failed" >&2; exit 1; }
+# Node runs the installed npm package (hosts/node/package.sh, run by setup.sh;
+# run.mjs checks that it was built from $component).
 
 runtimes=(node python)
 rust_states=0

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the cross-runtime hosts need, from the registries only:
 #   - hosts/node/node_modules: `npm ci` from package-lock.json (jco 1.35.0)
+#   - target/node-package/project: a fresh project with the npm package's
+#     tarball installed (hosts/node/package.sh: npm pack, npm install)
 #   - target/python-package/venv: a fresh virtualenv with the Python package's
 #     wheel (hosts/python/package.sh: hatchling, wasmtime-py 50, packaging)
 # Idempotent: a second run takes about 10 seconds (the venv is made anew).
@@ -16,6 +18,9 @@ if [ -z "${PYTHON_ONLY:-}" ]; then
   if [ ! -f "$stamp" ] || [ "$lock" -nt "$stamp" ] || [ ! -f "$HERE/node/node_modules/@bytecodealliance/jco/package.json" ]; then
     (cd "$HERE/node" && npm ci --no-audit --no-fund --loglevel=error)
   fi
+  # The npm package: packed (its prepack transpiles the component with jco)
+  # and the tarball installed into a fresh project (target/node-package/project).
+  "$HERE/node/package.sh" >/dev/null
 fi
 
 if [ -z "${NODE_ONLY:-}" ]; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Rough per-call timings of the component under Node + jco:
-//   node hosts/node/bench.mjs [--component FILE] [N]
+// Rough per-call timings of the installed npm package (jco), including the
+// package's argument conversion:
+//   node hosts/node/bench.mjs [N]
 // state(): the smallest round trip; committedUpTo(): the query a host makes
 // to forward committed-up-to to its writers; event(): one writer event
 // (buffered, no storage call); event+complete: an event and the
@@ -8,30 +9,18 @@
 // imports); writer report+committed: a writer helper buffering an entry and
 // dropping it when the host forwards committed-up-to.
 
-import { ManualClock, MemStorage, Runtime, call } from './host.mjs';
-import { componentPath, ensureTranspiled } from './transpile.mjs';
+import { loadInstalled } from './installed.mjs';
 
 const args = process.argv.slice(2);
-let comp = null;
-if (args[0] === '--component') {
-  comp = args[1];
-  args.splice(0, 2);
-}
 const N = Number(args[0] ?? 20000);
 
 const t0 = performance.now();
-const runtime = await Runtime.load(await ensureTranspiled(componentPath(comp)));
+const sc = await loadInstalled();
+const runtime = sc.Runtime.default();
 const t1 = performance.now();
-const storage = new MemStorage();
-const clock = new ManualClock(1000n);
-const config = {
-  parallelism: 1, commitUser: 'bench', checkpointing: true, finalCommit: 'on-checkpoint',
-  forceCreateSnapshot: false, savepointAutoTag: false, tagTimeRetainedMs: undefined, recovery: 'restart',
-};
 const newCoordinator = () => {
-  const ex = runtime.instantiate(storage, clock);
-  const c = new ex.coordinator.Coordinator(config, undefined);
-  call(() => c.start());
+  const c = new sc.Coordinator({ parallelism: 1, commitUser: 'bench' }, new sc.MemoryStorage(), { clock: new sc.ManualClock(1000n) });
+  c.start();
   return c;
 };
 const t2 = performance.now();
@@ -49,23 +38,23 @@ function time(label, n, fn) {
   console.log(`${label.padEnd(30)} ${(ns / 1000).toFixed(2)} µs/call (${n} calls)`);
 }
 
-console.log(`node ${process.version}, jco 1.35.0`);
+console.log(`node ${process.version}, sink-coordinator ${runtime.version} (jco 1.35.0)`);
 console.log(`${'load + compile'.padEnd(30)} ${(t1 - t0).toFixed(1)} ms`);
 console.log(`${'first instance + start'.padEnd(30)} ${(t3 - t2).toFixed(2)} ms (compiles the core module)`);
 console.log(`${'later instance + start'.padEnd(30)} ${((t4 - t3) / 20).toFixed(2)} ms`);
 time('state()', N, () => c.state());
 time('committedUpTo()', N, () => c.committedUpTo());
 let cp = 1n;
-time('event()', N, () => call(() => c.event(0, 0, { checkpoint: cp++, committables: committable, watermark: 5n, savepoint: false })));
+time('event()', N, () => c.event(0, 0, { checkpoint: cp++, committables: committable, watermark: 5n, savepoint: false }));
 c = newCoordinator();
 cp = 1n;
 time('event() + complete()', Math.max(1, N / 10), () => {
-  call(() => c.event(0, 0, { checkpoint: cp, committables: committable, watermark: 5n, savepoint: false }));
-  call(() => c.checkpointComplete(cp++));
+  c.event(0, 0, { checkpoint: cp, committables: committable, watermark: 5n, savepoint: false });
+  c.checkpointComplete(cp++);
 });
-const w = new (runtime.instantiate(storage, clock).writer.Writer)(0);
+const w = new sc.Writer(0);
 cp = 1n;
 time('writer report() + committed()', N, () => {
-  call(() => w.report(cp, committable, 5n, false));
-  call(() => w.committed(cp++));
+  w.report(cp, committable, 5n, false);
+  w.committed(cp++);
 });

@@ -1,22 +1,28 @@
 #!/usr/bin/env node
 // Executes a resolved call script (`sinkcoord script TRACE`, format in
-// hosts/README.md) against the component under Node + jco and prints each
-// call's raw result, one JSON line per call line: {"ok": VALUE} or
+// hosts/README.md) through the *installed* npm package `sink-coordinator`
+// (its API: Coordinator, Writer, Table, a Storage and a Clock) and prints
+// each call's raw result, one JSON line per call line: {"ok": VALUE} or
 // {"err": {"kind", "message"}}. `sinkcoord script --render RAW TRACE` turns
 // them into the result document. The trace semantics (parsing, outboxes,
-// faults, rendering) live in the Rust test kit; this host only marshals the
-// calls and serves the storage and clock imports, checking every import call
-// against the script.
+// faults, rendering) live in the Rust test kit; this script only turns the
+// script's arguments into the package's values and back, and serves storage
+// and clock from the script, checking every import call against it.
 //
 //   node hosts/node/run.mjs [--component FILE] SCRIPT
+//
+// The package is resolved from the project $SINK_COORDINATOR_NODE_PROJECT
+// (default <repo>/target/node-package/project, made by package.sh).
+// --component FILE must be the component the package was built from (its
+// SHA-256 is compared): the package carries its transpilation, not a loader.
 //
 // Exit codes: 0 executed (even if calls returned errors), 1 the component's
 // calls differ from the script, it trapped, or the host failed; 2 usage.
 
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
-import { Runtime } from './host.mjs';
-import { componentPath, ensureTranspiled } from './transpile.mjs';
+import { loadInstalled } from './installed.mjs';
 
 const USAGE = 'usage: node run.mjs [--component FILE] SCRIPT';
 const fail = (code, message) => {
@@ -32,6 +38,13 @@ const lines = readFileSync(argv[0], 'utf8')
   .split('\n')
   .filter((l) => l.trim())
   .map((l) => JSON.parse(l));
+
+let sc;
+try {
+  sc = await loadInstalled();
+} catch (e) {
+  fail(1, e.message);
+}
 
 const hex = (b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 const camel = (k) => k.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
@@ -79,18 +92,21 @@ function expect(kind, call) {
 
 const map = new Map();
 const byteOrder = (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b));
-const err = (f) => ({ tag: 'err', val: { tag: f.kind, val: f.message } });
+const storageError = (f) => new (f.kind === 'invalid-key' ? sc.InvalidKeyError : sc.BackendIOError)(f.message);
 /** A write: applied unless the script's fault says it was not. */
 function write(op, key, value, apply) {
   const { fault } = expect('storage', value ? { storage: op, key, value: hex(value) } : { storage: op, key });
-  if (fault && !fault.applied) return err(fault);
+  if (fault && !fault.applied) throw storageError(fault);
   const r = apply();
-  return fault ? err(fault) : r;
+  if (fault) throw storageError(fault);
+  return r;
 }
+/** The package's Storage and Clock, served from the script. */
 const storage = {
   get: (key) => {
     const { fault } = expect('storage', { storage: 'get', key });
-    return fault ? err(fault) : map.get(key)?.slice();
+    if (fault) throw storageError(fault);
+    return map.get(key)?.slice();
   },
   putIfAbsent: (key, value) =>
     write('put-if-absent', key, value, () => !map.has(key) && Boolean(map.set(key, value.slice()))),
@@ -98,33 +114,36 @@ const storage = {
   delete: (key) => write('delete', key, null, () => void map.delete(key)),
   list: (prefix) => {
     const { fault } = expect('storage', { storage: 'list', key: prefix });
-    return fault ? err(fault) : [...map.keys()].filter((k) => k.startsWith(prefix)).sort(byteOrder);
+    if (fault) throw storageError(fault);
+    return [...map.keys()].filter((k) => k.startsWith(prefix)).sort(byteOrder);
   },
 };
 const clock = { nowMs: () => BigInt(expect('clock', {}).clock.u64) };
-const imports = { imports: () => storage };
-const clockImports = { imports: () => clock };
 
 let runtime;
 try {
-  runtime = await Runtime.load(await ensureTranspiled(componentPath(component)));
+  runtime = sc.Runtime.default();
+  if (component) {
+    const sha256 = createHash('sha256').update(readFileSync(component)).digest('hex');
+    if (sha256 !== runtime.sha256) {
+      fail(1, `the installed package was built from the component ${runtime.sha256}, not ${component} (${sha256}): rebuild it (hosts/node/package.sh)`);
+    }
+  }
 } catch (e) {
   fail(1, e.message);
 }
 const handles = new Map();
-let table = null;
-const exportsOf = () => runtime.instantiate(imports, clockImports);
+const table = new sc.Table(storage, { clock, runtime });
 
 function invoke(line, args) {
   switch (line.call) {
     case 'coordinator':
-      handles.set(line.h, new (exportsOf().coordinator.Coordinator)(...args));
+      handles.set(line.h, new sc.Coordinator(args[0], storage, { clock, restore: args[1], runtime }));
       return undefined;
     case 'writer':
-      handles.set(line.h, new (exportsOf().writer.Writer)(...args));
+      handles.set(line.h, new sc.Writer(args[0], { storage, clock, runtime }));
       return undefined;
     default: {
-      if (line.h === undefined) table ??= exportsOf().table;
       const target = line.h === undefined ? table : handles.get(line.h);
       if (!target) diverge(`no handle ${line.h}`);
       return target[camel(line.call)](...args);
@@ -143,10 +162,11 @@ while (pos < lines.length) {
   try {
     raw = { ok: encode(invoke(line, line.args.map(decode))) };
   } catch (e) {
-    const p = e && Object.hasOwn(e, 'payload') ? e.payload : undefined;
     if (divergence) fail(1, divergence);
-    if (!p || typeof p.kind !== 'string') fail(1, `script line ${pos}: ${line.call} trapped: ${e?.message ?? e}`);
-    raw = { err: { kind: p.kind, message: p.message } };
+    if (!(e instanceof sc.CoordinatorError) || e instanceof sc.TrapError) {
+      fail(1, `script line ${pos}: ${line.call} trapped: ${e?.message ?? e}`);
+    }
+    raw = { err: { kind: e.kind, message: e.detail } };
   }
   out.push(`${JSON.stringify(raw)}\n`);
 }

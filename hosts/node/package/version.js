@@ -1,6 +1,8 @@
-// The component versions this host runs, checked when a component is loaded
-// (transpiled), before anything is linked: the same range and the same
-// message as the Rust host (host/src/artifact.rs, COMPATIBLE_VERSIONS).
+// The component versions this package runs, checked when the component is
+// transpiled (build.mjs) and again when the package loads it, before anything
+// is linked: the same range and the same message as the Rust host
+// (sink_coordinator_host::artifact::COMPATIBLE_VERSIONS) and the Python
+// package.
 
 import semver from 'semver';
 
@@ -11,15 +13,7 @@ import semver from 'semver';
  */
 export const COMPATIBLE_VERSIONS = '>=0.2.0, <0.3.0';
 
-/** A component refused at load: its version is outside COMPATIBLE_VERSIONS. */
-export class IncompatibleComponent extends Error {
-  constructor(message, found) {
-    super(message);
-    this.name = 'IncompatibleComponent';
-    /** The versions the component exports (none, one, or several). */
-    this.found = found;
-  }
-}
+import { IncompatibleComponent } from './errors.js';
 
 /** The sorted, distinct versions of the `sink:coordinator/…@V` names among `names`. */
 export function exportedVersions(names) {
@@ -48,7 +42,9 @@ export function checkVersion(names) {
       `incompatible component: ${wanted}, the component exports several versions (${found.join(', ')})`, found);
   }
   // semver's range syntax separates comparators by spaces, not commas.
-  if (!semver.valid(found[0]) || !semver.satisfies(found[0], COMPATIBLE_VERSIONS.replace(',', ''))) {
+  // Strict: `semver.valid` also takes a leading "v", which the Rust host's
+  // semver crate refuses.
+  if (semver.valid(found[0]) !== found[0] || !semver.satisfies(found[0], COMPATIBLE_VERSIONS.replace(',', ''))) {
     throw new IncompatibleComponent(
       `incompatible component: ${wanted}, the component is sink:coordinator@${found[0]}`, found);
   }

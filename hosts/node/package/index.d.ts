@@ -1,0 +1,180 @@
+// Type declarations of the sink-coordinator package. The WIT record, enum and
+// variant types are jco's, generated from the component
+// (component/interfaces/sink-coordinator-types.d.ts): u64 is bigint, an absent
+// option is undefined, list<u8> is Uint8Array.
+
+import type {
+  CheckpointId,
+  Config as WitConfig,
+  Entry,
+  FinalCommitMode,
+  Lifecycle,
+  Limits,
+  Outcome,
+  RecoveryMode,
+  Snapshot,
+  Tag,
+} from './component/interfaces/sink-coordinator-types.js';
+
+export type { CheckpointId, Entry, FinalCommitMode, Lifecycle, Limits, Outcome, RecoveryMode, Snapshot, Tag, WitConfig };
+
+/** A u64 argument: a bigint, or a safe integer number. */
+export type U64 = bigint | number;
+
+/** A coordinator's configuration; unset fields take the defaults shown. */
+export interface Config {
+  parallelism: number;
+  commitUser: string;
+  /** default true */
+  checkpointing?: boolean;
+  /** default 'on-checkpoint' */
+  finalCommit?: FinalCommitMode;
+  /** default false */
+  forceCreateSnapshot?: boolean;
+  /** default false */
+  savepointAutoTag?: boolean;
+  tagTimeRetainedMs?: U64;
+  /** default 'restart' */
+  recovery?: RecoveryMode;
+}
+
+/** What a writer reported, as an argument (an Entry returned by a Writer fits). */
+export interface EntryInput {
+  checkpoint: U64;
+  committables: Iterable<Uint8Array>;
+  watermark?: bigint | number | null;
+  savepoint?: boolean;
+}
+
+/** Where a restarted coordinator resumes. */
+export interface RestorePointInput {
+  checkpoint: U64;
+  state: Uint8Array;
+  finishedSubtasks?: Iterable<number>;
+}
+
+/** The table's object store. Throw BackendIOError or InvalidKeyError to fail a call. */
+export interface Storage {
+  get(key: string): Uint8Array | undefined;
+  putIfAbsent(key: string, value: Uint8Array): boolean;
+  put(key: string, value: Uint8Array): void;
+  delete(key: string): void;
+  /** The keys starting with `prefix`, in byte order of their UTF-8. */
+  list(prefix: string): string[];
+}
+
+/** Milliseconds since the Unix epoch. */
+export interface Clock {
+  nowMs(): bigint;
+}
+
+export declare class MemoryStorage implements Storage {
+  readonly items: Map<string, Uint8Array>;
+  get(key: string): Uint8Array | undefined;
+  putIfAbsent(key: string, value: Uint8Array): boolean;
+  put(key: string, value: Uint8Array): void;
+  delete(key: string): void;
+  list(prefix: string): string[];
+}
+
+/** A table in a local directory (the Rust host's layout; `sinkcoord inspect` reads it). */
+export declare class FileSystemStorage implements Storage {
+  constructor(root: string);
+  readonly root: string;
+  get(key: string): Uint8Array | undefined;
+  putIfAbsent(key: string, value: Uint8Array): boolean;
+  put(key: string, value: Uint8Array): void;
+  delete(key: string): void;
+  list(prefix: string): string[];
+}
+
+export declare class SystemClock implements Clock {
+  nowMs(): bigint;
+}
+
+export declare class ManualClock implements Clock {
+  constructor(ms?: U64);
+  ms: bigint;
+  nowMs(): bigint;
+}
+
+/** The transpiled component inside the package. */
+export declare class Runtime {
+  static default(): Runtime;
+  constructor();
+  readonly version: string;
+  readonly sha256: string;
+}
+
+interface HandleOptions {
+  clock?: Clock;
+  runtime?: Runtime;
+}
+
+export declare class Coordinator {
+  constructor(config: Config, storage: Storage, options?: HandleOptions & { restore?: RestorePointInput });
+  readonly discarded: boolean;
+  setLimits(limits: Partial<{ maxCommittableBytes: U64; maxEventBytes: U64; maxSnapshotBytes: U64 }>): void;
+  start(): Outcome;
+  event(subtask: number, attempt: number, entry: EntryInput): Outcome;
+  restored(subtask: number, attempt: number, checkpoint: U64, entries: EntryInput[]): Outcome;
+  subtaskReset(subtask: number, checkpoint?: U64 | null): Outcome;
+  /** The coordinator's state bytes for `checkpoint`. */
+  checkpoint(checkpoint: U64): Uint8Array;
+  checkpointComplete(checkpoint: U64): Outcome;
+  checkpointAborted(checkpoint: U64): Outcome;
+  close(): Outcome;
+  state(): Lifecycle;
+  committedUpTo(): CheckpointId | undefined;
+}
+
+export declare class Writer {
+  constructor(subtask: number, options?: HandleOptions & { storage?: Storage });
+  readonly discarded: boolean;
+  report(checkpoint: U64, committables: Iterable<Uint8Array>, watermark?: bigint | number | null, savepoint?: boolean): Entry;
+  endInput(committables: Iterable<Uint8Array>, watermark?: bigint | number | null): Entry;
+  committed(checkpoint: U64): void;
+  checkpointAborted(checkpoint: U64): void;
+  state(): Uint8Array;
+  restore(state: Uint8Array, checkpoint: U64): Entry[];
+}
+
+export declare class Table {
+  constructor(storage: Storage, options?: HandleOptions);
+  latestSnapshot(): Snapshot | undefined;
+  snapshotById(id: U64): Snapshot | undefined;
+  listSnapshots(): Snapshot[];
+  listTags(): Tag[];
+}
+
+/** A call's error; `kind` is the WIT kebab-case name, `detail` the component's message. */
+export declare class CoordinatorError extends Error {
+  static readonly kind: string;
+  readonly kind: string;
+  readonly detail: string;
+}
+export declare class DeclinedError extends CoordinatorError {}
+export declare class StorageError extends CoordinatorError {}
+export declare class IllegalStateError extends CoordinatorError {}
+export declare class InvalidEventError extends CoordinatorError {}
+export declare class InvalidConfigError extends CoordinatorError {}
+export declare class CorruptStateError extends CoordinatorError {}
+export declare class TrapError extends CoordinatorError {}
+export declare const ERRORS: Record<string, typeof CoordinatorError>;
+
+/** Thrown by a Storage: the component receives it as its `storage-error`. */
+export declare class BackendError extends Error {
+  constructor(message: string);
+  readonly kind: 'io' | 'invalid-key';
+}
+export declare class BackendIOError extends BackendError {}
+export declare class InvalidKeyError extends BackendError {}
+
+/** A component whose WIT version is outside COMPATIBLE_VERSIONS. */
+export declare class IncompatibleComponent extends Error {
+  readonly found: string[];
+}
+
+export declare const COMPATIBLE_VERSIONS: string;
+/** The component's version if this package runs it (else throws IncompatibleComponent). */
+export declare function checkVersion(exportNames: Iterable<string>): string;

@@ -1,0 +1,231 @@
+// sink-coordinator: an exactly-once commit coordinator for streaming sinks,
+// a WebAssembly component transpiled by jco (component/, built by build.mjs
+// from the repository's dist/ artifact), with a typed API (index.d.ts).
+//
+// Every Coordinator, Writer and Table handle is its own component instance
+// over its own storage and clock: an instance that trapped is dropped (its
+// handle throws TrapError from then on; a Table instantiates anew).
+
+import { readFileSync } from 'node:fs';
+
+import { instantiate } from './component/sink-coordinator.js';
+import { BackendError, CoordinatorError, ERRORS, TrapError } from './errors.js';
+import { SystemClock } from './storage.js';
+import { checkVersion } from './version.js';
+
+export * from './errors.js';
+export { FileSystemStorage, ManualClock, MemoryStorage, SystemClock } from './storage.js';
+export { COMPATIBLE_VERSIONS, checkVersion } from './version.js';
+
+const COMPONENT = new URL('./component/', import.meta.url);
+
+/** The transpiled component: its core modules compiled once, instances made from them. */
+export class Runtime {
+  static #default;
+
+  /** The package's component, loaded once per process. */
+  static default() {
+    Runtime.#default ??= new Runtime();
+    return Runtime.#default;
+  }
+
+  constructor() {
+    const meta = JSON.parse(readFileSync(new URL('component.json', COMPONENT), 'utf8'));
+    /** The component's WIT package version (checked before anything is linked). */
+    this.version = checkVersion(meta.exports);
+    /** The SHA-256 of the component the package was built from. */
+    this.sha256 = meta.sha256;
+    this.modules = new Map();
+  }
+
+  #coreModule = (file) => {
+    let m = this.modules.get(file);
+    if (!m) {
+      m = new WebAssembly.Module(readFileSync(new URL(file, COMPONENT)));
+      this.modules.set(file, m);
+    }
+    return m;
+  };
+
+  /** A new component instance over `storage` and `clock`: its exports. */
+  instantiate(storage, clock) {
+    // A Storage throws BackendError; jco lowers `{tag: 'err', val}` as the
+    // import's `err` (anything else thrown traps the instance).
+    const result = (f) => (...args) => {
+      try {
+        return f(...args);
+      } catch (e) {
+        if (e instanceof BackendError) return { tag: 'err', val: { tag: e.kind, val: e.message } };
+        throw e;
+      }
+    };
+    const s = {
+      get: result((key) => storage.get(key) ?? undefined),
+      putIfAbsent: result((key, value) => Boolean(storage.putIfAbsent(key, value))),
+      put: result((key, value) => void storage.put(key, value)),
+      delete: result((key) => void storage.delete(key)),
+      list: result((prefix) => storage.list(prefix)),
+    };
+    const c = { nowMs: () => BigInt(clock.nowMs()) };
+    // jco: the generated JS reads the unversioned import keys, the .d.ts
+    // names the versioned ones; both are passed.
+    const imports = {
+      'sink:coordinator/storage': s,
+      [`sink:coordinator/storage@${this.version}`]: s,
+      'sink:coordinator/clock': c,
+      [`sink:coordinator/clock@${this.version}`]: c,
+    };
+    // jco 1.35 on Node 20 (no JSPI): the glue wraps exports with
+    // `try { WebAssembly.promising(f) } catch { f }`, each throw costing ~2 ms.
+    // An identity `promising` while instantiating gives the catch branch's
+    // result at once. The callbacks are synchronous, so is instantiate().
+    const stub = typeof WebAssembly.promising !== 'function';
+    if (stub) WebAssembly.promising = (f) => f;
+    try {
+      return instantiate(this.#coreModule, imports, (module, imp) => new WebAssembly.Instance(module, imp));
+    } finally {
+      if (stub) delete WebAssembly.promising;
+    }
+  }
+}
+
+const u64 = (v) => BigInt(v);
+const optU64 = (v) => (v === undefined || v === null ? undefined : BigInt(v));
+const entryArg = (e) => ({
+  checkpoint: u64(e.checkpoint),
+  committables: [...e.committables],
+  watermark: optU64(e.watermark),
+  savepoint: Boolean(e.savepoint),
+});
+
+class Handle {
+  #discarded = null;
+  #exports = null;
+
+  constructor(storage, clock, runtime) {
+    this.runtime = runtime ?? Runtime.default();
+    this.storage = storage;
+    this.clock = clock ?? new SystemClock();
+  }
+
+  get exports() {
+    this.#exports ??= this.runtime.instantiate(this.storage, this.clock);
+    return this.#exports;
+  }
+
+  /** Whether a trap discarded this handle. */
+  get discarded() {
+    return this.#discarded !== null;
+  }
+
+  call(fn) {
+    if (this.#discarded !== null) throw new TrapError(`the instance was discarded after a trap: ${this.#discarded}`);
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof CoordinatorError) throw e;
+      const p = e && Object.hasOwn(e, 'payload') ? e.payload : undefined;
+      if (p && typeof p.kind === 'string' && typeof p.message === 'string' && ERRORS[p.kind]) {
+        throw new ERRORS[p.kind](p.message);
+      }
+      const message = e instanceof Error ? e.message : String(e);
+      this.trapped(message);
+      throw new TrapError(message, { cause: e });
+    }
+  }
+
+  trapped(message) {
+    this.#discarded = message;
+    this.#exports = null;
+  }
+
+  resetInstance() {
+    this.#exports = null;
+  }
+}
+
+/** A storage that a writer links but never calls. */
+const NO_STORAGE = {
+  get: () => { throw new BackendError('a writer has no storage'); },
+  putIfAbsent: () => { throw new BackendError('a writer has no storage'); },
+  put: () => { throw new BackendError('a writer has no storage'); },
+  delete: () => { throw new BackendError('a writer has no storage'); },
+  list: () => { throw new BackendError('a writer has no storage'); },
+};
+
+/** The commit coordinator of one sink (WIT resource `coordinator`). */
+export class Coordinator extends Handle {
+  #c;
+  constructor(config, storage, { clock, restore, runtime } = {}) {
+    super(storage, clock, runtime);
+    const cfg = {
+      parallelism: config.parallelism,
+      commitUser: config.commitUser,
+      checkpointing: config.checkpointing ?? true,
+      finalCommit: config.finalCommit ?? 'on-checkpoint',
+      forceCreateSnapshot: config.forceCreateSnapshot ?? false,
+      savepointAutoTag: config.savepointAutoTag ?? false,
+      tagTimeRetainedMs: optU64(config.tagTimeRetainedMs),
+      recovery: config.recovery ?? 'restart',
+    };
+    const point = restore && {
+      checkpoint: u64(restore.checkpoint),
+      state: restore.state,
+      finishedSubtasks: Uint32Array.from(restore.finishedSubtasks ?? []),
+    };
+    this.#c = this.call(() => new this.exports.coordinator.Coordinator(cfg, point ?? undefined));
+  }
+  setLimits(limits) {
+    const l = {
+      maxCommittableBytes: u64(limits.maxCommittableBytes ?? 1n << 30n),
+      maxEventBytes: u64(limits.maxEventBytes ?? (5n << 30n) / 4n),
+      maxSnapshotBytes: u64(limits.maxSnapshotBytes ?? (5n << 30n) / 4n),
+    };
+    this.call(() => this.#c.setLimits(l));
+  }
+  start() { return this.call(() => this.#c.start()); }
+  event(subtask, attempt, entry) { return this.call(() => this.#c.event(subtask, attempt, entryArg(entry))); }
+  restored(subtask, attempt, checkpoint, entries) {
+    return this.call(() => this.#c.restored(subtask, attempt, u64(checkpoint), entries.map(entryArg)));
+  }
+  subtaskReset(subtask, checkpoint) { return this.call(() => this.#c.subtaskReset(subtask, optU64(checkpoint))); }
+  checkpoint(checkpoint) { return this.call(() => this.#c.checkpoint(u64(checkpoint))); }
+  checkpointComplete(checkpoint) { return this.call(() => this.#c.checkpointComplete(u64(checkpoint))); }
+  checkpointAborted(checkpoint) { return this.call(() => this.#c.checkpointAborted(u64(checkpoint))); }
+  close() { return this.call(() => this.#c.close()); }
+  state() { return this.call(() => this.#c.state()); }
+  committedUpTo() { return this.call(() => this.#c.committedUpTo()); }
+}
+
+/** The writer-side half for one subtask (WIT resource `writer`). */
+export class Writer extends Handle {
+  #w;
+  constructor(subtask, { storage, clock, runtime } = {}) {
+    super(storage ?? NO_STORAGE, clock, runtime);
+    this.#w = this.call(() => new this.exports.writer.Writer(subtask));
+  }
+  report(checkpoint, committables, watermark, savepoint = false) {
+    return this.call(() => this.#w.report(u64(checkpoint), [...committables], optU64(watermark), Boolean(savepoint)));
+  }
+  endInput(committables, watermark) {
+    return this.call(() => this.#w.endInput([...committables], optU64(watermark)));
+  }
+  committed(checkpoint) { this.call(() => this.#w.committed(u64(checkpoint))); }
+  checkpointAborted(checkpoint) { this.call(() => this.#w.checkpointAborted(u64(checkpoint))); }
+  state() { return this.call(() => this.#w.state()); }
+  restore(state, checkpoint) { return this.call(() => this.#w.restore(state, u64(checkpoint))); }
+}
+
+/** Reads the table's snapshot log and tags back (WIT interface `table`). */
+export class Table extends Handle {
+  constructor(storage, { clock, runtime } = {}) {
+    super(storage, clock, runtime);
+  }
+  trapped() {
+    this.resetInstance(); // stateless: the next call instantiates anew
+  }
+  latestSnapshot() { return this.call(() => this.exports.table.latestSnapshot()); }
+  snapshotById(id) { return this.call(() => this.exports.table.snapshotById(u64(id))); }
+  listSnapshots() { return this.call(() => this.exports.table.listSnapshots()); }
+  listTags() { return this.call(() => this.exports.table.listTags()); }
+}

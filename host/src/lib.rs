@@ -22,3 +22,9 @@ pub mod storage;
 pub use component::{ComponentCoordinator, ComponentTable, ComponentWriter};
 pub use engine::{Runtime, RuntimeOptions};
 pub use error::{HostError, HostErrorKind, HostResult};
+
+/// The Rust host page of the documentation (`docs/hosts/rust.md`): its
+/// example is compiled and run as a doctest, so the page cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/hosts/rust.md")]
+pub struct RustHostGuide;

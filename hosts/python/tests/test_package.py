@@ -26,14 +26,20 @@ def config(parallelism: int = 1) -> sc.Config:
     return sc.Config(parallelism=parallelism, commit_user="job-1")
 
 
-class Readme(unittest.TestCase):
-    def test_the_readme_example_runs(self) -> None:
-        with open(os.path.join(REPO, "hosts", "python", "README.md"), encoding="utf-8") as f:
-            code = re.search(r"## Example\n\n```python\n(.*?)```", f.read(), re.S).group(1)
+class Examples(unittest.TestCase):
+    def run_example(self, page: str, section: str) -> None:
+        with open(os.path.join(REPO, page), encoding="utf-8") as f:
+            code = re.search(section + r"\n[\s\S]*?```python\n(.*?)```", f.read(), re.S).group(1)
         with tempfile.TemporaryDirectory() as cwd:
             out = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True)
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertTrue(out.stdout.startswith("[1] Snapshot(id=1, "), out.stdout)
+
+    def test_the_readme_example_runs(self) -> None:
+        self.run_example("hosts/python/README.md", "## Example")
+
+    def test_the_docs_page_example_runs(self) -> None:
+        self.run_example("docs/hosts/python.md", "## Minimal example")
 
 
 class Installed(unittest.TestCase):

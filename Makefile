@@ -12,6 +12,7 @@
 #   make run                    the main job: a simulated job with faults on ./demo-table
 #   make soak SEEDS=N           N simulation seeds, native core
 #   make bench                  issue 10's table: native vs component, callgrind, size (BENCHMARKS.md)
+#   make doc                    rustdoc of the library crates; a missing doc comment or a broken link fails
 #   make hosts-test             Node (jco) and Python (wasmtime-py) replay every trace
 #   make flink-test             the Flink 2.3 connector end to end in MiniClusters (hosts/flink)
 #   make flink-setup            Flink's jars from PyPI into target/flink/lib (once)
@@ -29,11 +30,16 @@ XTASK := $(CARGO) run --release -q -p xtask --
 VERSION := $(shell sed -n 's/^package sink:coordinator@\(.*\);/\1/p' wit/coordinator.wit)
 COMPONENT := dist/sink-coordinator-$(VERSION).wasm
 
-.PHONY: oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test flink-setup flink-test fuzz fuzz-regress model-check
+.PHONY: doc oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test flink-setup flink-test fuzz fuzz-regress model-check
 
 # The CLI needs no wasm32 target: it embeds the committed dist/ artifact.
 build:
 	$(CARGO) build --release -p sinkcoord
+
+# Every public item of the library crates has a doc comment, and every
+# intra-doc link resolves (rustdoc's warnings are errors).
+doc:
+	RUSTDOCFLAGS="-D missing_docs -D warnings" $(CARGO) doc --release --no-deps -p sink-coordinator -p sink-coordinator-host -p sink-coordinator-testkit
 
 # The committed artifact first (a stale dist/ fails fast, with the fix),
 # then the Rust tests, then the other runtimes replay the same traces and

@@ -15,7 +15,8 @@
 //!   entries, the END snapshot (counted as if every entry an ended writer
 //!   still holds went into it, which bounds what the final commit writes).
 //!
-//! Sizes count each committable's length plus [`COMMITTABLE_OVERHEAD_BYTES`]
+//! Sizes count each committable's length plus
+//! [`COMMITTABLE_OVERHEAD_BYTES`](crate::limits::COMMITTABLE_OVERHEAD_BYTES)
 //! for its framing, so that many tiny committables are bounded too. The
 //! checks cost O(1) per committable of the input: the per-checkpoint and
 //! END totals are kept up to date by `slots`.

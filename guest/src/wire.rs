@@ -6,7 +6,7 @@
 //! bytes cannot make it allocate more than a small multiple of their size;
 //! truncated input, trailing bytes and unknown versions are rejected.
 //!
-//! Byte strings (committables) are written through [`Bytes`], i.e. serde's
+//! Byte strings (committables) are written through [`Bytes`](crate::wire::Bytes), i.e. serde's
 //! `serialize_bytes`: postcard encodes them exactly as it encodes a `u8`
 //! sequence (varint length, then the raw bytes), but in one copy instead of
 //! one serializer call per byte (which cost ~32 wasm instructions per byte

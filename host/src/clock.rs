@@ -27,6 +27,9 @@ pub struct ManualClock {
 }
 
 impl ManualClock {
+    /// A clock whose first reading is `start_ms` and whose every later
+    /// reading adds `step_ms` (a trace's `clock_start_ms` and
+    /// `clock_step_ms`; `step_ms` 0 stops time).
     pub fn new(start_ms: u64, step_ms: u64) -> Self {
         ManualClock {
             next: start_ms,

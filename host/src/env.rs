@@ -13,6 +13,7 @@ use sink_coordinator::{Clock, Storage, StorageError};
 pub struct Shared<T: ?Sized>(Arc<Mutex<T>>);
 
 impl<T> Shared<T> {
+    /// The first handle on `value`; clone it to share.
     pub fn new(value: T) -> Self {
         Shared(Arc::new(Mutex::new(value)))
     }
@@ -75,11 +76,15 @@ impl<T: Clock + ?Sized> Clock for Shared<T> {
 /// A storage and a clock, boxed: the data of a component Store, and the
 /// `Env` of a native coordinator.
 pub struct HostEnv {
+    /// The table the coordinator's storage imports read and write.
     pub storage: Box<dyn Storage + Send>,
+    /// What the `now` import reads (tag creation times and expiry).
     pub clock: Box<dyn Clock + Send>,
 }
 
 impl HostEnv {
+    /// Boxes `storage` and `clock` (wrap them in [`Shared`] to keep a
+    /// handle outside, e.g. to read the table afterwards).
     pub fn new(storage: impl Storage + Send + 'static, clock: impl Clock + Send + 'static) -> Self {
         HostEnv {
             storage: Box::new(storage),

@@ -28,8 +28,13 @@ pub enum Mode<'r> {
 pub trait CoordinatorApi {
     /// The lifecycle state; `Failed` after a trap.
     fn state(&mut self) -> Lifecycle;
+    /// `start`: a fresh instance starts, a restored one begins recovery
+    /// (it waits for the writers' `restored` events).
     fn start(&mut self) -> HostResult<Outcome>;
+    /// A writer's committable event for `entry.checkpoint` (or END).
     fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome>;
+    /// A writer restored from `checkpoint` replays the entries its state
+    /// holds (SEMANTICS 6).
     fn restored(
         &mut self,
         subtask: u32,
@@ -37,10 +42,17 @@ pub trait CoordinatorApi {
         checkpoint: u64,
         entries: Vec<Entry>,
     ) -> HostResult<Outcome>;
+    /// Region failover: `subtask` restarts from `checkpoint` (`None`: from
+    /// scratch); what it reported after that point is discarded.
     fn subtask_reset(&mut self, subtask: u32, checkpoint: Option<u64>) -> HostResult<Outcome>;
+    /// Takes the coordinator's state for `checkpoint`: the bytes a later
+    /// instance is restored from.
     fn checkpoint(&mut self, checkpoint: u64) -> HostResult<Vec<u8>>;
+    /// `checkpoint` completed: commits what it covers (SEMANTICS 5).
     fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<Outcome>;
+    /// `checkpoint` was aborted: its savepoint tag, if any, is deleted.
     fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<Outcome>;
+    /// Ends the instance; no call but the query is accepted afterwards.
     fn close(&mut self) -> HostResult<Outcome>;
     /// Committed-up-to (SEMANTICS 5.5), answered in every state. For an
     /// instance whose component trapped: the last value the host received
@@ -51,6 +63,8 @@ pub trait CoordinatorApi {
 
 /// The writer-side helper (SEMANTICS 11), whatever runs it.
 pub trait WriterApi {
+    /// Buffers what the writer produced for `checkpoint` and returns the
+    /// entry to send to the coordinator.
     fn report(
         &mut self,
         checkpoint: u64,
@@ -58,6 +72,7 @@ pub trait WriterApi {
         watermark: Option<i64>,
         savepoint: bool,
     ) -> HostResult<Entry>;
+    /// The input ended: buffers and returns the writer's END entry.
     fn end_input(
         &mut self,
         committables: Vec<Vec<u8>>,
@@ -66,8 +81,14 @@ pub trait WriterApi {
     /// The coordinator's committed-up-to `u`, forwarded: drops buffered
     /// ordinary entries `<= u` (and the END entry at END).
     fn committed(&mut self, u: u64) -> HostResult<()>;
+    /// `checkpoint` was aborted: clears the savepoint flag of its entry, so
+    /// that no stale flag is persisted.
     fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()>;
+    /// The writer's state bytes: every buffered entry not yet seen
+    /// committed, taken with each checkpoint.
     fn state(&mut self) -> HostResult<Vec<u8>>;
+    /// Restores the state taken at `checkpoint`; returns the entries to
+    /// send in the `restored` event.
     fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>>;
 }
 
@@ -153,8 +174,12 @@ pub trait Driver {
     ) -> HostResult<Box<dyn CoordinatorApi>>;
     /// A fresh writer helper for `subtask`.
     fn create_writer(&mut self, subtask: u32) -> HostResult<Box<dyn WriterApi>>;
+    /// The table's snapshot `id`, if it exists (what a reader of the table
+    /// sees).
     fn snapshot_by_id(&mut self, id: u64) -> HostResult<Option<Snapshot>>;
+    /// Every snapshot of the table, by id.
     fn list_snapshots(&mut self) -> HostResult<Vec<Snapshot>>;
+    /// Every tag of the table, by name.
     fn list_tags(&mut self) -> HostResult<Vec<Tag>>;
 }
 
@@ -169,6 +194,8 @@ pub struct NativeCoordinator {
 }
 
 impl NativeCoordinator {
+    /// A new instance in `created` state, restored from `restore` when
+    /// `start` is called.
     pub fn new(config: Config, restore: Option<RestorePoint>, env: HostEnv) -> Self {
         NativeCoordinator {
             inner: Coordinator::new(config, restore),
@@ -383,6 +410,8 @@ pub struct ComponentDriver {
 }
 
 impl ComponentDriver {
+    /// A driver over `storage` and `clock`; fails only if the component
+    /// traps while its `table` resource is created.
     pub fn new(
         runtime: &Runtime,
         storage: Shared<dyn Storage + Send>,

@@ -11,6 +11,8 @@
 //! Depends on the embedding library (`sink-coordinator-host`) and the core;
 //! nothing here is needed to embed the coordinator.
 
+#![warn(missing_docs)]
+
 pub mod driver;
 pub mod perf;
 pub mod render;

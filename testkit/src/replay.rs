@@ -46,16 +46,21 @@ pub struct StepResult {
     pub committed: Vec<u64>,
     /// Tag names the table gained / lost, in byte order.
     pub tags_created: Vec<String>,
+    /// Tag names the table lost (an aborted savepoint's, or expired ones).
     pub tags_deleted: Vec<String>,
+    /// The outcome asked the host to restart the job from scratch
+    /// (`restart-required`: recovery found the table moved on).
     pub restart_required: bool,
     /// The named instance's committed-up-to after the step (SEMANTICS 5.5).
     pub committed_up_to: Option<u64>,
     /// The state's length, on a successful `checkpoint` step.
     pub state_bytes: Option<usize>,
+    /// The call's error; the table and state are as the call left them.
     pub error: Option<HostError>,
 }
 
 impl StepResult {
+    /// A step that changed nothing and failed in no way.
     pub fn new(state: Lifecycle) -> Self {
         StepResult {
             state,
@@ -73,6 +78,7 @@ impl StepResult {
 /// The result document of a replay.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReplayResult {
+    /// One result per trace step, in order.
     pub steps: Vec<StepResult>,
     /// The table's log at the end, by id.
     pub snapshots: Vec<Snapshot>,
@@ -89,7 +95,9 @@ pub struct CheckpointState {
     pub step: usize,
     /// The step's instance name.
     pub instance: String,
+    /// The checkpoint id the state was taken for.
     pub checkpoint: u64,
+    /// The state bytes, as a `failover` would restore them.
     pub state: Vec<u8>,
 }
 

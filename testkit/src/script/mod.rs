@@ -14,7 +14,7 @@
 //!
 //! [`play`] turns those raw results into the result document: the same
 //! replayer runs the trace again, its calls answered by the raw results
-//! ([`playback`]). Trace parsing, outboxes, faults, table differences and
+//! (`playback.rs`). Trace parsing, outboxes, faults, table differences and
 //! rendering stay in this crate; the script's line format is in
 //! `hosts/README.md` and [`wire`].
 

@@ -5,7 +5,7 @@
 //! The table is `FaultyStorage` over memory or a local directory, so the
 //! simulator injects exactly the faults that TRACE-FORMAT's `storage_fault`
 //! step describes, and a recorded trace replays them. Coordinators reach it
-//! through a [`Probed`] handle that counts each call's storage calls and can
+//! through a `Probed` handle that counts each call's storage calls and can
 //! "crash" the call after its k-th write (or k-th storage call): from then on
 //! every storage call fails, as if the process died there.
 //!
@@ -35,13 +35,14 @@ use sink_coordinator_host::storage::{CallKind, FaultyStorage, LocalDirStorage, M
 /// Where the simulated table lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TableLocation {
+    /// In memory: fast, gone after the run.
     Memory,
     /// A local directory, wiped when the run starts.
     Dir(PathBuf),
 }
 
 /// The storage under the fault injector: memory or a local directory.
-pub enum SimStore {
+pub(crate) enum SimStore {
     Mem(MemStorage),
     Dir(LocalDirStorage),
 }
@@ -80,12 +81,12 @@ impl Storage for SimStore {
 }
 
 /// The shared table (behind the fault injector) and clock of one run.
-pub type SharedStorage = Shared<FaultyStorage<SimStore>>;
+pub(crate) type SharedStorage = Shared<FaultyStorage<SimStore>>;
 
-/// What a [`Probed`] storage saw during one coordinator call, and when it
+/// What a `Probed` storage saw during one coordinator call, and when it
 /// makes the call "crash".
 #[derive(Clone, Debug, Default)]
-pub struct Probe {
+pub(crate) struct Probe {
     /// Storage calls and writes (put, put-if-absent, delete) of the current
     /// coordinator call.
     pub calls: u64,
@@ -113,7 +114,11 @@ pub struct Probe {
 
 impl Probe {
     /// Starts a coordinator call.
-    pub fn begin(&mut self, crash_after_writes: Option<u64>, crash_after_calls: Option<u64>) {
+    pub(crate) fn begin(
+        &mut self,
+        crash_after_writes: Option<u64>,
+        crash_after_calls: Option<u64>,
+    ) {
         let logging = self.logging;
         *self = Probe {
             logging,
@@ -168,7 +173,7 @@ impl Probe {
 
 /// A coordinator's view of the table: the shared storage behind a probe.
 #[derive(Clone)]
-pub struct Probed {
+pub(crate) struct Probed {
     pub inner: SharedStorage,
     pub probe: Shared<Probe>,
 }
@@ -216,7 +221,7 @@ impl Storage for Probed {
 }
 
 /// Every key and value of a table (faults suspended): the twin comparison.
-pub fn dump(storage: &SharedStorage) -> Result<Vec<(String, Vec<u8>)>, StorageError> {
+pub(crate) fn dump(storage: &SharedStorage) -> Result<Vec<(String, Vec<u8>)>, StorageError> {
     with_table(storage, |st| {
         let keys = st.list("")?;
         let mut out = Vec::with_capacity(keys.len());
@@ -230,13 +235,13 @@ pub fn dump(storage: &SharedStorage) -> Result<Vec<(String, Vec<u8>)>, StorageEr
 
 /// The tables one run uses: the real one, and the native twin's.
 #[derive(Clone)]
-pub struct Tables {
+pub(crate) struct Tables {
     pub real: Probed,
     pub twin: Option<Probed>,
 }
 
 impl Tables {
-    pub fn open(location: &TableLocation, twin: bool) -> Result<Self, String> {
+    pub(crate) fn open(location: &TableLocation, twin: bool) -> Result<Self, String> {
         let real = Probed {
             inner: open_table(location)?,
             probe: Shared::new(Probe::default()),
@@ -255,7 +260,7 @@ impl Tables {
     }
 
     /// Queues a storage fault on both tables.
-    pub fn push_fault(&self, call: CallKind, fault: sink_coordinator_host::storage::Fault) {
+    pub(crate) fn push_fault(&self, call: CallKind, fault: sink_coordinator_host::storage::Fault) {
         self.real.inner.lock().push_fault(call, fault);
         if let Some(t) = &self.twin {
             t.inner.lock().push_fault(call, fault);
@@ -264,14 +269,14 @@ impl Tables {
 
     /// No storage fault is queued (a crash is armed only then, so that the
     /// recorded `storage_fault` standing for it fails exactly that call).
-    pub fn no_faults_queued(&self) -> bool {
+    pub(crate) fn no_faults_queued(&self) -> bool {
         let st = self.real.inner.lock();
         CallKind::ALL.iter().all(|k| st.pending(*k) == 0)
     }
 }
 
 /// Opens the table of a run; a directory is wiped first.
-pub fn open_table(location: &TableLocation) -> Result<SharedStorage, String> {
+pub(crate) fn open_table(location: &TableLocation) -> Result<SharedStorage, String> {
     let store = match location {
         TableLocation::Memory => SimStore::Mem(MemStorage::default()),
         TableLocation::Dir(dir) => {
@@ -317,7 +322,10 @@ fn refuse_foreign_dir(dir: &std::path::Path) -> Result<(), String> {
 
 /// Reads the table natively with faults suspended (the host's own reads
 /// must neither fail nor consume injected faults).
-pub fn with_table<T>(storage: &SharedStorage, read: impl FnOnce(&mut dyn Storage) -> T) -> T {
+pub(crate) fn with_table<T>(
+    storage: &SharedStorage,
+    read: impl FnOnce(&mut dyn Storage) -> T,
+) -> T {
     let mut guard = storage.lock();
     guard.set_suspended(true);
     let out = read(&mut *guard);
@@ -329,11 +337,14 @@ pub fn with_table<T>(storage: &SharedStorage, read: impl FnOnce(&mut dyn Storage
 #[derive(Clone)]
 #[allow(clippy::large_enum_variant)] // one per run
 pub enum Engine {
+    /// The native core, linked into this process.
     Native,
+    /// The component on wasmtime, each coordinator with a native twin.
     Component(Runtime),
 }
 
 impl Engine {
+    /// `native` or `component`, as runs and reports name it.
     pub fn name(&self) -> &'static str {
         match self {
             Engine::Native => "native",
@@ -341,13 +352,14 @@ impl Engine {
         }
     }
 
+    /// Whether coordinators run in the component (traps can be injected).
     pub fn is_component(&self) -> bool {
         matches!(self, Engine::Component(_))
     }
 
     /// A new coordinator instance (state `created`), with its native twin
     /// when it runs in the component.
-    pub fn coordinator(
+    pub(crate) fn coordinator(
         &self,
         tables: &Tables,
         clock: &Shared<ManualClock>,
@@ -390,7 +402,10 @@ impl Engine {
 
     /// The table as this engine reads it (the component's `table`
     /// interface, or the native functions), faults suspended.
-    pub fn read_table(&self, storage: &SharedStorage) -> HostResult<(Vec<Snapshot>, Vec<Tag>)> {
+    pub(crate) fn read_table(
+        &self,
+        storage: &SharedStorage,
+    ) -> HostResult<(Vec<Snapshot>, Vec<Tag>)> {
         match self {
             Engine::Native => with_table(storage, |st| {
                 let snapshots = sink_coordinator::table::list_snapshots(st)?;
@@ -415,7 +430,7 @@ impl Engine {
 
 /// One coordinator instance of the simulation.
 #[allow(clippy::large_enum_variant)] // a few per run: boxing buys nothing
-pub enum SimCoordinator {
+pub(crate) enum SimCoordinator {
     Native(NativeCoordinator),
     Component {
         comp: Box<ComponentCoordinator>,
@@ -425,7 +440,7 @@ pub enum SimCoordinator {
 
 impl SimCoordinator {
     /// The instance under test (the component, or the native core).
-    pub fn api(&mut self) -> &mut dyn CoordinatorApi {
+    pub(crate) fn api(&mut self) -> &mut dyn CoordinatorApi {
         match self {
             SimCoordinator::Native(c) => c,
             SimCoordinator::Component { comp, .. } => comp.as_mut(),
@@ -433,7 +448,7 @@ impl SimCoordinator {
     }
 
     /// The native twin of a component instance.
-    pub fn twin(&mut self) -> Option<&mut dyn CoordinatorApi> {
+    pub(crate) fn twin(&mut self) -> Option<&mut dyn CoordinatorApi> {
         match self {
             SimCoordinator::Native(_) => None,
             SimCoordinator::Component { twin, .. } => {
@@ -444,7 +459,7 @@ impl SimCoordinator {
 
     /// Grants the next call `fuel` (component only; false natively): a small
     /// budget makes the guest trap in the middle of the call.
-    pub fn set_fuel(&mut self, fuel: u64) -> bool {
+    pub(crate) fn set_fuel(&mut self, fuel: u64) -> bool {
         match self {
             SimCoordinator::Native(_) => false,
             SimCoordinator::Component { comp, .. } => {
@@ -454,13 +469,13 @@ impl SimCoordinator {
         }
     }
 
-    pub fn restore_fuel(&mut self) {
+    pub(crate) fn restore_fuel(&mut self) {
         if let SimCoordinator::Component { comp, .. } = self {
             comp.set_fuel_per_call(sink_coordinator_host::engine::DEFAULT_FUEL_PER_CALL);
         }
     }
 
-    pub fn state(&mut self) -> Lifecycle {
+    pub(crate) fn state(&mut self) -> Lifecycle {
         self.api().state()
     }
 }

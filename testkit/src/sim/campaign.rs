@@ -72,7 +72,10 @@ pub enum ProgressUnit {
 
 /// What the command prints, and whether every seed verified.
 pub struct Report {
+    /// The report for stdout: per-seed lines or the single run's summary,
+    /// and the counters.
     pub text: String,
+    /// Every seed verified (the exit status).
     pub verified: bool,
     /// One line naming the first violation (for stderr).
     pub violation: Option<String>,

@@ -96,10 +96,6 @@ impl Ledger {
             }
         }
     }
-
-    pub fn fate(&self, name: &str) -> Option<Fate> {
-        self.items.get(name).map(|i| i.fate)
-    }
 }
 
 /// Input records committed per writer, as disjoint half-open ranges.

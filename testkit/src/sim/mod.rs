@@ -14,11 +14,11 @@
 //! nothing reads the wall clock, so a seed replays exactly. Every
 //! coordinator call is recorded as a TRACE-FORMAT step ([`record`]).
 //!
-//! Files: [`world`] (what the jobs share, the scheduler, the final table
-//! checks), [`job`] (a job's state and actions), [`writers`] (the writer
-//! model), [`checkpoints`] (checkpoints, failovers, the stale instance),
-//! [`calls`] (coordinator calls, crashes, error handling), [`checks`] (the
-//! invariants), [`ledger`] (the oracles), [`rawtable`] (the independent
+//! Files: `world.rs` (what the jobs share, the scheduler, the final table
+//! checks), `job.rs` (a job's state and actions), `writers.rs` (the writer
+//! model), `checkpoints.rs` (checkpoints, failovers, the stale instance),
+//! `calls.rs` (coordinator calls, crashes, error handling), `checks.rs` (the
+//! invariants), `ledger.rs` (the oracles), `rawtable.rs` (the independent
 //! reader of the stored bytes), [`backend`] (engines, probed storage).
 //!
 //! # What a job does
@@ -160,9 +160,9 @@
 //! with them.
 //!
 //! # Checks
-//! After every call ([`checks`]): the table is read by listing
+//! After every call (`checks.rs`): the table is read by listing
 //! `snapshot/` (a gap, or an id past a gap, is a violation) and decoding the
-//! stored bytes with [`rawtable`], cross-checked against the core's reader;
+//! stored bytes with `rawtable.rs`, cross-checked against the core's reader;
 //! each snapshot's bookkeeping chains to the one before (per-user marks,
 //! strictly increasing identifiers per commit user); each new snapshot is
 //! of the job whose call wrote it, commits a checkpoint its instance was told
@@ -194,17 +194,17 @@
 //! the same table.
 
 pub mod backend;
-pub mod calls;
+pub(crate) mod calls;
 pub mod campaign;
-pub mod checkpoints;
-pub mod checks;
-pub mod job;
-pub mod ledger;
-pub mod rawtable;
+pub(crate) mod checkpoints;
+pub(crate) mod checks;
+pub(crate) mod job;
+pub(crate) mod ledger;
+pub(crate) mod rawtable;
 pub mod record;
 pub mod rng;
-pub mod world;
-pub mod writers;
+pub(crate) mod world;
+pub(crate) mod writers;
 
 use std::fmt;
 
@@ -213,13 +213,22 @@ pub use backend::{Engine, TableLocation, WriterApi};
 /// How many faults are injected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultLevel {
+    /// No faults: the job runs as the host contract promises, nothing fails.
     None,
+    /// Occasional storage faults and failovers; a storage error may also be
+    /// answered by a failover instead of a repeat.
     Low,
+    /// The default: faults of every kind at rates that still let most
+    /// checkpoints complete.
     Medium,
+    /// Faults on most calls: long runs of failures, frequent failovers,
+    /// crashes and traps.
     High,
 }
 
 impl FaultLevel {
+    /// The level named `s` (`none`, `low`, `medium`, `high`), as
+    /// `--faults` takes it.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "none" => Some(FaultLevel::None),
@@ -230,6 +239,7 @@ impl FaultLevel {
         }
     }
 
+    /// The name [`FaultLevel::parse`] reads.
     pub fn name(self) -> &'static str {
         match self {
             FaultLevel::None => "none",
@@ -240,6 +250,7 @@ impl FaultLevel {
     }
 }
 
+/// How the job runs and when its final commit happens.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JobMode {
     /// `checkpointing: true`, `final_commit: on-checkpoint`.
@@ -264,15 +275,25 @@ pub enum Ending {
 /// The job's shape and configuration, drawn from the seed unless given.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Scenario {
+    /// Streaming, streaming with the final commit on end of input, or batch.
     pub mode: JobMode,
+    /// How a streaming job ends (always [`Ending::AllEnd`] in batch mode).
     pub ending: Ending,
+    /// Config `force_create_snapshot`: a completion with nothing to commit
+    /// still writes a snapshot.
     pub force_create_snapshot: bool,
+    /// Config `savepoint_auto_tag`: savepoints are tagged.
     pub savepoint_auto_tag: bool,
+    /// Config `tag_time_retained_ms`: tags carry an expiry.
     pub tag_time_retained_ms: Option<u64>,
+    /// Config `recovery: continue` (else `restart`): a recovery that finds
+    /// the table moved on continues instead of asking for a restart.
     pub recovery_continue: bool,
 }
 
 impl Scenario {
+    /// A scenario drawn from `rng`: mostly streaming jobs, each config flag
+    /// on in a minority of seeds.
     pub fn random(rng: &mut rng::Rng) -> Self {
         let mode = match rng.weighted(&[60, 20, 20]) {
             Some(0) => JobMode::Streaming,
@@ -303,6 +324,8 @@ impl Scenario {
         }
     }
 
+    /// One line for reports, e.g. `streaming, stop-with-savepoint
+    /// [savepoint-auto-tag]`.
     pub fn describe(&self) -> String {
         let mode = match self.mode {
             JobMode::Streaming => "streaming",
@@ -337,10 +360,15 @@ impl Scenario {
 /// One run's parameters.
 #[derive(Clone)]
 pub struct SimOptions {
+    /// The seed every choice of the run is drawn from.
     pub seed: u64,
+    /// The job's parallelism (writer helpers).
     pub writers: u32,
+    /// How many checkpoints the main phase triggers before the job ends.
     pub checkpoints: u64,
+    /// How many faults are injected.
     pub faults: FaultLevel,
+    /// Where the table lives.
     pub table: TableLocation,
     /// `None`: drawn from the seed.
     pub scenario: Option<Scenario>,
@@ -357,6 +385,8 @@ pub struct SimOptions {
 }
 
 impl SimOptions {
+    /// The defaults for `seed`: 4 writers, 20 checkpoints, medium faults,
+    /// an in-memory table, every fault kind on, the replay check on.
     pub fn new(seed: u64) -> Self {
         SimOptions {
             seed,
@@ -400,31 +430,54 @@ impl SimOptions {
 /// Counters of one run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
+    /// Snapshots in the table at the end.
     pub snapshots: u64,
+    /// Tags in the table at the end.
     pub tags: u64,
+    /// Tags seen created by a call.
     pub tags_created: u64,
+    /// Checkpoints completed.
     pub completed: u64,
+    /// Checkpoints aborted (by the job, or declined).
     pub aborted: u64,
+    /// Checkpoints the coordinator declined while restoring.
     pub declined: u64,
+    /// Savepoints taken (asynchronous or stop-with-savepoint).
     pub savepoints: u64,
+    /// Completions whose notification the coordinator never got (Flink
+    /// may skip them; a later completion covers them).
     pub skipped_rounds: u64,
-    pub writer_notifications: u64,
+    /// Writers that finished (their final checkpoint completed).
     pub writers_finished: u64,
+    /// Writer events delivered to a coordinator.
     pub events_delivered: u64,
+    /// Region failovers (`subtask_reset` and a restored writer).
     pub region_failovers: u64,
+    /// Global failovers (a new instance from the last completed checkpoint).
     pub global_failovers: u64,
+    /// Recoveries that answered `restart-required`.
     pub restarts_required: u64,
+    /// Storage faults queued.
     pub storage_faults: u64,
+    /// Calls that returned a `storage` error.
     pub storage_errors: u64,
+    /// Storage errors answered by a global failover instead of a repeat.
     pub escalations: u64,
+    /// Guest traps injected (fuel running out in the middle of a call).
     pub traps: u64,
+    /// Committables the writers produced.
     pub committables_produced: u64,
+    /// Committables found committed exactly once, in the right snapshot.
     pub committables_verified: u64,
+    /// Committables a rollback discarded (never to be committed).
     pub committables_discarded: u64,
+    /// Coordinator and writer states decoded and checked.
     pub states_checked: u64,
+    /// Recorded traces replayed and found to agree with the run.
     pub replays_checked: u64,
     /// Events delivered after the coordinator was told their checkpoint completed.
     pub late_events: u64,
+    /// Savepoint tags deleted by aborts.
     pub tags_deleted: u64,
     /// Aborts delivered to the coordinator after later calls.
     pub late_aborts: u64,
@@ -438,21 +491,30 @@ pub struct Stats {
     /// Simulated process crashes in the middle of a call (after its k-th
     /// write), and how many of them after at least one write.
     pub crashes: u64,
+    /// Crashes that hit after at least one write of the call.
     pub crashes_after_write: u64,
     /// Storage errors the host did not repeat (a later call retried).
     pub dropped_errors: u64,
+    /// Committed-up-to notifications the host sent to writers.
     pub notifications_sent: u64,
+    /// ... of them lost on the way.
     pub notifications_lost: u64,
+    /// ... of them delivered (possibly late).
     pub notifications_delivered: u64,
+    /// ... of them delivered after a newer one (stale on arrival).
     pub notifications_reordered: u64,
+    /// `committed-up-to` queries asked.
     pub queries: u64,
     /// END events delivered while the coordinator was restoring.
     pub end_while_restoring: u64,
     /// Stale instances left running, the calls they got, how many failed,
     /// and how many were stopped before a call that could run a final commit.
     pub zombies: u64,
+    /// Calls the stale instances got.
     pub zombie_calls: u64,
+    /// Stale instances discarded after a failed call.
     pub zombie_failed: u64,
+    /// Stale instances stopped before a call that could run a final commit.
     pub zombie_stopped_before_final: u64,
     /// Aborts delivered again to an instance restored from a state taken
     /// before them.
@@ -464,6 +526,7 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Adds `o`'s counters to these (a campaign's totals).
     pub fn add(&mut self, o: &Stats) {
         macro_rules! sum {
             ($($f:ident),*) => { $( self.$f += o.$f; )* };
@@ -477,7 +540,6 @@ impl Stats {
             declined,
             savepoints,
             skipped_rounds,
-            writer_notifications,
             writers_finished,
             events_delivered,
             region_failovers,
@@ -521,11 +583,13 @@ impl Stats {
 /// A broken invariant: the seed and the step to reproduce it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
+    /// The seed of the run.
     pub seed: u64,
     /// The simulation step (action) at which it was found.
     pub step: u64,
     /// How many trace steps were recorded when it was found.
     pub trace_step: usize,
+    /// What broke, naming the invariant (SEMANTICS section) and the values.
     pub message: String,
 }
 
@@ -542,21 +606,30 @@ impl fmt::Display for Violation {
 /// The result of one seed.
 #[derive(Clone, Debug)]
 pub struct Outcome {
+    /// The seed of the run.
     pub seed: u64,
+    /// `native` or `component` ([`Engine::name`]).
     pub engine: &'static str,
+    /// The first job's parallelism.
     pub writers: u32,
+    /// The checkpoints the main phase was asked for.
     pub checkpoints: u64,
+    /// The first job's scenario.
     pub scenario: Scenario,
     /// Jobs (commit users) on the table.
     pub jobs: usize,
+    /// Simulation steps (actions) taken.
     pub steps: u64,
+    /// The run's counters.
     pub stats: Stats,
+    /// `Ok` when every invariant held; else the first violation.
     pub verdict: Result<(), Violation>,
     /// The recorded trace (TRACE-FORMAT JSON).
     pub trace: String,
 }
 
 impl Outcome {
+    /// Every invariant held.
     pub fn verified(&self) -> bool {
         self.verdict.is_ok()
     }

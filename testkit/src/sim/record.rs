@@ -24,13 +24,13 @@ use crate::trace::{Op, Step, Trace, DEFAULT_INSTANCE};
 /// error kind's name, `""` for success; `None`: not compared — steps that
 /// call nothing, and calls cut short by a crash or a trap).
 #[derive(Clone, Debug)]
-pub struct Recorder {
-    pub trace: Trace,
-    pub seen: Vec<Option<&'static str>>,
+pub(crate) struct Recorder {
+    pub(crate) trace: Trace,
+    pub(crate) seen: Vec<Option<&'static str>>,
 }
 
 impl Recorder {
-    pub fn new(config: Config, clock_start_ms: u64) -> Self {
+    pub(crate) fn new(config: Config, clock_start_ms: u64) -> Self {
         Recorder {
             trace: Trace {
                 config,
@@ -43,13 +43,13 @@ impl Recorder {
     }
 
     /// The result the run saw for the last step.
-    pub fn saw(&mut self, result: Option<&'static str>) {
+    pub(crate) fn saw(&mut self, result: Option<&'static str>) {
         if let Some(last) = self.seen.last_mut() {
             *last = result;
         }
     }
 
-    pub fn push(&mut self, instance: &str, op: Op) {
+    pub(crate) fn push(&mut self, instance: &str, op: Op) {
         self.trace.steps.push(Step {
             instance: instance.to_string(),
             op,
@@ -58,7 +58,7 @@ impl Recorder {
     }
 
     /// Inserts a step before the last one (a crash's `storage_fault`).
-    pub fn insert_before_last(&mut self, op: Op) {
+    pub(crate) fn insert_before_last(&mut self, op: Op) {
         let at = self.trace.steps.len().saturating_sub(1);
         self.trace.steps.insert(
             at,
@@ -70,12 +70,8 @@ impl Recorder {
         self.seen.insert(at, None);
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.trace.steps.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.trace.steps.is_empty()
     }
 }
 

@@ -8,6 +8,7 @@ pub struct Rng {
 }
 
 impl Rng {
+    /// The stream of `seed`.
     pub fn new(seed: u64) -> Self {
         Rng { state: seed }
     }
@@ -20,6 +21,7 @@ impl Rng {
         r
     }
 
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.state;
@@ -61,6 +63,7 @@ impl Rng {
         None
     }
 
+    /// One of `items`, uniformly (`None` if there are none).
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> Option<&'a T> {
         if items.is_empty() {
             None

@@ -49,7 +49,12 @@ pub struct Trace {
 /// One step: an operation on the instance named `instance`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Step {
+    /// The coordinator instance (and, for writer steps, the job whose
+    /// writers) the step addresses; [`DEFAULT_INSTANCE`] when the step names
+    /// none. Two names model two instances of one job (a stale one) or two
+    /// commit users on one table.
     pub instance: String,
+    /// What the step does.
     pub op: Op,
 }
 
@@ -57,47 +62,87 @@ pub struct Step {
 /// `failover` configurations already merged over the trace's `config`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Op {
+    /// Discards the named instance if there is one, then creates and starts
+    /// a fresh one.
     Start {
+        /// The trace's `config` with the step's overrides.
         config: Config,
     },
+    /// A writer's committable event, delivered to the coordinator as is.
     Event {
+        /// The writer (0-based, below the parallelism for a valid event).
         subtask: u32,
+        /// The writer's attempt; events of older attempts are stale.
         attempt: u32,
+        /// The reported entry: checkpoint (or END), committables, watermark,
+        /// savepoint flag.
         entry: Entry,
     },
+    /// Takes the coordinator's state for `checkpoint`; the replayer keeps
+    /// the bytes under that id so a later `failover` can restore them.
     Checkpoint {
+        /// The checkpoint id.
         checkpoint: u64,
     },
+    /// Checkpoint `checkpoint` completed (the coordinator may commit).
     Complete {
+        /// The checkpoint id.
         checkpoint: u64,
     },
+    /// Checkpoint `checkpoint` was aborted.
     Abort {
+        /// The checkpoint id.
         checkpoint: u64,
     },
+    /// Region failover of one writer: it restarts from `checkpoint`.
     ResetSubtask {
+        /// The writer that failed.
         subtask: u32,
+        /// The checkpoint it restarts from; `None`: from scratch.
         checkpoint: Option<u64>,
     },
+    /// A writer's replay after a restore: the entries its restored state
+    /// holds that it has not seen committed.
     Restored {
+        /// The restored writer.
         subtask: u32,
+        /// Its new attempt.
         attempt: u32,
+        /// The checkpoint it was restored from.
         checkpoint: u64,
+        /// The entries of its restored state, oldest first.
         entries: Vec<Entry>,
     },
-    /// `state` is the decoded `state_hex`; `finished_subtasks` is empty when
-    /// `checkpoint` is `None` (the field is ignored then).
+    /// Discards the named instance (whatever its state) and creates a new
+    /// one, restored or fresh. `state` is the decoded `state_hex`;
+    /// `finished_subtasks` is empty when `checkpoint` is `None` (the field is
+    /// ignored then).
     Failover {
+        /// The checkpoint to restore from; `None`: start fresh.
         checkpoint: Option<u64>,
+        /// Writers that had finished before `checkpoint` (SEMANTICS 6.2):
+        /// the new instance does not wait for their restore events.
         finished_subtasks: Vec<u32>,
+        /// The trace's `config` with the step's overrides.
         config: Config,
+        /// State bytes used instead of the kept ones (corrupt-state tests).
         state: Option<Vec<u8>>,
     },
+    /// Closes the instance.
     Close,
+    /// Sets the host clock: the next reading returns `ms`, later ones add
+    /// the trace's `clock_step_ms`.
     Clock {
+        /// The next clock reading, in milliseconds since the epoch.
         ms: u64,
     },
+    /// Queues a storage fault; faults belong to the host and survive
+    /// `failover`.
     StorageFault {
+        /// The kind of storage call that misbehaves (`put` covers
+        /// put-if-absent).
         call: CallKind,
+        /// Which calls misbehave, and how.
         fault: Fault,
     },
     // Writer steps (TRACE-FORMAT "Writer steps"). Writers are named by
@@ -105,44 +150,67 @@ pub enum Op {
     /// `report(entry.checkpoint, …)` on the writer; `entry.checkpoint` is
     /// never END.
     Write {
+        /// The writer.
         subtask: u32,
+        /// What it reports.
         entry: Entry,
+        /// Deliver the whole outbox afterwards.
         send: bool,
     },
     /// `end-input(…)` on the writer.
     EndInput {
+        /// The writer.
         subtask: u32,
+        /// The committables of the input's tail.
         committables: Vec<Vec<u8>>,
+        /// The END entry's watermark.
         watermark: Option<i64>,
+        /// Deliver the whole outbox afterwards.
         send: bool,
     },
     /// Delivers the oldest `count` events of the writer's outbox (`None`: all).
     Send {
+        /// The writer whose outbox is drained.
         subtask: u32,
+        /// How many events; `None`: all.
         count: Option<u64>,
     },
     /// `committed(u)` on the writer(s); `subtask` `None`: every writer of
     /// the instance, in subtask order. `checkpoint` `None`: `u` is the named
     /// coordinator's committed-up-to (nothing happens while it is none).
     WriterCommitted {
+        /// The writer; `None`: every writer of the instance.
         subtask: Option<u32>,
+        /// `u`; `None`: the coordinator's committed-up-to.
         checkpoint: Option<u64>,
     },
-    /// `subtask` `None`: every writer of the instance, in subtask order.
+    /// `checkpoint-aborted(checkpoint)` on the writer(s); `subtask` `None`:
+    /// every writer of the instance, in subtask order.
     WriterAbort {
+        /// The writer; `None`: every writer of the instance.
         subtask: Option<u32>,
+        /// The aborted checkpoint.
         checkpoint: u64,
     },
+    /// Keeps each writer's `state()` bytes under (instance, subtask,
+    /// checkpoint) for a later `writer_restore`.
     WriterSnapshot {
+        /// The writer; `None`: every writer of the instance.
         subtask: Option<u32>,
+        /// The key the state is kept under.
         checkpoint: u64,
     },
-    /// `attempt` has its default (previous attempt + 1, or 0 for a writer
-    /// that did not exist) already applied.
+    /// Replaces the writer (and its outbox) by a fresh one, restored from
+    /// kept state or not. `attempt` has its default (previous attempt + 1, or
+    /// 0 for a writer that did not exist) already applied.
     WriterRestore {
+        /// The writer.
         subtask: u32,
+        /// The kept state to restore; `None`: nothing is restored or sent.
         checkpoint: Option<u64>,
+        /// The new writer's attempt.
         attempt: u32,
+        /// Deliver its `restored` call right away.
         send: bool,
     },
 }

@@ -257,3 +257,31 @@ fn recorded_trace_parses() {
         );
     }
 }
+
+/// Regression: wide jobs finish. With a flat snapshot weight, the simulator
+/// aborted nearly every checkpoint of a P = 1,024 job (one abort chance per
+/// participant's snapshot) and reported "no progress" in its drain phase;
+/// the weight now scales with P. Fixed seeds, no faults, then medium faults.
+#[test]
+fn wide_jobs_finish() {
+    for (seed, writers, faults) in [(1, 1024, FaultLevel::None), (2, 256, FaultLevel::Medium)] {
+        let opts = SimOptions {
+            writers,
+            checkpoints: 3,
+            faults,
+            check_replay: false,
+            second_job: Some(false),
+            ..SimOptions::new(seed)
+        };
+        let outcome = sim::run(&opts, &Engine::Native, None).expect("set up");
+        assert!(
+            outcome.verified(),
+            "seed {seed}, P = {writers}: {:?}",
+            outcome.verdict
+        );
+        assert!(
+            outcome.stats.completed >= 1,
+            "seed {seed}: nothing completed"
+        );
+    }
+}

@@ -549,7 +549,15 @@ impl Job {
                 Some(pd) => {
                     let missing = pd.participants.iter().any(|s| !pd.snaps.contains_key(s));
                     if missing {
-                        out.push((Action::Snapshot, 200));
+                        // Every participant's snapshot is one action while an
+                        // abort stays one: scale the snapshot weight with P so
+                        // that a checkpoint is aborted about as often at
+                        // P = 4,096 as at P = 16 (a flat weight aborted nearly
+                        // every checkpoint of a large job: a livelock).
+                        let scale = u32::try_from(pd.participants.len() / 16)
+                            .unwrap_or(u32::MAX)
+                            .max(1);
+                        out.push((Action::Snapshot, 200u32.saturating_mul(scale)));
                     } else {
                         out.push((Action::Complete, 120));
                     }

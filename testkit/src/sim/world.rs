@@ -284,11 +284,18 @@ impl<'a> Sim<'a> {
         self.jobs[0].begin(w)?;
         // The second job starts a little later, in the middle of the first.
         let mut b_starts_at = w.rng.range(0, 40);
+        // A livelock bound, not a schedule: every checkpoint takes a few
+        // hundred steps of coordination plus a few per writer (each writer's
+        // event, END and acknowledgement is a step), so the bound grows with
+        // P too (a flat cap stopped P = 1,024 jobs that were still
+        // progressing).
         let cap = 5_000
             + self
                 .jobs
                 .iter()
-                .map(|j| 600 * (j.checkpoints + 10) * u64::from(j.p().min(16)))
+                .map(|j| {
+                    (j.checkpoints + 10) * (600 * u64::from(j.p().min(16)) + 200 * u64::from(j.p()))
+                })
                 .sum::<u64>();
         loop {
             w.step += 1;

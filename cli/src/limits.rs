@@ -10,7 +10,7 @@ use clap::Args;
 use sink_coordinator::limits::MAX_LIMIT_BYTES;
 use sink_coordinator::Limits;
 use sink_coordinator_host::engine::{
-    RuntimeOptions, DEFAULT_FUEL_PER_CALL, FUEL_RANGE, MAX_HOSTCALL_RANGE, MAX_MEMORY_RANGE,
+    RuntimeOptions, FUEL_RANGE, MAX_HOSTCALL_RANGE, MAX_MEMORY_RANGE,
 };
 
 use crate::clip;
@@ -34,10 +34,10 @@ pub struct LimitArgs {
     #[arg(long, value_name = "BYTES", value_parser = parse_size_limit)]
     max_snapshot_bytes: Option<u64>,
     /// Fuel (about one unit per wasm instruction) for each call into the
-    /// component; running out traps. Range 1000000..=1000000000000000.
-    #[arg(long, value_name = "UNITS", value_parser = parse_fuel,
-          default_value_t = DEFAULT_FUEL_PER_CALL)]
-    fuel: u64,
+    /// component; running out traps. Default: no metering (the per-call
+    /// deadline and the memory limit stop a runaway guest). Range 1000000..=1000000000000000.
+    #[arg(long, value_name = "UNITS", value_parser = parse_fuel)]
+    fuel: Option<u64>,
     /// Upper bound of the component's linear memory; growing past it traps
     /// with "out of memory". Default derived from --max-snapshot-bytes
     /// (4GiB for the default); range 4MiB..=4GiB.
@@ -157,7 +157,7 @@ impl LimitArgs {
             wasm_backtrace: base.wasm_backtrace,
             ..derived
         };
-        options.fuel_per_call = Some(self.fuel);
+        options.fuel_per_call = self.fuel.or(base.fuel_per_call);
         if let Some(v) = self.max_memory {
             options.max_memory_bytes = usize::try_from(v).ok();
         }

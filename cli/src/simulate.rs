@@ -6,10 +6,11 @@ use std::sync::OnceLock;
 
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
+use sink_coordinator_host::engine::DEFAULT_FUEL_PER_CALL;
 use sink_coordinator_testkit::sim::campaign::{self, CampaignOptions, Progress, ProgressUnit};
 use sink_coordinator_testkit::sim::{Ending, FaultLevel, JobMode};
 
-use crate::{print, runtime, Cli, Failure};
+use crate::{print, runtime_with, Cli, Failure};
 
 // Documented ranges, checked at parse time (exit 2): a simulated writer
 // costs memory for its model and outbox, so the bound keeps one run within a
@@ -180,7 +181,9 @@ pub fn cmd_simulate(cli: &Cli, args: &SimulateArgs) -> Result<String, Failure> {
     let runtime = if args.native {
         None
     } else {
-        Some(runtime(cli, None)?)
+        // Its guest traps are injected through small fuel budgets: the
+        // runtime meters fuel (off by default).
+        Some(runtime_with(cli, None, Some(DEFAULT_FUEL_PER_CALL))?)
     };
     let bar = Bar::default();
     let progress = (!args.quiet).then_some(&bar as &dyn Progress);

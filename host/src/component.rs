@@ -188,9 +188,16 @@ impl ComponentCoordinator {
         })
     }
 
-    /// Fuel granted to each later call (only when the runtime meters fuel).
+    /// Fuel granted to each later call (only when the runtime meters fuel,
+    /// see [`Self::meters_fuel`]).
     pub fn set_fuel_per_call(&mut self, fuel: u64) {
         self.instance.fuel_per_call = Some(fuel);
+    }
+
+    /// Whether the runtime meters fuel (`RuntimeOptions::fuel_per_call`),
+    /// so that [`Self::set_fuel_per_call`] takes effect.
+    pub fn meters_fuel(&self) -> bool {
+        self.instance.runtime.options().fuel_per_call.is_some()
     }
 
     /// True once a trap discarded this instance's Store.

@@ -36,10 +36,11 @@ use sink::coordinator::{clock as wit_clock, storage as wit_storage};
 /// The committed component (`dist/`), see [`crate::artifact`].
 pub use crate::artifact::EMBEDDED_WASM;
 
-/// Fuel for one call by default: far more than any legitimate call needs
-/// (a call costs thousands to millions of units; committing a 1 GiB
-/// snapshot costs about 35 billion: ~32 units per byte), and still finite:
-/// a runaway loop traps instead of hanging the host.
+/// A generous fuel budget for one call, for hosts that turn metering on
+/// ([`RuntimeOptions::fuel_per_call`], off by default): far more than any
+/// legitimate call needs (a call costs thousands to millions of units;
+/// committing a 1 GiB snapshot costs about 35 billion: ~32 units per byte),
+/// and still finite.
 pub const DEFAULT_FUEL_PER_CALL: u64 = 100_000_000_000;
 
 const MIB: u64 = 1 << 20;
@@ -96,7 +97,7 @@ pub const fn hostcall_bytes_for(limits: &Limits) -> u64 {
 /// snapshot count too); a committed 1 GiB snapshot took 14 s in total.
 pub fn deadline_for(limits: &Limits) -> Duration {
     let per_gib = Duration::from_secs(300).as_millis() as u64;
-    let extra_ms = (u128::from(limits.max_snapshot_bytes) * u128::from(per_gib) >> 30) as u64;
+    let extra_ms = ((u128::from(limits.max_snapshot_bytes) * u128::from(per_gib)) >> 30) as u64;
     Duration::from_secs(60) + Duration::from_millis(extra_ms)
 }
 
@@ -123,9 +124,13 @@ pub struct RuntimeOptions {
     /// to every coordinator created on the runtime; the wasmtime limits
     /// below are derived from them by [`Self::from_limits`].
     pub limits: Limits,
-    /// The per-call budget: fuel (≈ wasm instructions) granted to each call,
-    /// including instantiation; `None` turns fuel metering off. Running out
-    /// is a trap ("all fuel consumed by WebAssembly"). Default
+    /// An instruction budget per call: fuel (≈ wasm instructions) granted
+    /// to each call, including instantiation; running out is a trap ("all
+    /// fuel consumed by WebAssembly"). `None` (the default): no metering.
+    /// A runaway guest is stopped by [`Self::call_deadline`] and the memory
+    /// limit instead; metering every instruction made the realistic job
+    /// about 25 % slower (BENCHMARKS.md). Turn it on for a deterministic
+    /// budget (the simulator's trap injection uses it), e.g.
     /// [`DEFAULT_FUEL_PER_CALL`]; range [`FUEL_RANGE`].
     pub fuel_per_call: Option<u64>,
     /// Upper bound of a Store's linear memory in bytes; `None` = the wasm32
@@ -163,13 +168,13 @@ impl Default for RuntimeOptions {
 impl RuntimeOptions {
     /// The options for coordinators with size limits `limits`: the memory
     /// limit, host-call copy budget and call deadline derived from them
-    /// ([`memory_for`], [`hostcall_bytes_for`], [`deadline_for`]), default
-    /// fuel, no backtraces, no cache.
+    /// ([`memory_for`], [`hostcall_bytes_for`], [`deadline_for`]), no fuel
+    /// metering, no backtraces, no cache.
     pub fn from_limits(limits: Limits) -> Self {
         let memory = memory_for(&limits);
         RuntimeOptions {
             limits,
-            fuel_per_call: Some(DEFAULT_FUEL_PER_CALL),
+            fuel_per_call: None,
             max_memory_bytes: (memory < WASM32_MEMORY_BYTES).then_some(memory as usize),
             max_hostcall_bytes: usize::try_from(hostcall_bytes_for(&limits)).unwrap_or(usize::MAX),
             call_deadline: Some(deadline_for(&limits)),

@@ -2,13 +2,18 @@
 //! the writer helper.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
-use sink_coordinator::{Config, Entry, ErrorKind, Lifecycle, MemStorage, Storage, END};
+use sink_coordinator::{
+    Config, Entry, ErrorKind, Lifecycle, MemStorage, Storage, StorageError, END,
+};
 use sink_coordinator_host::clock::ManualClock;
+use sink_coordinator_host::engine::{DEADLINE_TICK, DEFAULT_FUEL_PER_CALL};
 use sink_coordinator_host::env::{HostEnv, Shared};
 use sink_coordinator_host::storage::LocalDirStorage;
 use sink_coordinator_host::{
-    ComponentCoordinator, ComponentTable, HostErrorKind, Runtime, RuntimeOptions,
+    ComponentCoordinator, ComponentTable, HostError, HostErrorKind, Runtime, RuntimeOptions,
 };
 use sink_coordinator_testkit::driver::{ComponentDriver, Driver, NativeDriver};
 
@@ -28,18 +33,129 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-#[test]
-fn trap_is_reported_and_the_host_stays_usable() {
-    let runtime = Runtime::embedded().unwrap();
-    assert!(
-        runtime.options().fuel_per_call.is_some(),
-        "the default runtime meters fuel"
-    );
-    let storage = Shared::new(MemStorage::default());
-    let env = || HostEnv::new(storage.clone(), ManualClock::new(0, 0));
+/// A storage that, once armed, advances the runtime's epoch past any call
+/// deadline inside a `put-if-absent`: when the guest resumes it has run
+/// out of time, exactly as a guest stuck in a loop does once the ticker
+/// passed its deadline (deterministic: no waiting on the clock).
+struct Overrun {
+    inner: Shared<MemStorage>,
+    armed: Arc<AtomicBool>,
+    expire: Arc<dyn Fn() + Send + Sync>,
+}
 
-    let mut coordinator =
-        ComponentCoordinator::new(&runtime, env(), &Config::new(1, "trapped"), None).unwrap();
+impl Storage for Overrun {
+    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        self.inner.get(key)
+    }
+    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
+        if self.armed.swap(false, Ordering::SeqCst) {
+            (self.expire)();
+        }
+        self.inner.put_if_absent(key, value)
+    }
+    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
+        self.inner.put(key, value)
+    }
+    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
+        self.inner.delete(key)
+    }
+    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        self.inner.list(prefix)
+    }
+}
+
+/// A guest that overruns its deadline is interrupted (epoch interruption,
+/// the default sandbox: no fuel metering), its instance is discarded, and
+/// the runtime and the table stay usable.
+#[test]
+fn overrun_is_interrupted_and_the_host_stays_usable() {
+    let runtime = Runtime::embedded().unwrap();
+    assert_eq!(
+        runtime.options().fuel_per_call,
+        None,
+        "no metering by default"
+    );
+    let deadline = runtime
+        .options()
+        .call_deadline
+        .expect("a deadline by default");
+    let storage = Shared::new(MemStorage::default());
+    let armed = Arc::new(AtomicBool::new(false));
+    let engine = runtime.engine().clone();
+    let ticks = deadline.as_millis() / DEADLINE_TICK.as_millis() + 2;
+    let expire: Arc<dyn Fn() + Send + Sync> = Arc::new(move || {
+        for _ in 0..ticks {
+            engine.increment_epoch();
+        }
+    });
+    let env = HostEnv::new(
+        Overrun {
+            inner: storage.clone(),
+            armed: armed.clone(),
+            expire,
+        },
+        ManualClock::new(0, 0),
+    );
+    let coordinator =
+        ComponentCoordinator::new(&runtime, env, &Config::new(1, "trapped"), None).unwrap();
+    let err = trap_then_usable(&runtime, &storage, coordinator, |c| {
+        armed.store(true, Ordering::SeqCst);
+        c.event(0, 0, entry(2, &["b"])).unwrap();
+        c.checkpoint_complete(2).unwrap_err()
+    });
+    assert!(
+        err.message.ends_with(&format!(
+            "the call exceeded its deadline of {} ms",
+            deadline.as_millis()
+        )),
+        "{err}"
+    );
+    // The snapshot of checkpoint 2 was created before the guest overran.
+    assert_eq!(
+        ComponentTable::new(&runtime, storage)
+            .unwrap()
+            .list_snapshots()
+            .unwrap()
+            .len(),
+        3
+    );
+}
+
+/// With fuel metering turned on, a guest out of fuel traps the same way.
+#[test]
+fn out_of_fuel_is_a_trap_and_the_host_stays_usable() {
+    let runtime = Runtime::new(
+        sink_coordinator_host::engine::EMBEDDED_WASM,
+        RuntimeOptions {
+            fuel_per_call: Some(DEFAULT_FUEL_PER_CALL),
+            ..RuntimeOptions::default()
+        },
+    )
+    .unwrap();
+    let storage = Shared::new(MemStorage::default());
+    let env = HostEnv::new(storage.clone(), ManualClock::new(0, 0));
+    let coordinator =
+        ComponentCoordinator::new(&runtime, env, &Config::new(1, "trapped"), None).unwrap();
+    assert!(coordinator.meters_fuel());
+    let err = trap_then_usable(&runtime, &storage, coordinator, |c| {
+        // A budget far too small for any call: the guest runs out of fuel.
+        c.set_fuel_per_call(10);
+        let err = c.event(0, 0, entry(2, &["b"])).unwrap_err();
+        c.set_fuel_per_call(u64::MAX);
+        err
+    });
+    assert!(err.message.contains("all fuel consumed"), "{err}");
+}
+
+/// Commits checkpoint 1, makes the guest trap with `trap`, then checks
+/// that the instance is discarded, answers like a failed one, and that a
+/// new instance over the same table works. Returns the trap.
+fn trap_then_usable(
+    runtime: &Runtime,
+    storage: &Shared<MemStorage>,
+    mut coordinator: ComponentCoordinator,
+    trap: impl FnOnce(&mut ComponentCoordinator) -> HostError,
+) -> HostError {
     assert_eq!(coordinator.committed_up_to(), None, "none in created");
     let started = coordinator.start().unwrap();
     assert_eq!(coordinator.state(), Lifecycle::Running);
@@ -50,25 +166,19 @@ fn trap_is_reported_and_the_host_stays_usable() {
     assert_eq!(completed.committed_up_to, Some(1));
     assert_eq!(coordinator.committed_up_to(), Some(1));
 
-    // A budget far too small for any call: the guest runs out of fuel.
-    coordinator.set_fuel_per_call(10);
-    let err = coordinator.event(0, 0, entry(2, &["b"])).unwrap_err();
+    let err = trap(&mut coordinator);
     assert_eq!(err.kind, HostErrorKind::Trap, "{err}");
     assert_eq!(err.kind.name(), "trap");
     assert!(err.kind.is_fatal());
+    assert!(!err.message.contains('\n'), "{err}");
     assert!(coordinator.is_discarded());
     assert_eq!(coordinator.state(), Lifecycle::Failed);
     // What the host last knew: still true, the guest's value only grows.
     assert_eq!(coordinator.committed_up_to(), Some(1));
 
     // Later calls fail like on any failed instance, without entering the guest.
-    coordinator.set_fuel_per_call(u64::MAX);
-    let err = coordinator.event(0, 0, entry(2, &["b"])).unwrap_err();
-    assert_eq!(
-        err.kind,
-        HostErrorKind::Core(ErrorKind::IllegalState),
-        "{err}"
-    );
+    let e = coordinator.event(0, 0, entry(3, &["c"])).unwrap_err();
+    assert_eq!(e.kind, HostErrorKind::Core(ErrorKind::IllegalState), "{e}");
     assert_eq!(
         coordinator.checkpoint(1).unwrap_err().kind,
         HostErrorKind::Core(ErrorKind::IllegalState)
@@ -78,19 +188,19 @@ fn trap_is_reported_and_the_host_stays_usable() {
     assert_eq!(closed.committed_up_to, Some(1));
 
     // The runtime and the table are fine: a new instance works.
-    let mut fresh =
-        ComponentCoordinator::new(&runtime, env(), &Config::new(1, "job"), None).unwrap();
+    let env = HostEnv::new(storage.clone(), ManualClock::new(0, 0));
+    let mut fresh = ComponentCoordinator::new(runtime, env, &Config::new(1, "job"), None).unwrap();
     assert_eq!(fresh.start().unwrap().state, Lifecycle::Running);
     fresh.event(0, 0, entry(1, &["a"])).unwrap();
     assert_eq!(
         fresh.checkpoint_complete(1).unwrap().committed_up_to,
         Some(1)
     );
-    let mut table = ComponentTable::new(&runtime, storage.clone()).unwrap();
+    let mut table = ComponentTable::new(runtime, storage.clone()).unwrap();
     let snapshots = table.list_snapshots().unwrap();
-    assert_eq!(snapshots.len(), 2);
-    assert_eq!(snapshots[1].identifier, 1);
-    assert_eq!(snapshots[1].commit_user, "job");
+    let last = snapshots.last().unwrap();
+    assert_eq!((last.identifier, last.commit_user.as_str()), (1, "job"));
+    err
 }
 
 #[test]

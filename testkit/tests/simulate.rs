@@ -13,7 +13,8 @@
 
 use std::sync::Mutex;
 
-use sink_coordinator_host::Runtime;
+use sink_coordinator_host::engine::{DEFAULT_FUEL_PER_CALL, EMBEDDED_WASM};
+use sink_coordinator_host::{Runtime, RuntimeOptions};
 use sink_coordinator_testkit::sim::{self, Engine, FaultLevel, SimOptions};
 
 fn env_u64(name: &str, default: u64) -> u64 {
@@ -200,7 +201,13 @@ fn native_large_seeds() {
 /// Through the component (with guest traps), small and larger jobs.
 #[test]
 fn component_seeds() {
-    let runtime = Runtime::embedded().expect("the embedded component loads");
+    // Guest traps are injected through small fuel budgets: a metering
+    // runtime (the default one meters nothing).
+    let options = RuntimeOptions {
+        fuel_per_call: Some(DEFAULT_FUEL_PER_CALL),
+        ..RuntimeOptions::default()
+    };
+    let runtime = Runtime::new(EMBEDDED_WASM, options).expect("the embedded component loads");
     let engine = Engine::Component(runtime);
     let first = env_u64("SIM_FIRST_SEED", 0) + 1_000_000;
     check(

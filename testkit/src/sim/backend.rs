@@ -462,10 +462,12 @@ impl SimCoordinator {
     pub(crate) fn set_fuel(&mut self, fuel: u64) -> bool {
         match self {
             SimCoordinator::Native(_) => false,
-            SimCoordinator::Component { comp, .. } => {
+            // A runtime without metering cannot run out of fuel.
+            SimCoordinator::Component { comp, .. } if comp.meters_fuel() => {
                 comp.set_fuel_per_call(fuel);
                 true
             }
+            SimCoordinator::Component { .. } => false,
         }
     }
 

@@ -88,6 +88,7 @@ flink-test: flink-setup
 hosts-test: build hosts-setup
 	node --test hosts/node/test/
 	target/python-package/venv/bin/python hosts/python/tests/test_package.py
+	hosts/python/typecheck.sh
 	node hosts/raw-abi/example.mjs $(COMPONENT)
 	hosts/compare.sh --component $(COMPONENT) tests/conformance tests/regressions
 

@@ -6,7 +6,7 @@ trap raises ``TrapError`` and discards the handle (a table re-instantiates)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, List, Optional, Sequence, TypeVar
+from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar
 
 from wasmtime.component import Record, Variant
 
@@ -27,7 +27,7 @@ def _record(value: Any) -> Record:
     return r
 
 
-def _fields(record: Any) -> dict:
+def _fields(record: Any) -> Dict[str, Any]:
     return {k.replace("-", "_"): v for k, v in vars(record).items()}
 
 
@@ -73,9 +73,10 @@ def _unwrap(value: Any) -> Any:
     class. wasmtime-py tags a result (``Variant``) only when its cases'
     Python types overlap; otherwise the bare ``error`` Record is the err."""
     if isinstance(value, Variant) and value.tag in ("ok", "err"):
+        payload: Any = value.payload
         if value.tag == "err":
-            raise ERRORS[value.payload.kind](value.payload.message)
-        return value.payload
+            raise ERRORS[payload.kind](payload.message)
+        return payload
     if _is_error(value):
         raise ERRORS[value.kind](value.message)
     return value

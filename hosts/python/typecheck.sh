@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The installed package's types (py.typed): mypy --strict over the package as
+# installed from the wheel, and over the examples of its README and of
+# docs/hosts/python.md (a user's code type-checks against it). Uses the wheel
+# package.sh built and a venv of its own with mypy from PyPI
+# (target/python-package/mypy-venv, kept between runs).
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$HERE/../.." && pwd)"
+venv="$REPO/target/python-package/mypy-venv"
+work="$REPO/target/python-package/typecheck"
+pip=(--disable-pip-version-check -q)
+
+[ -x "$venv/bin/mypy" ] || { "${PYTHON:-python3}" -m venv "$venv" && "$venv/bin/python" -m pip install "${pip[@]}" mypy==2.4.1; }
+"$venv/bin/python" -m pip install "${pip[@]}" --force-reinstall --no-deps "$REPO"/target/python-package/wheels/sink_coordinator-*.whl
+"$venv/bin/python" -m pip install "${pip[@]}" "$REPO"/target/python-package/wheels/sink_coordinator-*.whl
+rm -rf "$work" && mkdir -p "$work"
+"$venv/bin/python" - "$HERE/README.md" "$REPO/docs/hosts/python.md" "$work" <<'PY'
+import re, sys
+for i, page in enumerate(sys.argv[1:3]):
+    code = re.search(r"```python\n(.*?)```", open(page, encoding="utf-8").read(), re.S).group(1)
+    open(f"{sys.argv[3]}/example_{i}.py", "w", encoding="utf-8").write(code)
+PY
+cd "$work"
+"$venv/bin/mypy" --strict --no-incremental -p sink_coordinator
+"$venv/bin/mypy" --strict --no-incremental example_0.py example_1.py

@@ -1,4 +1,4 @@
-//! Component bindings: the WIT exports call the sans-IO core, and the core's
+//! Component bindings: the WIT exports call the core, and the core's
 //! effects are served by the WIT imports. Only compiled for wasm32.
 
 use alloc::string::String;

@@ -1,8 +1,10 @@
-//! Exactly-once commit coordinator for streaming sinks: a sans-IO core.
+//! Exactly-once commit coordinator for streaming sinks: a deterministic core
+//! with storage and time behind two small traits.
 //!
-//! The coordinator is a pure state machine: every call takes the effects it
-//! may use (`env::Storage` + `env::Clock`) as an argument and returns an
-//! outcome; nothing runs in the background. The same code runs natively
+//! The coordinator is a deterministic state machine: every call takes the
+//! effects it may use (`env::Storage` + `env::Clock`, as `&mut dyn Env`) as
+//! an argument, calls them synchronously, and returns an outcome; nothing
+//! runs in the background. The same code runs natively
 //! (tests, `replay --native`) and inside the WebAssembly component, where the
 //! `bindings` module implements the effects with the WIT imports.
 //!

@@ -23,6 +23,10 @@ pub mod error;
 #[allow(missing_docs)]
 pub mod storage;
 
+/// The core's types of this API (`Config`, `Entry`, `Outcome`, `Storage`,
+/// ...): an embedder depends on this crate alone.
+pub use sink_coordinator as core;
+
 pub use component::{ComponentCoordinator, ComponentTable, ComponentWriter};
 pub use engine::{Runtime, RuntimeOptions};
 pub use error::{HostError, HostErrorKind, HostResult};

@@ -7,7 +7,7 @@
 use jni::objects::{JByteArray, JObject, JObjectArray, JValue};
 use jni::sys::jsize;
 use jni::JNIEnv;
-use sink_coordinator::{Entry, Outcome, Snapshot, Tag};
+use sink_coordinator_host::core::{Entry, Outcome, Snapshot, Tag};
 
 use crate::call::{checkpoint_id, CallResult, Fail};
 

@@ -4,8 +4,8 @@
 use jni::objects::{JByteArray, JClass, JIntArray, JObject, JObjectArray, JString};
 use jni::sys::{jboolean, jbyteArray, jint, jlong, jobject, jstring};
 use jni::JNIEnv;
-use sink_coordinator::{Config, FinalCommitMode, Outcome, RecoveryMode, RestorePoint};
 use sink_coordinator_host::clock::SystemClock;
+use sink_coordinator_host::core::{Config, FinalCommitMode, Outcome, RecoveryMode, RestorePoint};
 use sink_coordinator_host::env::HostEnv;
 use sink_coordinator_host::storage::LocalDirStorage;
 use sink_coordinator_host::{ComponentCoordinator, HostResult};
@@ -15,6 +15,7 @@ use crate::call::{
     with_handle, CallResult, Fail,
 };
 use crate::convert;
+use crate::faults::{DrilledStorage, FaultPlan};
 
 type Handle = ComponentCoordinator;
 
@@ -36,8 +37,10 @@ fn outcome_call<'local>(
 /// `long coordinatorNew(String logDir, int parallelism, String commitUser,
 /// boolean checkpointing, boolean finalOnEndInput, boolean forceCreateSnapshot,
 /// boolean savepointAutoTag, long tagRetainedMs, boolean recoveryContinue,
-/// long restoreCheckpoint, byte[] state, int[] finishedSubtasks)`:
-/// `tagRetainedMs` and `restoreCheckpoint` are `-1` for none.
+/// long restoreCheckpoint, byte[] state, int[] finishedSubtasks,
+/// int faultEvery, long faultAfter)`: `tagRetainedMs`, `restoreCheckpoint`
+/// and `faultAfter` are `-1` for none; `faultEvery` 0 for none (a storage
+/// fault drill, [`crate::faults`]).
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorNew<'local>(
@@ -55,6 +58,8 @@ pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinato
     restore_checkpoint: jlong,
     state: JByteArray<'local>,
     finished: JIntArray<'local>,
+    fault_every: jint,
+    fault_after: jlong,
 ) -> jlong {
     fenced(&mut env, 0, |env| {
         let dir: String = env.get_string(&log_dir)?.into();
@@ -104,12 +109,16 @@ pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinato
         let storage = LocalDirStorage::open(&dir)
             .map_err(|e| Fail::Usage(format!("cannot open the table log {dir}: {e}")))?;
         let runtime = crate::runtime().map_err(Fail::Usage)?;
-        let coordinator = ComponentCoordinator::new(
-            &runtime,
-            HostEnv::new(storage, SystemClock),
-            &config,
-            restore.as_ref(),
-        )?;
+        let plan = FaultPlan {
+            every: u32::try_from(fault_every).unwrap_or(0),
+            fail_after: u64::try_from(fault_after).ok(),
+        };
+        let env = if plan == FaultPlan::default() {
+            HostEnv::new(storage, SystemClock)
+        } else {
+            HostEnv::new(DrilledStorage::new(storage, plan), SystemClock)
+        };
+        let coordinator = ComponentCoordinator::new(&runtime, env, &config, restore.as_ref())?;
         Ok(into_handle(coordinator))
     })
 }

@@ -83,7 +83,8 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
                                         "sink-coordinator-writer",
                                         BytePrimitiveArraySerializer.INSTANCE));
         LOG.debug("writer subtask {} attempt {}: restored={}",
-                subtask, getRuntimeContext().getTaskInfo().getAttemptNumber(), context.isRestored());
+                subtask, getRuntimeContext().getTaskInfo().getAttemptNumber(),
+                        context.isRestored());
         if (context.isRestored()) {
             long checkpoint = context.getRestoredCheckpointId().getAsLong();
             List<byte[]> states = new ArrayList<>();

@@ -69,9 +69,11 @@ public final class CoordinatorStats {
     @Override
     public String toString() {
         return String.format(
-                "component calls %d (%.1f ms total, starts %.1f ms; per completed checkpoint %d us: "
+                "component calls %d (%.1f ms total, starts %.1f ms; "
+                        + "per completed checkpoint %d us: "
                         + "events %d, checkpoint %d, complete %d), "
-                        + "checkpoints completed %d (mean %d us trigger-to-completion), declined %d, "
+                        + "checkpoints completed %d (mean %d us trigger-to-completion), "
+                        + "declined %d, "
                         + "coordinator starts %d, global restores %d (%d with finished subtasks), "
                         + "subtask resets %d, restarts requested %d, fatal %d, storage retries %d",
                 componentCalls.get(),

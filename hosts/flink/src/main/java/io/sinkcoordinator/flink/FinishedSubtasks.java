@@ -45,7 +45,8 @@ final class FinishedSubtasks {
             return new int[0];
         }
         OperatorID operator = context.getOperatorId();
-        for (CompletedCheckpoint checkpoint : checkpoints.getCheckpointStore().getAllCheckpoints()) {
+        for (CompletedCheckpoint checkpoint : checkpoints.getCheckpointStore()
+                .getAllCheckpoints()) {
             if (checkpoint.getCheckpointID() != checkpointId) {
                 continue;
             }

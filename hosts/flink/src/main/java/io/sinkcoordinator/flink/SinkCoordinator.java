@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * <caption>Callback → component call</caption>
  * <tr><td>start</td><td>new instance (fresh, or from the restored state bytes and the
  *     finished subtasks), {@code start}</td></tr>
- * <tr><td>handleEventFromOperator</td><td>{@code event} (ordinary or END), {@code restored}</td></tr>
+ * <tr><td>handleEventFromOperator</td><td>{@code event} (ordinary or END), {@code
+ *     restored}</td></tr>
  * <tr><td>checkpointCoordinator</td><td>{@code checkpoint} → the state bytes</td></tr>
  * <tr><td>notifyCheckpointComplete / Aborted</td><td>{@code checkpoint-complete} /
  *     {@code checkpoint-aborted}</td></tr>
@@ -97,7 +98,7 @@ final class SinkCoordinator implements OperatorCoordinator {
                     restoreCheckpoint,
                     Arrays.toString(finished));
         }
-        stats.starts.incrementAndGet();
+        boolean first = stats.starts.incrementAndGet() == 1;
         long created = System.nanoTime();
         component =
                 new ComponentCoordinator(
@@ -106,7 +107,9 @@ final class SinkCoordinator implements OperatorCoordinator {
                         options.config(),
                         restoreCheckpoint,
                         restoreState,
-                        finished);
+                        finished,
+                        options.faultEvery(),
+                        first ? options.faultAfter() : -1);
         restoreState = null;
         record(created, stats.startNanos);
         apply("start", stats.startNanos, () -> component.start());
@@ -125,7 +128,10 @@ final class SinkCoordinator implements OperatorCoordinator {
     }
 
     @Override
-    public synchronized void handleEventFromOperator(int subtask, int attempt, OperatorEvent event) {
+    public synchronized void handleEventFromOperator(
+            int subtask,
+            int attempt,
+            OperatorEvent event) {
         if (finishedAtRestore.contains(subtask)) {
             dropReplayOfFinished(subtask, event);
             return;
@@ -173,7 +179,9 @@ final class SinkCoordinator implements OperatorCoordinator {
     }
 
     @Override
-    public synchronized void checkpointCoordinator(long checkpointId, CompletableFuture<byte[]> result) {
+    public synchronized void checkpointCoordinator(
+            long checkpointId,
+            CompletableFuture<byte[]> result) {
         long start = System.nanoTime();
         try {
             byte[] state = component.checkpoint(checkpointId);
@@ -250,7 +258,10 @@ final class SinkCoordinator implements OperatorCoordinator {
     }
 
     @Override
-    public synchronized void executionAttemptReady(int subtask, int attempt, SubtaskGateway gateway) {
+    public synchronized void executionAttemptReady(
+            int subtask,
+            int attempt,
+            SubtaskGateway gateway) {
         gateways[subtask] = gateway;
         // A restarted writer learns what it may forget (a stale value is still true).
         if (sentUpTo >= 0) {
@@ -282,7 +293,8 @@ final class SinkCoordinator implements OperatorCoordinator {
                     continue;
                 }
                 if (e.isDeclined()) {
-                    LOG.warn("sink {}: {} declined: {}", options.config().commitUser(), what, e.getMessage());
+                    LOG.warn("sink {}: {} declined: {}", options.config().commitUser(), what,
+                            e.getMessage());
                     return;
                 }
                 fail(new FlinkException("sink coordinator: " + what + " failed", e));
@@ -312,7 +324,8 @@ final class SinkCoordinator implements OperatorCoordinator {
                                     + Arrays.toString(outcome.committed)
                                     + " ("
                                     + what
-                                    + "); failing over once more so that every writer starts from them"));
+                                    + "); failing over once more so that every writer"
+                                    + " starts from them"));
         }
     }
 

@@ -22,14 +22,30 @@ public final class SinkOptions implements Serializable {
     private final String table;
     private final CoordinatorConfig config;
     private final int storageAttempts;
+    private final int faultEvery;
+    private final long faultAfter;
 
     private SinkOptions(String table, CoordinatorConfig config, int storageAttempts) {
+        this(table, config, storageAttempts, 0, -1);
+    }
+
+    private SinkOptions(
+            String table,
+            CoordinatorConfig config,
+            int storageAttempts,
+            int faultEvery,
+            long faultAfter) {
         this.table = Objects.requireNonNull(table, "table");
         this.config = Objects.requireNonNull(config, "config");
         if (storageAttempts < 1) {
             throw new IllegalArgumentException("storageAttempts must be at least 1");
         }
         this.storageAttempts = storageAttempts;
+        if (faultEvery < 0 || faultAfter < -1) {
+            throw new IllegalArgumentException("fault drill: every >= 0, after >= -1");
+        }
+        this.faultEvery = faultEvery;
+        this.faultAfter = faultAfter;
     }
 
     /** A table at {@code table}, committed as {@code commitUser}, with the default options. */
@@ -42,11 +58,33 @@ public final class SinkOptions implements Serializable {
 
     /** The same sink with other coordinator options (the commit user included). */
     public SinkOptions withConfig(CoordinatorConfig config) {
-        return new SinkOptions(table, config, storageAttempts);
+        return new SinkOptions(table, config, storageAttempts, faultEvery, faultAfter);
     }
 
+    /** How often a call that failed on {@code storage} is made in all before the job fails. */
     public SinkOptions withStorageAttempts(int attempts) {
-        return new SinkOptions(table, config, attempts);
+        return new SinkOptions(table, config, attempts, faultEvery, faultAfter);
+    }
+
+    /**
+     * A storage fault drill (tests, outage rehearsals): every coordinator
+     * instance fails every {@code every}-th write to the table log (0: none),
+     * and the job's first instance fails every write after its first {@code
+     * after} (-1: none), so that its repeats run out, the job fails over and
+     * the next instance recovers.
+     */
+    public SinkOptions withStorageFaultDrill(int every, long after) {
+        return new SinkOptions(table, config, storageAttempts, every, after);
+    }
+
+    /** The drill's period (0: none). */
+    public int faultEvery() {
+        return faultEvery;
+    }
+
+    /** The drill's outage start for the first instance (-1: none). */
+    public long faultAfter() {
+        return faultAfter;
     }
 
     public String table() {

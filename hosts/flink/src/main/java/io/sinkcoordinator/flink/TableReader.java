@@ -64,7 +64,9 @@ public final class TableReader implements AutoCloseable {
         return out;
     }
 
-    /** Prints a table's snapshots (with their record counts) and tags: {@code TableReader <table>}. */
+    /**
+     * Prints a table's snapshots (with their record counts) and tags: {@code TableReader <table>}.
+     */
     public static void main(String[] args) throws IOException {
         if (args.length != 1) {
             System.err.println("usage: TableReader <table directory>");

@@ -40,7 +40,8 @@ final class CrashTest {
             int kills = 0;
             for (int run = 0; run < 12; run++) {
                 Optional<Path> before = latestCheckpoint(checkpoints);
-                Process child = start(table, checkpoints, restoreFrom, logs.resolve("run-" + run + ".log"));
+                Process child = start(table, checkpoints, restoreFrom, logs.resolve("run-" + run
+                        + ".log"));
                 boolean kill = kills < KILLS;
                 boolean exited;
                 if (kill) {
@@ -70,7 +71,8 @@ final class CrashTest {
                     restoreFrom = latest.get().toString();
                 }
                 System.out.println("     killed run " + run + "; restoring from "
-                        + (restoreFrom.isEmpty() ? "nothing" : checkpoints.relativize(Path.of(restoreFrom))));
+                        + (restoreFrom.isEmpty() ? "nothing" : checkpoints.relativize(Path
+                                .of(restoreFrom))));
             }
             check(kills >= 2, "only " + kills + " kills");
             System.out.println("     " + kills + " kills; restarted from retained checkpoints");
@@ -88,7 +90,8 @@ final class CrashTest {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("-Xmx512m");
-        command.add("-Dsinkcoord.native.library=" + System.getProperty("sinkcoord.native.library", ""));
+        command.add("-Dsinkcoord.native.library="
+                + System.getProperty("sinkcoord.native.library", ""));
         String log4j = System.getProperty("log4j2.configurationFile");
         if (log4j != null) {
             command.add("-Dlog4j2.configurationFile=" + log4j);
@@ -128,9 +131,11 @@ final class CrashTest {
             String restoreFrom = args.length > 2 ? args[2] : "";
             Configuration conf = new Configuration();
             conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
-            conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, Path.of(checkpoints).toUri().toString());
+            conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+                    Path.of(checkpoints).toUri().toString());
             conf.set(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
-                    org.apache.flink.configuration.ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
+                    org.apache.flink.configuration.ExternalizedCheckpointRetention
+                            .RETAIN_ON_CANCELLATION);
             conf.set(CheckpointingOptions.MAX_RETAINED_CHECKPOINTS, 3);
             if (!restoreFrom.isEmpty()) {
                 conf.set(StateRecoveryOptions.SAVEPOINT_PATH, restoreFrom);

@@ -24,7 +24,9 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 final class EndToEndTests {
     private EndToEndTests() {}
 
-    /** The pipeline of every test: a sequence, throttled, maybe failing, as strings, into the sink. */
+    /**
+     * The pipeline of every test: a sequence, throttled, maybe failing, as strings, into the sink.
+     */
     static void pipeline(
             StreamExecutionEnvironment env,
             long n,
@@ -88,6 +90,37 @@ final class EndToEndTests {
     }
 
     /**
+     * SEMANTICS 8 in Flink, by a storage fault drill on the table log: every
+     * 3rd write of every coordinator instance fails (alternately before and
+     * after landing), which the coordinator repeats; the first instance then
+     * loses its storage after 6 writes, so a commit's repeats run out and the
+     * job fails over; the next instance's recovery commits what that commit
+     * could not and asks for one more failover ({@code restart-required}).
+     */
+    static void storageFaults() throws Exception {
+        Path table = TestSupport.tempDir("storage-faults");
+        try {
+            long n = 30_000;
+            StreamExecutionEnvironment env = TestSupport.env(2, 10, new Configuration());
+            env.enableCheckpointing(100);
+            SinkOptions options =
+                    SinkOptions.of(table.toString(), user(table)).withStorageFaultDrill(3, 6);
+            pipeline(env, n, options, null, 10);
+            env.execute("storage-faults");
+            TestSupport.assertExactlyOnce(table, n);
+            TestSupport.assertEndSnapshot(table);
+            CoordinatorStats stats = CoordinatorStats.of(user(table));
+            System.out.println("     " + stats);
+            check(stats.storageRetries.get() >= 5, "few storage repeats: " + stats);
+            check(stats.fatalFailures.get() >= 1, "the outage did not fail the job: " + stats);
+            check(stats.globalRestores.get() >= 2, "no failover after the outage: " + stats);
+            check(stats.restartsRequested.get() >= 1, "no restart-required: " + stats);
+        } finally {
+            TestSupport.deleteTree(table);
+        }
+    }
+
+    /**
      * Subtask 3 is 25 times slower than the others, which finish first; then
      * it fails its task once (a region failover) and a checkpoint once (a
      * global failover restoring a checkpoint in which the others are finished).
@@ -140,7 +173,8 @@ final class EndToEndTests {
             long n = 60_000;
             SinkOptions options =
                     SinkOptions.of(table.toString(), user(table))
-                            .withConfig(CoordinatorConfig.of(user(table)).withSavepointAutoTag(true));
+                            .withConfig(CoordinatorConfig.of(user(table))
+                                    .withSavepointAutoTag(true));
             StreamExecutionEnvironment env = TestSupport.env(2, 0, new Configuration());
             env.enableCheckpointing(100);
             pipeline(env, n, options, null, 4);
@@ -148,7 +182,8 @@ final class EndToEndTests {
             waitForSnapshots(table, 2, Duration.ofSeconds(60));
             String savepoint =
                     client.stopWithSavepoint(
-                                    false, savepoints.toUri().toString(), SavepointFormatType.CANONICAL)
+                                    false, savepoints.toUri().toString(),
+                                            SavepointFormatType.CANONICAL)
                             .get();
             client.getJobExecutionResult().get();
             Tag tag;

@@ -23,6 +23,7 @@ public final class FlinkTests {
         tests.put("component-finished-restore", ComponentTest::finishedRestore);
         tests.put("bounded-p4", EndToEndTests::boundedP4);
         tests.put("random-failures", EndToEndTests::randomFailures);
+        tests.put("storage-faults", EndToEndTests::storageFaults);
         tests.put("uneven-finish-failover", EndToEndTests::unevenFinishFailover);
         tests.put("batch-mode", EndToEndTests::batchMode);
         tests.put("stop-with-savepoint", EndToEndTests::stopWithSavepoint);
@@ -49,7 +50,8 @@ public final class FlinkTests {
                 System.out.printf("ok   %s (%.1f s)%n", name, (System.nanoTime() - start) / 1e9);
             } catch (Throwable t) {
                 failed++;
-                System.out.printf("FAIL %s (%.1f s): %s%n", name, (System.nanoTime() - start) / 1e9, t);
+                System.out.printf("FAIL %s (%.1f s): %s%n", name,
+                        (System.nanoTime() - start) / 1e9, t);
                 t.printStackTrace(System.out);
             }
             System.out.flush();

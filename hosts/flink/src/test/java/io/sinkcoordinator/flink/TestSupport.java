@@ -20,7 +20,8 @@ final class TestSupport {
     private TestSupport() {}
 
     static Path tempDir(String name) throws IOException {
-        Path base = Path.of(System.getProperty("sinkcoord.test.dir", System.getProperty("java.io.tmpdir")));
+        Path base = Path.of(System.getProperty("sinkcoord.test.dir",
+                System.getProperty("java.io.tmpdir")));
         Files.createDirectories(base);
         return Files.createTempDirectory(base, name + "-");
     }

@@ -23,6 +23,24 @@ public final class ComponentCoordinator implements AutoCloseable {
             long restoreCheckpoint,
             byte[] state,
             int[] finishedSubtasks) {
+        this(logDir, parallelism, config, restoreCheckpoint, state, finishedSubtasks, 0, -1);
+    }
+
+    /**
+     * The same, with a storage fault drill on the table log: every {@code
+     * faultEvery}-th write fails (0: none), and every write after the first
+     * {@code faultAfter} fails (-1: none); every other injected fault lands
+     * the write before reporting the error (ambiguous, SEMANTICS 8).
+     */
+    public ComponentCoordinator(
+            String logDir,
+            int parallelism,
+            CoordinatorConfig config,
+            long restoreCheckpoint,
+            byte[] state,
+            int[] finishedSubtasks,
+            int faultEvery,
+            long faultAfter) {
         this.handle =
                 Native.coordinatorNew(
                         logDir,
@@ -36,7 +54,9 @@ public final class ComponentCoordinator implements AutoCloseable {
                         config.recoveryContinue(),
                         restoreCheckpoint,
                         state,
-                        finishedSubtasks);
+                        finishedSubtasks,
+                        faultEvery,
+                        faultAfter);
     }
 
     private long live() {
@@ -54,7 +74,11 @@ public final class ComponentCoordinator implements AutoCloseable {
         return Native.coordinatorEvent(live(), subtask, attempt, entry);
     }
 
-    public synchronized Outcome restored(int subtask, int attempt, long checkpoint, Entry[] entries) {
+    public synchronized Outcome restored(
+            int subtask,
+            int attempt,
+            long checkpoint,
+            Entry[] entries) {
         return Native.coordinatorRestored(live(), subtask, attempt, checkpoint, entries);
     }
 

@@ -40,7 +40,9 @@ final class Native {
             boolean recoveryContinue,
             long restoreCheckpoint,
             byte[] state,
-            int[] finishedSubtasks);
+            int[] finishedSubtasks,
+            int faultEvery,
+            long faultAfter);
 
     static native Outcome coordinatorStart(long handle);
 

@@ -122,3 +122,18 @@ fn a_component_without_the_interfaces_is_refused_at_load() {
          (this host runs sink:coordinator >=0.2.0, <0.3.0)"
     );
 }
+
+/// The size budget of the shipped component (issue 10). The goal is
+/// 100 KB; this budget holds what is reached (251,640 bytes once the name
+/// section was stripped, from 296,227) so that growth is a deliberate
+/// decision: raise it only with a reason, lower it as the guest shrinks.
+const SIZE_BUDGET_BYTES: usize = 256 * 1024;
+
+#[test]
+fn embedded_component_within_its_size_budget() {
+    assert!(
+        EMBEDDED_WASM.len() <= SIZE_BUDGET_BYTES,
+        "{EMBEDDED_WASM_NAME} is {} bytes, above its budget of {SIZE_BUDGET_BYTES} (BENCHMARKS.md)",
+        EMBEDDED_WASM.len()
+    );
+}

@@ -55,6 +55,15 @@ fn run(args: Vec<String>) -> Result<()> {
             let out = out_dir.unwrap_or_else(|| root.join("dist"));
             let built = build::component(&ws)?;
             let files = built.write(&out)?;
+            // The unstripped copy, for symbolized backtraces (`sinkcoord
+            // --component FILE --verbose`); never committed.
+            let debug = ws
+                .join("target")
+                .join("component")
+                .join(format!("sink-coordinator-{}.debug.wasm", built.version));
+            std::fs::write(&debug, &built.debug_wasm)
+                .with_context(|| format!("cannot write {}", debug.display()))?;
+            println!("{} (with function names)", debug.display());
             for f in files {
                 println!("{}", f.display());
             }

@@ -1,7 +1,13 @@
 //! Per-writer bookkeeping (SEMANTICS 3) with an incrementally kept commit
 //! frontier, so that an event costs O(log P) and never scans all slots.
 //!
-//! Slots are sparse: a subtask that never reported anything has no map entry.
+//! Slots live in a `Vec` indexed by subtask (an event costs no map lookup
+//! to find its slot), grown on demand to the highest subtask that reported
+//! and never past the declared parallelism (at most `MAX_PARALLELISM`,
+//! checked by `start`; every call checks the subtask range before it gets
+//! here). A subtask outside that range, which no call lets through, would
+//! go to a sparse map instead of growing the `Vec`. An empty slot (no max,
+//! no entries) is the same as no slot.
 //! Three aggregates are kept up to date by every mutation:
 //! - `frontier`: multiset of `max` over slots without an END entry whose `max` is set;
 //! - `ends`: the END entries (their count says whether every slot ended);
@@ -14,6 +20,7 @@ use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 
 use crate::limits::committables_bytes;
+use crate::types::MAX_PARALLELISM;
 
 /// An ordinary entry buffered in a slot.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,7 +104,10 @@ impl Watermark {
 #[derive(Clone, Debug)]
 pub struct Slots {
     parallelism: u32,
-    slots: BTreeMap<u32, Slot>,
+    /// Slot `s` at index `s`, for `s` below the parallelism (see the module docs).
+    slots: Vec<Slot>,
+    /// Slots of subtasks at or above the parallelism (never used by a call).
+    spill: BTreeMap<u32, Slot>,
     ends: BTreeMap<u32, EndEntry>,
     frontier: BTreeMap<u64, u32>,
     tracked: u32,
@@ -111,7 +121,8 @@ impl Slots {
     pub fn new(parallelism: u32) -> Self {
         Slots {
             parallelism,
-            slots: BTreeMap::new(),
+            slots: Vec::new(),
+            spill: BTreeMap::new(),
             ends: BTreeMap::new(),
             frontier: BTreeMap::new(),
             tracked: 0,
@@ -126,6 +137,53 @@ impl Slots {
         self.parallelism
     }
 
+    // --- slot storage ------------------------------------------------------
+
+    /// Whether subtask `s` has its slot in the `Vec`.
+    fn indexed(&self, s: u32) -> bool {
+        s < self.parallelism.min(MAX_PARALLELISM)
+    }
+
+    fn slot(&self, s: u32) -> Option<&Slot> {
+        if self.indexed(s) {
+            self.slots.get(s as usize)
+        } else {
+            self.spill.get(&s)
+        }
+    }
+
+    fn slot_mut(&mut self, s: u32) -> Option<&mut Slot> {
+        if self.indexed(s) {
+            self.slots.get_mut(s as usize)
+        } else {
+            self.spill.get_mut(&s)
+        }
+    }
+
+    /// Subtask `s`'s slot, created empty if needed.
+    fn slot_or_default(&mut self, s: u32) -> &mut Slot {
+        if !self.indexed(s) {
+            return self.spill.entry(s).or_default();
+        }
+        let i = s as usize;
+        if i >= self.slots.len() {
+            self.slots.resize_with(i + 1, Slot::default);
+        }
+        &mut self.slots[i]
+    }
+
+    /// Drops subtask `s`'s slot if it is empty (only spilled slots are
+    /// dropped; an empty slot in the `Vec` is the same as none).
+    fn prune(&mut self, s: u32) {
+        if self
+            .spill
+            .get(&s)
+            .is_some_and(|slot| slot.max.is_none() && slot.entries.is_empty())
+        {
+            self.spill.remove(&s);
+        }
+    }
+
     // --- frontier bookkeeping -------------------------------------------
 
     /// The frontier contribution of subtask `s`: `Some(max)` when it has no END entry and a max.
@@ -133,7 +191,7 @@ impl Slots {
         if self.ends.contains_key(&s) {
             return None;
         }
-        self.slots.get(&s).and_then(|slot| slot.max)
+        self.slot(s).and_then(|slot| slot.max)
     }
 
     fn detach(&mut self, s: u32) {
@@ -153,26 +211,19 @@ impl Slots {
             *self.frontier.entry(m).or_insert(0) += 1;
             self.tracked += 1;
         }
-        // Keep the map sparse.
-        if self
-            .slots
-            .get(&s)
-            .is_some_and(|slot| slot.max.is_none() && slot.entries.is_empty())
-        {
-            self.slots.remove(&s);
-        }
+        self.prune(s);
     }
 
     // --- queries ---------------------------------------------------------
 
     /// Highest checkpoint subtask `s` reported (or was restored from).
     pub fn max(&self, s: u32) -> Option<u64> {
-        self.slots.get(&s).and_then(|slot| slot.max)
+        self.slot(s).and_then(|slot| slot.max)
     }
 
     /// Subtask `s`'s ordinary entry for checkpoint `c`.
     pub fn entry(&self, s: u32, c: u64) -> Option<&SlotEntry> {
-        self.slots.get(&s).and_then(|slot| slot.entries.get(&c))
+        self.slot(s).and_then(|slot| slot.entries.get(&c))
     }
 
     /// Size of the held entries for checkpoint `c`.
@@ -188,7 +239,7 @@ impl Slots {
 
     /// Size of subtask `s`'s held ordinary entries.
     pub fn held_bytes(&self, s: u32) -> u64 {
-        self.slots.get(&s).map_or(0, |slot| slot.held)
+        self.slot(s).map_or(0, |slot| slot.held)
     }
 
     /// Size of subtask `s`'s entry for `c`, if it holds one.
@@ -231,8 +282,7 @@ impl Slots {
 
     /// The ordinary entries of subtask `s`, in checkpoint order.
     pub fn entries_of(&self, s: u32) -> impl Iterator<Item = (u64, &SlotEntry)> + '_ {
-        self.slots
-            .get(&s)
+        self.slot(s)
             .into_iter()
             .flat_map(|slot| slot.entries.iter().map(|(c, e)| (*c, e)))
     }
@@ -295,7 +345,7 @@ impl Slots {
     /// Inserts or replaces the ordinary entry `c` of subtask `s` (max unchanged).
     pub fn put_entry(&mut self, s: u32, c: u64, entry: SlotEntry) {
         let bytes = committables_bytes(&entry.committables);
-        let slot = self.slots.entry(s).or_default();
+        let slot = self.slot_or_default(s);
         let old = slot
             .entries
             .insert(c, entry)
@@ -311,7 +361,7 @@ impl Slots {
 
     /// Accounts for subtask `s`'s entry for `c` (`bytes`) leaving its slot.
     fn forget_bytes(&mut self, s: u32, c: u64, bytes: u64) {
-        if let Some(slot) = self.slots.get_mut(&s) {
+        if let Some(slot) = self.slot_mut(s) {
             slot.held = slot.held.saturating_sub(bytes);
         }
         if let Some(at) = self.bytes_at.get_mut(&c) {
@@ -328,7 +378,7 @@ impl Slots {
     /// Sets subtask `s`'s highest reported checkpoint.
     pub fn set_max(&mut self, s: u32, max: Option<u64>) {
         self.detach(s);
-        self.slots.entry(s).or_default().max = max;
+        self.slot_or_default(s).max = max;
         self.attach(s);
     }
 
@@ -370,7 +420,7 @@ impl Slots {
     /// highest remaining entry: a region failover (SEMANTICS 6.1).
     pub fn reset_ordinary(&mut self, s: u32, r: Option<u64>) {
         self.detach(s);
-        let dropped: Vec<(u64, u64)> = match self.slots.get_mut(&s) {
+        let dropped: Vec<(u64, u64)> = match self.slot_mut(s) {
             Some(slot) => {
                 let dropped = match r {
                     Some(r) if r < u64::MAX => slot.entries.split_off(&(r + 1)),
@@ -397,7 +447,11 @@ impl Slots {
     pub fn clear_ordinary(&mut self) {
         self.index.clear();
         self.bytes_at.clear();
-        self.slots.retain(|_, slot| {
+        for slot in &mut self.slots {
+            slot.entries.clear();
+            slot.held = 0;
+        }
+        self.spill.retain(|_, slot| {
             slot.entries.clear();
             slot.held = 0;
             slot.max.is_some()
@@ -409,15 +463,17 @@ impl Slots {
 
     /// Clears the savepoint flag of every held entry for checkpoint `c`.
     pub fn clear_savepoint_flags(&mut self, c: u64) {
-        let Some(subtasks) = self.index.get(&c) else {
+        // Copied out of the index: the slots are borrowed mutably below (an
+        // abort is rare; events never come here).
+        let Some(subtasks) = self
+            .index
+            .get(&c)
+            .map(|set| set.iter().copied().collect::<Vec<u32>>())
+        else {
             return;
         };
         for s in subtasks {
-            if let Some(e) = self
-                .slots
-                .get_mut(s)
-                .and_then(|slot| slot.entries.get_mut(&c))
-            {
+            if let Some(e) = self.slot_mut(s).and_then(|slot| slot.entries.get_mut(&c)) {
                 e.savepoint = false;
             }
         }
@@ -430,18 +486,18 @@ impl Slots {
         };
         self.bytes_at.remove(&c);
         for s in subtasks {
-            if let Some(slot) = self.slots.get_mut(&s) {
-                if let Some(e) = slot.entries.remove(&c) {
-                    let bytes = committables_bytes(&e.committables);
-                    slot.held = slot.held.saturating_sub(bytes);
-                    if self.ends.contains_key(&s) {
-                        self.ended_bytes = self.ended_bytes.saturating_sub(bytes);
-                    }
-                }
-                if slot.max.is_none() && slot.entries.is_empty() {
-                    self.slots.remove(&s);
+            let removed = self.slot_mut(s).and_then(|slot| {
+                let e = slot.entries.remove(&c)?;
+                let bytes = committables_bytes(&e.committables);
+                slot.held = slot.held.saturating_sub(bytes);
+                Some(bytes)
+            });
+            if let Some(bytes) = removed {
+                if self.ends.contains_key(&s) {
+                    self.ended_bytes = self.ended_bytes.saturating_sub(bytes);
                 }
             }
+            self.prune(s);
         }
     }
 }

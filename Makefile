@@ -16,6 +16,7 @@
 #   make hosts-test             Node (jco) and Python (wasmtime-py) replay every trace
 #   make flink-test             the Flink 2.3 connector end to end in MiniClusters (hosts/flink)
 #   make flink-setup            Flink's jars from PyPI into target/flink/lib (once)
+#   make moto-setup             moto[server] from PyPI into target/moto-venv (the S3 API server of the S3 tests)
 #   make model-check            exhaustive model check of the native core (stateright, full scope)
 #   make fuzz FUZZ_SECONDS=N    each fuzz target N seconds (cargo fuzz, stable Rust; fuzz/README.md)
 #   make fuzz-regress           each fuzz target over its committed corpus once
@@ -30,7 +31,7 @@ XTASK := $(CARGO) run --release -q -p xtask --
 VERSION := $(shell sed -n 's/^package sink:coordinator@\(.*\);/\1/p' wit/coordinator.wit)
 COMPONENT := dist/sink-coordinator-$(VERSION).wasm
 
-.PHONY: doc oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test flink-setup flink-test fuzz fuzz-regress model-check
+.PHONY: doc moto-setup oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test flink-setup flink-test fuzz fuzz-regress model-check
 
 # The CLI needs no wasm32 target: it embeds the committed dist/ artifact.
 build:
@@ -46,6 +47,7 @@ doc:
 # must print the same bytes.
 test: check-dist
 	$(MAKE) --no-print-directory repro-check
+	$(MAKE) --no-print-directory moto-setup
 	$(CARGO) test --release --workspace --no-fail-fast
 	$(MAKE) --no-print-directory fuzz-regress
 	$(MAKE) --no-print-directory oracle-test
@@ -75,6 +77,12 @@ bench:
 
 hosts-setup:
 	bash hosts/setup.sh
+
+# The S3 tests (testkit/tests/s3.rs, cli/tests/storage_conformance.rs, ...)
+# start moto's S3 API server on a loopback port (tests/s3/moto_server.py);
+# a test that cannot start it fails with the reason.
+moto-setup:
+	@bash tests/s3/setup.sh
 
 # The Flink connector: a JNI library (hosts/flink/native) and Java sources
 # compiled with javac against the jars of the PyPI wheel apache-flink-libraries

@@ -1,14 +1,14 @@
-//! `sinkcoord inspect`: the snapshots and tags of a local-directory table,
+//! `sinkcoord inspect`: the snapshots and tags of a table (a directory or a
+//! table URL),
 //! decoded through the component (or natively), with every problem of a
 //! damaged table named.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use clap::Args;
 use sink_coordinator::{table, Snapshot, Storage, Tag};
 use sink_coordinator_host::component::ComponentTable;
-use sink_coordinator_host::storage::LocalDirStorage;
+use sink_coordinator_host::storage::TableUrl;
 use sink_coordinator_testkit::render;
 
 use crate::limits::LimitArgs;
@@ -16,8 +16,10 @@ use crate::{clip, print, runtime, Cli, Failure};
 
 #[derive(Args, Debug)]
 pub struct InspectArgs {
-    /// The table's root directory.
-    dir: PathBuf,
+    /// The table: a directory, or a table URL (`file:///path`,
+    /// `s3://bucket/prefix`, `gs://...`, `az://...`; object stores are
+    /// configured from AWS_*, GOOGLE_*, AZURE_*).
+    table: String,
     /// Print JSON (the `snapshots` and `tags` of a replay result, plus
     /// `problems` when there are any) instead of text.
     #[arg(long)]
@@ -35,8 +37,9 @@ pub struct InspectArgs {
 /// problem named on its own line; the rest is still listed, and the command
 /// then exits 1 (the listing on stdout, a summary on stderr).
 pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
-    let mut storage = LocalDirStorage::open_existing(&args.dir)
-        .map_err(|e| Failure::host(format!("cannot open the table {}: {e}", args.dir.display())))?;
+    let mut storage = TableUrl::parse(&args.table)
+        .and_then(|url| url.open(false, &[]))
+        .map_err(|e| Failure::host(e.to_string()))?;
     if !storage.removed_temp_files().is_empty() {
         let _ = writeln!(
             std::io::stderr(),
@@ -159,7 +162,7 @@ pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
             )
         }
     } else {
-        inspect_text(&args.dir, &snapshots, &tags, &problems)
+        inspect_text(&args.table, &snapshots, &tags, &problems)
     };
     if problems.is_empty() {
         return Ok(out);
@@ -167,7 +170,7 @@ pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
     print(&out)?;
     Err(Failure::host(format!(
         "the table {} has {} problem(s), listed on stdout",
-        args.dir.display(),
+        args.table,
         problems.len()
     )))
 }
@@ -182,13 +185,8 @@ fn snapshot_id_of(key: &str) -> Option<u64> {
     (table::snapshot_key(id) == key && id > 0).then_some(id)
 }
 
-fn inspect_text(
-    dir: &std::path::Path,
-    snapshots: &[Snapshot],
-    tags: &[Tag],
-    problems: &[String],
-) -> String {
-    let mut out = format!("table {}\n{} snapshot(s)\n", dir.display(), snapshots.len());
+fn inspect_text(table: &str, snapshots: &[Snapshot], tags: &[Tag], problems: &[String]) -> String {
+    let mut out = format!("table {table}\n{} snapshot(s)\n", snapshots.len());
     for s in snapshots {
         out.push_str(&format!(
             "  snapshot {}: commit user {}, identifier {}, watermark {}, time {} ms, {} committable(s)\n",

@@ -6,8 +6,8 @@
 //! input; every failure is a message on stderr.
 //!
 //! Each subcommand is one variant of [`Command`] and one `cmd_*` function
-//! (`replay` and `wasm` here, `inspect` and `simulate` in their modules); a
-//! new subcommand adds both. The library work lives in the embedding crate
+//! (`replay` and `wasm` here, `inspect`, `simulate`, `script` and `storage`
+//! in their modules); a new subcommand adds both. The library work lives in the embedding crate
 //! (`sink-coordinator-host`) and the test kit (`sink-coordinator-testkit`);
 //! this crate holds the command line and the progress bar only.
 //!
@@ -20,6 +20,7 @@ mod inspect;
 mod limits;
 mod script;
 mod simulate;
+mod storage;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -59,7 +60,8 @@ enum Command {
     /// Print the embedded component's name, size and sha256, or write it to a
     /// file (for other runtimes).
     Wasm(WasmArgs),
-    /// Print the snapshots and tags of a table kept in a local directory.
+    /// Print the snapshots and tags of a table (a directory or a table URL:
+    /// file://, s3://, gs://, az://).
     Inspect(InspectArgs),
     /// Simulate a streaming job (writers, checkpoints, savepoints, failovers,
     /// storage faults, traps) driving the coordinator; check invariants after
@@ -68,6 +70,8 @@ enum Command {
     /// Write a trace's resolved call script (JSON lines) for a host that only
     /// marshals calls, or render the result document from its raw results.
     Script(script::ScriptArgs),
+    /// The storage calls on a table given by URL: list, get, put-if-absent, delete.
+    Storage(storage::StorageArgs),
 }
 
 #[derive(Args, Debug)]
@@ -128,6 +132,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::cmd_inspect(&cli, args),
         Command::Simulate(args) => simulate::cmd_simulate(&cli, args),
         Command::Script(args) => script::cmd_script(args),
+        Command::Storage(args) => storage::cmd_storage(args),
     };
     match result.and_then(|text| print(&text)) {
         Ok(()) => ExitCode::SUCCESS,

@@ -66,9 +66,11 @@ pub struct SimulateArgs {
     /// How many failovers, storage faults and traps to inject.
     #[arg(long, value_enum, default_value_t = Level::Medium)]
     pub faults: Level,
-    /// The table's directory (wiped at the start of every seed).
+    /// The table (wiped at the start of every seed): a directory, or a table
+    /// URL (`file:///path`, `memory://`, `s3://bucket/prefix`, `gs://...`,
+    /// `az://...`; object stores configured from AWS_*, GOOGLE_*, AZURE_*).
     #[arg(long, default_value = "demo-table")]
-    pub table: PathBuf,
+    pub table: String,
     /// Keep the table in memory instead of a directory.
     #[arg(long, conflicts_with = "table")]
     pub memory: bool,

@@ -26,13 +26,14 @@ use sink_coordinator::{
     RecoveryMode, RestorePoint, StepClock, Storage, StorageError, Writer, END, MAX_CHECKPOINT,
 };
 
-// The test kit's trace parser and the host's storage backends, compiled in
-// by path: the host crate itself would bring wasmtime into every fuzz build.
-// The parser names the storage module `sink_coordinator_host::storage`; this
-// crate stands in for the host crate under that name.
+// The test kit's trace parser and the host's fault injector, compiled in by
+// path: the host crate itself would bring wasmtime (and the object-store
+// clients) into every fuzz build. The parser names the storage module
+// `sink_coordinator_host::storage`; this crate stands in for the host crate
+// under that name, with only the fault injector in it.
 extern crate self as sink_coordinator_host;
 #[allow(dead_code, unused_imports)]
-#[path = "../../host/src/storage.rs"]
+#[path = "../../host/src/storage/faults.rs"]
 pub mod storage;
 #[allow(dead_code, unused_imports)]
 #[path = "../../testkit/src/trace/mod.rs"]

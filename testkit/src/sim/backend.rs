@@ -2,7 +2,8 @@
 //! or in the component, behind the driver's [`CoordinatorApi`] and
 //! [`WriterApi`], over one shared table and clock.
 //!
-//! The table is `FaultyStorage` over memory or a local directory, so the
+//! The table is `FaultyStorage` over memory, a local directory or any table
+//! URL (an object store such as `s3://bucket/prefix`), so the
 //! simulator injects exactly the faults that TRACE-FORMAT's `storage_fault`
 //! step describes, and a recorded trace replays them. Coordinators reach it
 //! through a `Probed` handle that counts each call's storage calls and can
@@ -30,7 +31,9 @@ use sink_coordinator_host::component::{ComponentCoordinator, ComponentWriter};
 use sink_coordinator_host::engine::Runtime;
 use sink_coordinator_host::env::{HostEnv, Shared};
 use sink_coordinator_host::error::{HostError, HostResult};
-use sink_coordinator_host::storage::{CallKind, FaultyStorage, LocalDirStorage, MemStorage};
+use sink_coordinator_host::storage::{
+    AnyStorage, CallKind, FaultyStorage, LocalDirStorage, MemStorage, TableUrl,
+};
 
 /// Where the simulated table lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,12 +42,54 @@ pub enum TableLocation {
     Memory,
     /// A local directory, wiped when the run starts.
     Dir(PathBuf),
+    /// A table URL other than a local directory (`s3://bucket/prefix`,
+    /// `memory://`, ...), with options for the object store's builder
+    /// (after the environment's `AWS_*` etc.); its keys are deleted when
+    /// the run starts.
+    Url {
+        /// The table's URL.
+        url: String,
+        /// `object_store` builder options (`aws_endpoint`, ...).
+        options: Vec<(String, String)>,
+    },
 }
 
-/// The storage under the fault injector: memory or a local directory.
-pub(crate) enum SimStore {
+impl TableLocation {
+    /// `memory` (the core's map), a local directory (a plain path or
+    /// `file://`), or another table URL.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if text == "memory" {
+            return Ok(TableLocation::Memory);
+        }
+        match TableUrl::parse(text).map_err(|e| e.to_string())? {
+            TableUrl::Dir(dir) => Ok(TableLocation::Dir(dir)),
+            _ => Ok(TableLocation::Url {
+                url: text.to_string(),
+                options: Vec::new(),
+            }),
+        }
+    }
+}
+
+impl std::fmt::Display for TableLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TableLocation::Memory => f.write_str("memory"),
+            TableLocation::Dir(dir) => write!(f, "{}", dir.display()),
+            TableLocation::Url { url, .. } => f.write_str(url),
+        }
+    }
+}
+
+/// The storage under the fault injector: memory, a local directory, or a
+/// table opened by URL.
+pub enum SimStore {
+    /// The core's map (no key rules: a trace may seed any key).
     Mem(MemStorage),
+    /// A local directory.
     Dir(LocalDirStorage),
+    /// A table opened by URL (an object store, `memory://`).
+    Url(AnyStorage),
 }
 
 impl Storage for SimStore {
@@ -52,30 +97,35 @@ impl Storage for SimStore {
         match self {
             SimStore::Mem(s) => s.get(key),
             SimStore::Dir(s) => s.get(key),
+            SimStore::Url(s) => s.get(key),
         }
     }
     fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
         match self {
             SimStore::Mem(s) => s.put_if_absent(key, value),
             SimStore::Dir(s) => s.put_if_absent(key, value),
+            SimStore::Url(s) => s.put_if_absent(key, value),
         }
     }
     fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
         match self {
             SimStore::Mem(s) => s.put(key, value),
             SimStore::Dir(s) => s.put(key, value),
+            SimStore::Url(s) => s.put(key, value),
         }
     }
     fn delete(&mut self, key: &str) -> Result<(), StorageError> {
         match self {
             SimStore::Mem(s) => s.delete(key),
             SimStore::Dir(s) => s.delete(key),
+            SimStore::Url(s) => s.delete(key),
         }
     }
     fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
         match self {
             SimStore::Mem(s) => s.list(prefix),
             SimStore::Dir(s) => s.list(prefix),
+            SimStore::Url(s) => s.list(prefix),
         }
     }
 }
@@ -291,6 +341,13 @@ pub(crate) fn open_table(location: &TableLocation) -> Result<SharedStorage, Stri
                     .map_err(|e| format!("cannot create {}: {e}", dir.display()))?,
             )
         }
+        TableLocation::Url { url, options } => {
+            let mut table = TableUrl::parse(url)
+                .and_then(|u| u.open(true, options))
+                .map_err(|e| e.to_string())?;
+            wipe_table(&mut table, url)?;
+            SimStore::Url(table)
+        }
     };
     Ok(Shared::new(FaultyStorage::new(store)))
 }
@@ -316,6 +373,30 @@ fn refuse_foreign_dir(dir: &std::path::Path) -> Result<(), String> {
                 dir.display()
             ));
         }
+    }
+    Ok(())
+}
+
+/// Deletes every key of a table opened by URL, refusing (like
+/// [`refuse_foreign_dir`]) a table holding a key outside `snapshot/`, `tag/`
+/// and `hint/`.
+fn wipe_table(table: &mut AnyStorage, url: &str) -> Result<(), String> {
+    let keys = table
+        .list("")
+        .map_err(|e| format!("cannot list {url}: {e}"))?;
+    if let Some(foreign) = keys.iter().find(|k| {
+        !["snapshot/", "tag/", "hint/"]
+            .iter()
+            .any(|p| k.starts_with(p))
+    }) {
+        return Err(format!(
+            "refusing to wipe {url}: it holds {foreign:?}, which is not part of a table (choose another --table, or remove it yourself)"
+        ));
+    }
+    for key in keys {
+        table
+            .delete(&key)
+            .map_err(|e| format!("cannot wipe {url}: {e}"))?;
     }
     Ok(())
 }

@@ -26,8 +26,9 @@ pub struct CampaignOptions {
     pub seeds: u64,
     /// How many failovers, storage faults and traps to inject.
     pub faults: FaultLevel,
-    /// The table's directory (wiped at the start of every seed), unless `memory`.
-    pub table: PathBuf,
+    /// The table: a directory, or a table URL such as `s3://bucket/prefix`
+    /// (wiped at the start of every seed), unless `memory`.
+    pub table: String,
     /// Keep the table in memory instead of a directory.
     pub memory: bool,
     /// Run the native Rust core instead of the component.
@@ -81,16 +82,21 @@ pub struct Report {
     pub violation: Option<String>,
 }
 
+/// Where the table lives (an unparsable `--table` is the campaign's error).
+fn location(args: &CampaignOptions) -> Result<TableLocation, String> {
+    if args.memory {
+        return Ok(TableLocation::Memory);
+    }
+    TableLocation::parse(&args.table).map_err(|e| format!("--table: {e}"))
+}
+
 fn options(args: &CampaignOptions, seed: u64) -> SimOptions {
     let mut opts = SimOptions::new(seed);
     opts.writers = args.writers.max(1);
     opts.checkpoints = args.checkpoints.max(1);
     opts.faults = args.faults;
-    opts.table = if args.memory {
-        TableLocation::Memory
-    } else {
-        TableLocation::Dir(args.table.clone())
-    };
+    // Checked by `run` before the first seed.
+    opts.table = location(args).unwrap_or(TableLocation::Memory);
     opts.check_replay = !args.no_replay_check;
     if args.single_job {
         opts.second_job = Some(false);
@@ -161,12 +167,13 @@ pub fn simulate(
         _ => Engine::Native,
     };
     let seeds = args.seeds.max(1);
+    let table = location(args)?;
     let started = Instant::now();
     let mut out = String::new();
     let where_ = if args.memory {
         "in memory".to_string()
     } else {
-        format!("{} (wiped at the start of each seed)", args.table.display())
+        format!("{table} (wiped at the start of each seed)")
     };
     out.push_str(&format!(
         "simulate: {} writers, {} checkpoints, faults {}, {}, seed{} {}, table {where_}\n",

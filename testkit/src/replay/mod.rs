@@ -1,6 +1,7 @@
 //! Replaying a trace (TRACE-FORMAT) through a [`Driver`].
 //!
-//! The table is a fresh [`MemStorage`] behind a [`FaultyStorage`]; it and the
+//! The table is a fresh [`MemStorage`] (or any empty table: [`replay_on`])
+//! behind a [`FaultyStorage`]; it and the
 //! trace clock belong to the host and survive failovers. What each step did
 //! to the table (`committed`, `tags_created`, `tags_deleted`) is measured by
 //! diffing the table's `snapshot/` and `tag/` keys around the step, with
@@ -23,112 +24,22 @@
 //! `failover` and `start`.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::fmt;
 
 use sink_coordinator::table::{SNAPSHOT_PREFIX, TAG_PREFIX};
-use sink_coordinator::{Clock, Entry, Lifecycle, Outcome, RestorePoint, Snapshot, Storage, Tag};
+use sink_coordinator::{Clock, Entry, Outcome, RestorePoint, Storage};
 
 use crate::driver::{
     ComponentDriver, CoordinatorApi, Driver, FailedInstance, FailedWriter, NativeDriver, WriterApi,
 };
+use crate::sim::backend::SimStore;
 use crate::trace::{Malformed, Op, Trace};
 use sink_coordinator_host::clock::ManualClock;
 use sink_coordinator_host::env::Shared;
 use sink_coordinator_host::error::{HostError, HostResult};
 use sink_coordinator_host::storage::{FaultyStorage, MemStorage};
 
-/// What one step reported.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StepResult {
-    /// The named instance's state after the step.
-    pub state: Lifecycle,
-    /// Identifiers of the snapshots the table gained, in id order.
-    pub committed: Vec<u64>,
-    /// Tag names the table gained / lost, in byte order.
-    pub tags_created: Vec<String>,
-    /// Tag names the table lost (an aborted savepoint's, or expired ones).
-    pub tags_deleted: Vec<String>,
-    /// The outcome asked the host to restart the job from scratch
-    /// (`restart-required`: recovery found the table moved on).
-    pub restart_required: bool,
-    /// The named instance's committed-up-to after the step (SEMANTICS 5.5).
-    pub committed_up_to: Option<u64>,
-    /// The state's length, on a successful `checkpoint` step.
-    pub state_bytes: Option<usize>,
-    /// The call's error; the table and state are as the call left them.
-    pub error: Option<HostError>,
-}
-
-impl StepResult {
-    /// A step that changed nothing and failed in no way.
-    pub fn new(state: Lifecycle) -> Self {
-        StepResult {
-            state,
-            committed: Vec::new(),
-            tags_created: Vec::new(),
-            tags_deleted: Vec::new(),
-            restart_required: false,
-            committed_up_to: None,
-            state_bytes: None,
-            error: None,
-        }
-    }
-}
-
-/// The result document of a replay.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReplayResult {
-    /// One result per trace step, in order.
-    pub steps: Vec<StepResult>,
-    /// The table's log at the end, by id.
-    pub snapshots: Vec<Snapshot>,
-    /// The table's tags at the end, by name.
-    pub tags: Vec<Tag>,
-}
-
-/// The coordinator's state bytes of one successful `checkpoint` step (what
-/// `sinkcoord replay --states FILE` writes, one line each, for comparing
-/// state bytes across runtimes).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CheckpointState {
-    /// The step index.
-    pub step: usize,
-    /// The step's instance name.
-    pub instance: String,
-    /// The checkpoint id the state was taken for.
-    pub checkpoint: u64,
-    /// The state bytes, as a `failover` would restore them.
-    pub state: Vec<u8>,
-}
-
-/// Why a replay produced no result.
-#[derive(Debug)]
-pub enum ReplayError {
-    /// The trace breaks a rule of TRACE-FORMAT (exit code 2).
-    Malformed(Malformed),
-    /// The host itself failed: the component could not be loaded, or the
-    /// table could not be read back (exit code 1).
-    Host(String),
-}
-
-impl fmt::Display for ReplayError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ReplayError::Malformed(m) => m.fmt(f),
-            ReplayError::Host(m) => write!(f, "replay failed: {m}"),
-        }
-    }
-}
-
-impl std::error::Error for ReplayError {}
-
-impl From<Malformed> for ReplayError {
-    fn from(m: Malformed) -> Self {
-        ReplayError::Malformed(m)
-    }
-}
-
-pub use crate::driver::Mode;
+mod types;
+pub use types::{CheckpointState, Mode, ReplayError, ReplayResult, StepResult};
 
 /// Parses, validates and replays a trace document.
 pub fn replay_str(text: &str, mode: Mode<'_>) -> Result<ReplayResult, ReplayError> {
@@ -141,13 +52,31 @@ pub fn replay(trace: &Trace, mode: Mode<'_>) -> Result<ReplayResult, ReplayError
     replay_with_states(trace, mode).map(|(result, _)| result)
 }
 
+/// [`replay`] on `table`, which must be empty (e.g. an object store opened
+/// by URL): a conforming backend gives the in-memory result.
+pub fn replay_on(
+    trace: &Trace,
+    mode: Mode<'_>,
+    table: SimStore,
+) -> Result<ReplayResult, ReplayError> {
+    states_on(trace, mode, table).map(|(result, _)| result)
+}
+
 /// [`replay`], also returning the state bytes of every successful
 /// coordinator `checkpoint` step, in step order.
 pub fn replay_with_states(
     trace: &Trace,
     mode: Mode<'_>,
 ) -> Result<(ReplayResult, Vec<CheckpointState>), ReplayError> {
-    replay_with_driver(trace, |storage, clock| {
+    states_on(trace, mode, SimStore::Mem(MemStorage::default()))
+}
+
+fn states_on(
+    trace: &Trace,
+    mode: Mode<'_>,
+    table: SimStore,
+) -> Result<(ReplayResult, Vec<CheckpointState>), ReplayError> {
+    replay_with_driver_on(trace, table, |storage, clock| {
         Ok(match mode {
             Mode::Native => Box::new(NativeDriver::new(storage, clock)),
             Mode::NativeWithLimits(limits) => {
@@ -172,7 +101,18 @@ pub fn replay_with_driver(
         Shared<dyn Clock + Send>,
     ) -> Result<Box<dyn Driver>, ReplayError>,
 ) -> Result<(ReplayResult, Vec<CheckpointState>), ReplayError> {
-    let storage = Shared::new(FaultyStorage::new(MemStorage::default()));
+    replay_with_driver_on(trace, SimStore::Mem(MemStorage::default()), make)
+}
+
+fn replay_with_driver_on(
+    trace: &Trace,
+    table: SimStore,
+    make: impl FnOnce(
+        Shared<dyn Storage + Send>,
+        Shared<dyn Clock + Send>,
+    ) -> Result<Box<dyn Driver>, ReplayError>,
+) -> Result<(ReplayResult, Vec<CheckpointState>), ReplayError> {
+    let storage = Shared::new(FaultyStorage::new(table));
     let clock = Shared::new(ManualClock::new(trace.clock_start_ms, trace.clock_step_ms));
     let mut driver = make(storage.as_storage(), clock.as_clock())?;
     Replayer {
@@ -195,7 +135,7 @@ struct TableKeys {
 }
 
 struct Replayer<'d> {
-    storage: Shared<FaultyStorage<MemStorage>>,
+    storage: Shared<FaultyStorage<SimStore>>,
     clock: Shared<ManualClock>,
     driver: &'d mut dyn Driver,
     instances: BTreeMap<String, Box<dyn CoordinatorApi>>,

@@ -1,0 +1,288 @@
+//! [`FaultyStorage`]: a wrapper injecting the faults of TRACE-FORMAT's
+//! `storage_fault` step.
+
+use std::collections::VecDeque;
+
+use sink_coordinator::{Storage, StorageError};
+
+/// A class of storage calls, as named by a `storage_fault` step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CallKind {
+    /// `put` and `put-if-absent`.
+    Put,
+    Get,
+    List,
+    Delete,
+}
+
+impl CallKind {
+    pub const ALL: [CallKind; 4] = [
+        CallKind::Put,
+        CallKind::Get,
+        CallKind::List,
+        CallKind::Delete,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CallKind::Put => "put",
+            CallKind::Get => "get",
+            CallKind::List => "list",
+            CallKind::Delete => "delete",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        CallKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// How a faulty call misbehaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultMode {
+    /// The call returns an error and changes nothing.
+    Fail,
+    /// The change is applied, then an error is returned (for get and list
+    /// the same as `Fail`).
+    Ambiguous,
+}
+
+impl FaultMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultMode::Fail => "fail",
+            FaultMode::Ambiguous => "ambiguous",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        [FaultMode::Fail, FaultMode::Ambiguous]
+            .into_iter()
+            .find(|m| m.name() == name)
+    }
+}
+
+/// One `storage_fault` step: after `skip` well-behaved calls of its kind, the
+/// next `count` calls misbehave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fault {
+    pub skip: u64,
+    pub count: u64,
+    pub mode: FaultMode,
+}
+
+/// Wraps a storage and injects queued faults (TRACE-FORMAT `storage_fault`).
+///
+/// Each call kind has a FIFO queue; only its front fault is active, and its
+/// `skip` counts the calls made after the previous fault was used up. While
+/// `suspended`, calls go straight through and consume nothing (the replayer's
+/// own reads of the table).
+#[derive(Clone, Debug, Default)]
+pub struct FaultyStorage<S> {
+    inner: S,
+    queues: [VecDeque<Fault>; 4],
+    suspended: bool,
+}
+
+impl<S> FaultyStorage<S> {
+    pub fn new(inner: S) -> Self {
+        FaultyStorage {
+            inner,
+            queues: Default::default(),
+            suspended: false,
+        }
+    }
+
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    pub fn inner_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+
+    /// Queues a fault behind the earlier ones of the same kind. A fault with
+    /// `count == 0` would misbehave on no call and is dropped.
+    pub fn push_fault(&mut self, call: CallKind, fault: Fault) {
+        if fault.count > 0 {
+            self.queues[call.index()].push_back(fault);
+        }
+    }
+
+    /// Faults of `call` not yet used up (the front one possibly partly).
+    pub fn pending(&self, call: CallKind) -> usize {
+        self.queues[call.index()].len()
+    }
+
+    pub fn set_suspended(&mut self, suspended: bool) {
+        self.suspended = suspended;
+    }
+
+    pub fn is_suspended(&self) -> bool {
+        self.suspended
+    }
+
+    /// Counts one call of `call`; returns how it must misbehave, if at all.
+    fn take(&mut self, call: CallKind) -> Option<FaultMode> {
+        if self.suspended {
+            return None;
+        }
+        let queue = &mut self.queues[call.index()];
+        let front = queue.front_mut()?;
+        if front.skip > 0 {
+            front.skip -= 1;
+            return None;
+        }
+        let mode = front.mode;
+        front.count -= 1;
+        if front.count == 0 {
+            queue.pop_front();
+        }
+        Some(mode)
+    }
+}
+
+fn injected(op: &str, key: &str, mode: FaultMode) -> StorageError {
+    match mode {
+        FaultMode::Fail => StorageError::Io(format!("injected fault: {op} {key:?} failed")),
+        FaultMode::Ambiguous => StorageError::Io(format!(
+            "injected fault: {op} {key:?} reported an error after it was applied"
+        )),
+    }
+}
+
+impl<S: Storage> Storage for FaultyStorage<S> {
+    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        match self.take(CallKind::Get) {
+            // A read has no change to apply: ambiguous is fail.
+            Some(_) => Err(injected("get", key, FaultMode::Fail)),
+            None => self.inner.get(key),
+        }
+    }
+
+    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
+        match self.take(CallKind::Put) {
+            Some(FaultMode::Fail) => Err(injected("put-if-absent", key, FaultMode::Fail)),
+            Some(FaultMode::Ambiguous) => {
+                self.inner.put_if_absent(key, value)?;
+                Err(injected("put-if-absent", key, FaultMode::Ambiguous))
+            }
+            None => self.inner.put_if_absent(key, value),
+        }
+    }
+
+    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
+        match self.take(CallKind::Put) {
+            Some(FaultMode::Fail) => Err(injected("put", key, FaultMode::Fail)),
+            Some(FaultMode::Ambiguous) => {
+                self.inner.put(key, value)?;
+                Err(injected("put", key, FaultMode::Ambiguous))
+            }
+            None => self.inner.put(key, value),
+        }
+    }
+
+    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
+        match self.take(CallKind::Delete) {
+            Some(FaultMode::Fail) => Err(injected("delete", key, FaultMode::Fail)),
+            Some(FaultMode::Ambiguous) => {
+                self.inner.delete(key)?;
+                Err(injected("delete", key, FaultMode::Ambiguous))
+            }
+            None => self.inner.delete(key),
+        }
+    }
+
+    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        match self.take(CallKind::List) {
+            Some(_) => Err(injected("list", prefix, FaultMode::Fail)),
+            None => self.inner.list(prefix),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sink_coordinator::MemStorage;
+
+    fn fault(skip: u64, count: u64, mode: FaultMode) -> Fault {
+        Fault { skip, count, mode }
+    }
+
+    #[test]
+    fn faulty_skip_and_count() {
+        let mut st = FaultyStorage::new(MemStorage::default());
+        st.push_fault(CallKind::Put, fault(1, 2, FaultMode::Fail));
+        assert_eq!(st.put_if_absent("a", b"1"), Ok(true)); // skipped
+        assert!(st.put_if_absent("b", b"1").is_err()); // 1st fault
+        assert!(st.put("c", b"1").is_err()); // put counts with put-if-absent
+        assert_eq!(st.put_if_absent("b", b"1"), Ok(true)); // used up
+        assert_eq!(st.inner().map.keys().collect::<Vec<_>>(), ["a", "b"]);
+        // Other kinds were never affected.
+        assert_eq!(st.get("a"), Ok(Some(b"1".to_vec())));
+    }
+
+    #[test]
+    fn faulty_queue_order_and_skip_after_previous() {
+        let mut st = FaultyStorage::new(MemStorage::default());
+        st.push_fault(CallKind::Get, fault(0, 1, FaultMode::Fail));
+        st.push_fault(CallKind::Get, fault(2, 1, FaultMode::Ambiguous));
+        st.push_fault(CallKind::List, fault(0, 1, FaultMode::Fail));
+        assert_eq!(st.pending(CallKind::Get), 2);
+        assert!(st.get("k").is_err()); // first fault
+        assert!(st.get("k").is_ok()); // second fault's skip counts from here
+        assert!(st.get("k").is_ok());
+        assert!(st.get("k").is_err()); // ambiguous get = fail
+        assert!(st.get("k").is_ok());
+        assert_eq!(st.pending(CallKind::Get), 0);
+        assert!(st.list("").is_err());
+        assert!(st.list("").is_ok());
+        // count 0 is dropped rather than blocking the queue.
+        st.push_fault(CallKind::Delete, fault(0, 0, FaultMode::Fail));
+        assert_eq!(st.pending(CallKind::Delete), 0);
+    }
+
+    #[test]
+    fn faulty_ambiguous_applies_then_errors() {
+        let mut st = FaultyStorage::new(MemStorage::default());
+        st.push_fault(CallKind::Put, fault(0, 2, FaultMode::Ambiguous));
+        st.push_fault(CallKind::Delete, fault(0, 1, FaultMode::Ambiguous));
+        assert!(st.put_if_absent("a", b"1").is_err());
+        assert!(st.put("b", b"2").is_err());
+        assert_eq!(st.inner().map.len(), 2, "ambiguous writes landed");
+        assert!(st.delete("a").is_err());
+        assert_eq!(
+            st.inner().map.keys().collect::<Vec<_>>(),
+            ["b"],
+            "ambiguous delete landed"
+        );
+        st.push_fault(CallKind::Put, fault(0, 1, FaultMode::Fail));
+        assert!(st.put_if_absent("c", b"3").is_err());
+        assert!(
+            !st.inner().map.contains_key("c"),
+            "failed write did not land"
+        );
+    }
+
+    #[test]
+    fn faulty_suspended_bypasses_and_consumes_nothing() {
+        let mut st = FaultyStorage::new(MemStorage::default());
+        st.push_fault(CallKind::List, fault(1, 1, FaultMode::Fail));
+        st.set_suspended(true);
+        for _ in 0..3 {
+            assert!(st.list("").is_ok());
+        }
+        st.set_suspended(false);
+        assert!(st.list("").is_ok()); // the skip
+        assert!(st.list("").is_err());
+    }
+}

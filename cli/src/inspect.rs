@@ -27,6 +27,13 @@ pub struct InspectArgs {
     /// Decode the table with the Rust core natively instead of the component.
     #[arg(long)]
     native: bool,
+    /// Show at most the N most recent snapshots (a gap is still reported).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    limit: Option<u64>,
+    /// Show only snapshots written, and tags created, at or after this time:
+    /// milliseconds since the Unix epoch, or RFC 3339 (2026-12-01T10:00:00Z).
+    #[arg(long, value_name = "TIME", value_parser = parse_since)]
+    since: Option<u64>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -66,8 +73,14 @@ pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
         }
     }
     ids.sort();
+    let all_ids = ids.clone();
+    if let Some(limit) = args.limit {
+        // Only the most recent snapshots are read.
+        let keep = usize::try_from(limit).unwrap_or(usize::MAX).min(ids.len());
+        ids.drain(..ids.len() - keep);
+    }
     let mut expected = 1u64;
-    for (id, _) in &ids {
+    for (id, _) in &all_ids {
         if *id > expected {
             problems.push(if *id - expected == 1 {
                 format!("snapshot {expected} is missing (a gap in the snapshot ids)")
@@ -145,6 +158,10 @@ pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
         }
     }
     tags.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+    if let Some(since) = args.since {
+        snapshots.retain(|s| s.time_ms >= since);
+        tags.retain(|t| t.create_time_ms >= since);
+    }
 
     let out = if args.json {
         let doc = render::render_table(&snapshots, &tags);
@@ -189,25 +206,27 @@ fn inspect_text(table: &str, snapshots: &[Snapshot], tags: &[Tag], problems: &[S
     let mut out = format!("table {table}\n{} snapshot(s)\n", snapshots.len());
     for s in snapshots {
         out.push_str(&format!(
-            "  snapshot {}: commit user {}, identifier {}, watermark {}, time {} ms, {} committable(s)\n",
+            "  snapshot {}: commit user {}, identifier {}, watermark {}, time {} ms ({}), {} committable(s)\n",
             s.id,
             render::json_str(&clip(&s.commit_user, 200)),
             render::checkpoint(s.identifier),
             s.watermark.map_or_else(|| "none".into(), |w| w.to_string()),
             s.time_ms,
+            rfc3339(s.time_ms),
             s.committables.len(),
         ));
     }
     out.push_str(&format!("{} tag(s)\n", tags.len()));
     for t in tags {
         out.push_str(&format!(
-            "  tag {}: snapshot {} (identifier {}), created {} ms, expires {}\n",
+            "  tag {}: snapshot {} (identifier {}), created {} ms ({}), expires {}\n",
             render::json_str(&clip(&t.name, 200)),
             t.snapshot_id,
             render::checkpoint(t.identifier),
             t.create_time_ms,
+            rfc3339(t.create_time_ms),
             t.expire_time_ms
-                .map_or_else(|| "never".into(), |e| format!("{e} ms")),
+                .map_or_else(|| "never".into(), |e| format!("{e} ms ({})", rfc3339(e))),
         ));
     }
     if !problems.is_empty() {
@@ -217,4 +236,25 @@ fn inspect_text(table: &str, snapshots: &[Snapshot], tags: &[Tag], problems: &[S
         }
     }
     out
+}
+
+/// Milliseconds since the Unix epoch as RFC 3339 in UTC
+/// (`2026-12-01T10:00:00.123Z`); a time beyond jiff's range (year 9999)
+/// is said so.
+fn rfc3339(ms: u64) -> String {
+    i64::try_from(ms)
+        .ok()
+        .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok())
+        .map_or_else(|| "beyond 9999-12-31".into(), |t| t.to_string())
+}
+
+/// `--since`: milliseconds, or an RFC 3339 timestamp.
+fn parse_since(text: &str) -> Result<u64, String> {
+    if let Ok(ms) = text.parse::<u64>() {
+        return Ok(ms);
+    }
+    let t: jiff::Timestamp = text.parse().map_err(|e| {
+        format!("expected milliseconds since the Unix epoch or an RFC 3339 time: {e}")
+    })?;
+    u64::try_from(t.as_millisecond()).map_err(|_| "a time before 1970".to_string())
 }

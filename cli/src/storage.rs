@@ -7,7 +7,8 @@
 use std::io::{BufRead, Write};
 
 use clap::{Args, Subcommand};
-use sink_coordinator::Storage;
+use sink_coordinator::{Clock, Config, Coordinator, Entry, Storage, StorageError};
+use sink_coordinator_host::clock::SystemClock;
 use sink_coordinator_host::storage::{open_url_with, AnyStorage};
 use sink_coordinator_testkit::render;
 use sink_coordinator_testkit::storage_conformance::fill_value;
@@ -73,6 +74,89 @@ enum Op {
         #[arg(long, value_parser = clap::value_parser!(u64).range(0..=(64 << 20)))]
         size: u64,
     },
+    /// Load helper: one coordinator (native core, parallelism 1, system
+    /// clock) of commit user USER commits checkpoints 1..=N, one committable
+    /// `TAG-<n>` each; prints the snapshots it wrote, its storage calls and
+    /// the wall time. Two of these on one table are two coordinators racing.
+    #[command(hide = true)]
+    Commit {
+        table: String,
+        #[arg(long)]
+        user: String,
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        checkpoints: u64,
+        #[arg(long)]
+        tag: String,
+    },
+}
+
+/// Counts the storage calls of a coordinator.
+struct Counting<S> {
+    inner: S,
+    calls: u64,
+}
+
+impl<S: Storage> Storage for Counting<S> {
+    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        self.calls += 1;
+        self.inner.get(key)
+    }
+    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
+        self.calls += 1;
+        self.inner.put_if_absent(key, value)
+    }
+    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
+        self.calls += 1;
+        self.inner.put(key, value)
+    }
+    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
+        self.calls += 1;
+        self.inner.delete(key)
+    }
+    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        self.calls += 1;
+        self.inner.list(prefix)
+    }
+}
+
+impl<S: Storage> Clock for Counting<S> {
+    fn now_ms(&mut self) -> u64 {
+        SystemClock.now_ms()
+    }
+}
+
+/// `storage commit`: see [`Op::Commit`].
+fn commit(table: &str, user: &str, checkpoints: u64, tag: &str) -> Result<String, Failure> {
+    let mut env = Counting {
+        inner: open(table, true)?,
+        calls: 0,
+    };
+    let started = std::time::Instant::now();
+    let mut c = Coordinator::new(Config::new(1, user), None);
+    c.start(&mut env).map_err(failed)?;
+    let mut written = 0u64;
+    let mut errors = 0u64;
+    for cp in 1..=checkpoints {
+        let entry = Entry {
+            checkpoint: cp,
+            committables: vec![format!("{tag}-{cp}").into_bytes()],
+            watermark: None,
+            savepoint: false,
+        };
+        c.event(&mut env, 0, 0, entry).map_err(failed)?;
+        c.checkpoint(&mut env, cp).map_err(failed)?;
+        // A storage error leaves the checkpoint to the next completion
+        // (SEMANTICS 8); count it and go on.
+        match c.checkpoint_complete(&mut env, cp) {
+            Ok(outcome) => written += outcome.committed.len() as u64,
+            Err(_) => errors += 1,
+        }
+    }
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    Ok(format!(
+        "committed {written} snapshot(s), {errors} error(s), {} storage call(s), {ms:.1} ms\n",
+        env.calls
+    ))
 }
 
 fn open(table: &str, create: bool) -> Result<AnyStorage, Failure> {
@@ -93,6 +177,12 @@ fn say(line: &str) -> Result<(), Failure> {
 
 pub fn cmd_storage(args: &StorageArgs) -> Result<String, Failure> {
     match &args.op {
+        Op::Commit {
+            table,
+            user,
+            checkpoints,
+            tag,
+        } => commit(table, user, *checkpoints, tag),
         Op::List { table, prefix } => {
             let keys = open(table, false)?.list(prefix).map_err(failed)?;
             Ok(keys

@@ -213,3 +213,42 @@ fn inspect_shows_a_table_written_through_the_component() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
 }
+
+fn inspect_with(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
+        .arg("inspect")
+        .args(args)
+        .arg(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn inspect_prints_rfc3339_and_filters_by_limit_and_since() {
+    let s = Scratch::new("inspect-filters");
+    table_with_snapshots(&s.table(), 5);
+    let (code, out, err) = inspect_with(&s.table(), &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("5 snapshot(s)"), "{out}");
+    // The step clock starts at 1 ms after the epoch.
+    assert!(out.contains(" ms (1970-01-01T00:00:00.0"), "{out}");
+    let (code, out, err) = inspect_with(&s.table(), &["--limit", "2"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("2 snapshot(s)\n  snapshot 4:"), "{out}");
+    let (_, json, _) = inspect_with(&s.table(), &["--json", "--limit", "2"]);
+    assert_eq!(json.matches("\"commit_user\"").count(), 2, "{json}");
+    let (code, out, _) = inspect_with(&s.table(), &["--since", "2100-01-01T00:00:00Z"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("0 snapshot(s)"), "{out}");
+    let (_, out, _) = inspect_with(&s.table(), &["--since", "0"]);
+    assert!(out.contains("5 snapshot(s)"), "{out}");
+    let (code, _, err) = inspect_with(&s.table(), &["--since", "yesterday"]);
+    assert_eq!(code, Some(2), "{err}");
+    let (code, _, _) = inspect_with(&s.table(), &["--limit", "0"]);
+    assert_eq!(code, Some(2));
+}

@@ -2,7 +2,7 @@
 # Everything uses the release profile, so wasmtime is compiled once.
 #
 #   make build                  the `sinkcoord` CLI (embeds the committed dist/ component)
-#   make test                   check-dist, repro-check, then every test of the workspace and the other hosts
+#   make test                   check-dist, repro-check, doc, then every test of the workspace and the other hosts
 #   make component              rebuild dist/sink-coordinator-<version>.wasm (+ .wit, .sha256) from guest/
 #   make check-dist             fail if dist/ differs from what the sources build
 #   make repro-check            build the component in a second checkout with another CARGO_HOME; compare bytes
@@ -47,6 +47,7 @@ doc:
 # must print the same bytes.
 test: check-dist
 	$(MAKE) --no-print-directory repro-check
+	$(MAKE) --no-print-directory doc
 	$(MAKE) --no-print-directory moto-setup
 	$(CARGO) test --release --workspace --no-fail-fast
 	$(MAKE) --no-print-directory fuzz-regress

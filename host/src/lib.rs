@@ -20,8 +20,6 @@ pub mod component;
 pub mod engine;
 pub mod env;
 pub mod error;
-// Being split into storage/ by concern; documented with that change.
-#[allow(missing_docs)]
 pub mod storage;
 
 /// The core's types of this API (`Config`, `Entry`, `Outcome`, `Storage`,

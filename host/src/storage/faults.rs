@@ -10,12 +10,16 @@ use sink_coordinator::{Storage, StorageError};
 pub enum CallKind {
     /// `put` and `put-if-absent`.
     Put,
+    /// `get`.
     Get,
+    /// `list`.
     List,
+    /// `delete`.
     Delete,
 }
 
 impl CallKind {
+    /// Every kind, in the order of TRACE-FORMAT's list.
     pub const ALL: [CallKind; 4] = [
         CallKind::Put,
         CallKind::Get,
@@ -23,6 +27,7 @@ impl CallKind {
         CallKind::Delete,
     ];
 
+    /// The name a `storage_fault` step's `call` uses.
     pub fn name(self) -> &'static str {
         match self {
             CallKind::Put => "put",
@@ -32,6 +37,7 @@ impl CallKind {
         }
     }
 
+    /// The kind named `name` ([`CallKind::name`]), if any.
     pub fn parse(name: &str) -> Option<Self> {
         CallKind::ALL.into_iter().find(|k| k.name() == name)
     }
@@ -52,6 +58,7 @@ pub enum FaultMode {
 }
 
 impl FaultMode {
+    /// The name a `storage_fault` step's `mode` uses.
     pub fn name(self) -> &'static str {
         match self {
             FaultMode::Fail => "fail",
@@ -59,6 +66,7 @@ impl FaultMode {
         }
     }
 
+    /// The mode named `name` ([`FaultMode::name`]), if any.
     pub fn parse(name: &str) -> Option<Self> {
         [FaultMode::Fail, FaultMode::Ambiguous]
             .into_iter()
@@ -70,8 +78,11 @@ impl FaultMode {
 /// next `count` calls misbehave.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fault {
+    /// Well-behaved calls of the kind to let through first.
     pub skip: u64,
+    /// Calls that misbehave after them (0: none; the fault is dropped).
     pub count: u64,
+    /// How they misbehave.
     pub mode: FaultMode,
 }
 
@@ -89,6 +100,8 @@ pub struct FaultyStorage<S> {
 }
 
 impl<S> FaultyStorage<S> {
+    /// `inner` with no fault queued: every call goes through until a fault
+    /// is pushed.
     pub fn new(inner: S) -> Self {
         FaultyStorage {
             inner,
@@ -97,14 +110,17 @@ impl<S> FaultyStorage<S> {
         }
     }
 
+    /// The wrapped storage (reads past the fault queues).
     pub fn inner(&self) -> &S {
         &self.inner
     }
 
+    /// The wrapped storage, mutably (writes past the fault queues).
     pub fn inner_mut(&mut self) -> &mut S {
         &mut self.inner
     }
 
+    /// The wrapped storage; queued faults are dropped.
     pub fn into_inner(self) -> S {
         self.inner
     }
@@ -122,10 +138,14 @@ impl<S> FaultyStorage<S> {
         self.queues[call.index()].len()
     }
 
+    /// Suspends fault injection (`true`) or resumes it: while suspended,
+    /// calls go through and count toward no fault's `skip`, so a host's own
+    /// reads of the table neither fail nor shift the faults a trace queued.
     pub fn set_suspended(&mut self, suspended: bool) {
         self.suspended = suspended;
     }
 
+    /// Whether fault injection is suspended.
     pub fn is_suspended(&self) -> bool {
         self.suspended
     }

@@ -100,6 +100,7 @@ impl LocalDirStorage {
         Ok(storage)
     }
 
+    /// The table's directory, as given to `open`.
     pub fn root(&self) -> &Path {
         &self.root
     }

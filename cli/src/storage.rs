@@ -217,6 +217,9 @@ pub fn cmd_storage(args: &StorageArgs) -> Result<String, Failure> {
             value,
         } => {
             let mut st = open(table, true)?;
+            // One call before the start: an object store's client has its
+            // connection (and credentials) ready, so both racers start even.
+            st.list(&format!("{prefix}/")).map_err(failed)?;
             say("ready")?;
             let mut go = String::new();
             std::io::stdin()

@@ -30,7 +30,7 @@ use clap::{Args, Parser, Subcommand};
 use sha2::{Digest, Sha256};
 use sink_coordinator_host::artifact::{EMBEDDED_WASM, EMBEDDED_WASM_NAME};
 use sink_coordinator_host::engine::{Runtime, RuntimeOptions};
-use sink_coordinator_testkit::replay::{self, Mode, ReplayError};
+use sink_coordinator_testkit::replay::{self, Engine, ReplayError};
 
 use inspect::InspectArgs;
 use limits::LimitArgs;
@@ -253,16 +253,14 @@ fn cmd_replay(cli: &Cli, args: &ReplayArgs) -> Result<String, Failure> {
     // Validate before loading the component: a malformed trace costs no compile.
     let trace = sink_coordinator_testkit::trace::parse_slice(&bytes)
         .map_err(|m| Failure::malformed(format!("{}: {m}", args.trace.display())))?;
-    let runtime;
-    let mode = if args.native {
+    let engine = if args.native {
         // The native core checks the same size limits as the component (the
         // wasmtime limits do not apply to it).
-        Mode::NativeWithLimits(args.limits.limits())
+        Engine::Native(args.limits.limits())
     } else {
-        runtime = self::runtime(cli, Some(&args.limits))?;
-        Mode::Component(&runtime)
+        Engine::Component(self::runtime(cli, Some(&args.limits))?)
     };
-    match replay::replay_with_states(&trace, mode) {
+    match replay::replay_with_states(&trace, &engine) {
         Ok((result, states)) => {
             if let Some(path) = &args.states {
                 let lines: String = states.iter().map(|s| s.render_line()).collect();

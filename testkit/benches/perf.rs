@@ -17,8 +17,9 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, Criterion};
 use sink_coordinator::Config;
 use sink_coordinator_host::engine::Runtime;
+use sink_coordinator_testkit::driver::Engine;
 use sink_coordinator_testkit::perf::{
-    all_ended, job_cycle, job_entries, state_round_trip, Path, Subject, JOB_WRITERS,
+    all_ended, both, job_cycle, job_entries, state_round_trip, Subject, JOB_WRITERS,
     ROUND_TRIP_WRITERS,
 };
 
@@ -36,10 +37,10 @@ fn job(c: &mut Criterion) {
         .sample_size(30)
         .warm_up_time(Duration::from_secs(2))
         .measurement_time(Duration::from_secs(8));
-    for path in Path::BOTH {
-        let mut subject = Subject::job(path, &rt, JOB_WRITERS);
+    for engine in both(&rt) {
+        let mut subject = Subject::job(&engine, JOB_WRITERS);
         let mut checkpoint = 0u64;
-        group.bench_function(path.name(), |b| {
+        group.bench_function(engine.name(), |b| {
             b.iter_custom(|iters| {
                 let mut spent = Duration::ZERO;
                 for _ in 0..iters {
@@ -61,21 +62,19 @@ fn empty_call(c: &mut Criterion) {
     let rt = runtime();
     let mut group = c.benchmark_group("empty_call");
     group.measurement_time(Duration::from_secs(3));
-    for path in Path::BOTH {
-        let mut subject = Subject::job(path, &rt, JOB_WRITERS);
-        group.bench_function(path.name(), |b| b.iter(|| subject.state()));
+    for engine in both(&rt) {
+        let mut subject = Subject::job(&engine, JOB_WRITERS);
+        group.bench_function(engine.name(), |b| b.iter(|| subject.state()));
     }
     group.finish();
 }
 
 fn instantiate(c: &mut Criterion) {
-    let rt = runtime();
+    let engine = Engine::Component(runtime());
     let config = Config::new(JOB_WRITERS, "bench");
     let mut group = c.benchmark_group("instantiate");
     group.measurement_time(Duration::from_secs(3));
-    group.bench_function("component", |b| {
-        b.iter(|| Subject::new(Path::Component, &rt, &config))
-    });
+    group.bench_function("component", |b| b.iter(|| Subject::new(&engine, &config)));
     group.finish();
 }
 
@@ -86,10 +85,10 @@ fn round_trip(c: &mut Criterion) {
         .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(5));
-    for path in Path::BOTH {
-        let mut subject = all_ended(path, &rt, ROUND_TRIP_WRITERS);
-        group.bench_function(path.name(), |b| {
-            b.iter(|| state_round_trip(&mut subject, path, &rt, ROUND_TRIP_WRITERS))
+    for engine in both(&rt) {
+        let mut subject = all_ended(&engine, ROUND_TRIP_WRITERS);
+        group.bench_function(engine.name(), |b| {
+            b.iter(|| state_round_trip(&mut subject, &engine, ROUND_TRIP_WRITERS))
         });
     }
     group.finish();

@@ -13,8 +13,9 @@ use std::process::Command;
 
 use sink_coordinator_host::artifact::{EMBEDDED_WASM, EMBEDDED_WASM_NAME};
 use sink_coordinator_host::engine::{Runtime, RuntimeOptions};
+use sink_coordinator_testkit::driver::Engine;
 use sink_coordinator_testkit::perf::{
-    first_commit_storage_calls, job_entries, perf_job_events, Path, Subject, JOB_WRITERS,
+    first_commit_storage_calls, job_entries, perf_job_events, Subject, JOB_WRITERS,
 };
 
 /// Checkpoint cycles before and during the callgrind measurement.
@@ -41,8 +42,7 @@ fn main() {
     let inst = est("instantiate/component");
     let rt_native = est("state_round_trip_p100000/native");
     let rt_component = est("state_round_trip_p100000/component");
-    let rt = Runtime::embedded().expect("the embedded component loads");
-    let (first, steady) = first_commit_storage_calls(&rt);
+    let (first, steady) = first_commit_storage_calls();
     let gz = gzip_len(EMBEDDED_WASM);
 
     let mut rows: Vec<[String; 3]> = Vec::new();
@@ -199,8 +199,8 @@ fn instructions(target: &FsPath) -> Result<(u64, u64), String> {
     Runtime::new(EMBEDDED_WASM, options).map_err(|e| format!("{e:#}"))?;
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut counts = [0u64; 2];
-    for (i, path) in Path::BOTH.into_iter().enumerate() {
-        let out_file = target.join(format!("perf-callgrind.{}.out", path.name()));
+    for (i, path) in ["native", "component"].into_iter().enumerate() {
+        let out_file = target.join(format!("perf-callgrind.{path}.out"));
         let out = Command::new("valgrind")
             .arg("--tool=callgrind")
             .arg(format!("--callgrind-out-file={}", out_file.display()))
@@ -208,7 +208,7 @@ fn instructions(target: &FsPath) -> Result<(u64, u64), String> {
             .arg("--toggle-collect=*perf_job_events*")
             .arg(&exe)
             .arg("--callgrind-child")
-            .arg(path.name())
+            .arg(path)
             .arg(&cache)
             .output()
             .map_err(|e| e.to_string())?;
@@ -238,17 +238,16 @@ fn instructions(target: &FsPath) -> Result<(u64, u64), String> {
 /// Under callgrind: warm up, then the measured events (collected), with
 /// each cycle's checkpoint and completion outside the collection.
 fn callgrind_child(path: &str, cache: &FsPath) {
-    let path = if path == "native" {
-        Path::Native
+    let engine = if path == "native" {
+        Engine::NATIVE
     } else {
-        Path::Component
+        let options = RuntimeOptions {
+            cache_dir: Some(cache.to_path_buf()),
+            ..RuntimeOptions::default()
+        };
+        Engine::Component(Runtime::new(EMBEDDED_WASM, options).expect("the cached component loads"))
     };
-    let options = RuntimeOptions {
-        cache_dir: Some(cache.to_path_buf()),
-        ..RuntimeOptions::default()
-    };
-    let rt = Runtime::new(EMBEDDED_WASM, options).expect("the cached component loads");
-    let mut subject = Subject::job(path, &rt, JOB_WRITERS);
+    let mut subject = Subject::job(&engine, JOB_WRITERS);
     for c in 1..=WARM_CYCLES + MEASURED_CYCLES {
         let entries = job_entries(JOB_WRITERS, c);
         if c <= WARM_CYCLES {

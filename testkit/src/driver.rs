@@ -1,6 +1,8 @@
 //! One interface over the two ways of running the coordinator: the native
-//! Rust core and the WebAssembly component. The replayer (and later the
-//! simulator) is written once against [`Driver`] and [`CoordinatorApi`].
+//! Rust core and the WebAssembly component. [`Engine`] is the one choice
+//! between them that replay, the simulator, the call-script recorder and the
+//! benchmarks make; each is written once against [`Driver`],
+//! [`CoordinatorApi`] and [`WriterApi`].
 
 use sink_coordinator::{
     Clock, Config, Coordinator, Entry, Lifecycle, Limits, Outcome, RestorePoint, Snapshot, Storage,
@@ -12,16 +14,48 @@ use sink_coordinator_host::engine::Runtime;
 use sink_coordinator_host::env::{HostEnv, Shared};
 use sink_coordinator_host::error::{HostError, HostResult};
 
-/// How to run the coordinator.
-#[derive(Clone, Copy)]
-pub enum Mode<'r> {
-    /// The Rust core, without wasm, with the default [`Limits`].
-    Native,
-    /// The Rust core with these size limits (the component takes them from
-    /// its runtime's options).
-    NativeWithLimits(Limits),
-    /// The component, on this runtime.
-    Component(&'r Runtime),
+/// Which implementation runs the coordinator and the writer helpers.
+#[derive(Clone)]
+#[allow(clippy::large_enum_variant)] // a handful per run: boxing the runtime buys nothing
+pub enum Engine {
+    /// The Rust core linked into this process, with these size limits (the
+    /// native twin of a runtime's [`RuntimeOptions::limits`](sink_coordinator_host::engine::RuntimeOptions)).
+    Native(Limits),
+    /// The component on this runtime (cheap to clone: reference counted);
+    /// its options carry the size limits.
+    Component(Runtime),
+}
+
+impl Engine {
+    /// The native core with the default [`Limits`].
+    pub const NATIVE: Engine = Engine::Native(Limits::DEFAULT);
+
+    /// `native` or `component`, as runs, reports and messages name it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Engine::Native(_) => "native",
+            Engine::Component(_) => "component",
+        }
+    }
+
+    /// Whether coordinators run in the component (traps can be injected).
+    pub fn is_component(&self) -> bool {
+        matches!(self, Engine::Component(_))
+    }
+
+    /// A [`Driver`] of this engine over a table and a clock.
+    pub fn driver(
+        &self,
+        storage: Shared<dyn Storage + Send>,
+        clock: Shared<dyn Clock + Send>,
+    ) -> HostResult<Box<dyn Driver>> {
+        Ok(match self {
+            Engine::Native(limits) => {
+                Box::new(NativeDriver::new(storage, clock).with_limits(*limits))
+            }
+            Engine::Component(runtime) => Box::new(ComponentDriver::new(runtime, storage, clock)?),
+        })
+    }
 }
 
 /// The calls of one coordinator instance (SEMANTICS), whatever runs it.
@@ -194,6 +228,21 @@ pub struct NativeCoordinator {
 }
 
 impl NativeCoordinator {
+    /// [`Self::new`] with size limits other than the defaults (WIT
+    /// `set-limits`, applied while the instance is `created`).
+    pub fn with_limits(
+        config: Config,
+        restore: Option<RestorePoint>,
+        env: HostEnv,
+        limits: Limits,
+    ) -> HostResult<Self> {
+        let mut coordinator = Self::new(config, restore, env);
+        if limits != Limits::default() {
+            coordinator.inner.set_limits(limits)?;
+        }
+        Ok(coordinator)
+    }
+
     /// A new instance in `created` state, restored from `restore` when
     /// `start` is called.
     pub fn new(config: Config, restore: Option<RestorePoint>, env: HostEnv) -> Self {
@@ -377,11 +426,12 @@ impl Driver for NativeDriver {
         restore: Option<RestorePoint>,
     ) -> HostResult<Box<dyn CoordinatorApi>> {
         let env = HostEnv::new(self.storage.clone(), self.clock.clone());
-        let mut coordinator = NativeCoordinator::new(config, restore, env);
-        if self.limits != Limits::default() {
-            coordinator.inner.set_limits(self.limits)?;
-        }
-        Ok(Box::new(coordinator))
+        Ok(Box::new(NativeCoordinator::with_limits(
+            config,
+            restore,
+            env,
+            self.limits,
+        )?))
     }
     fn create_writer(&mut self, subtask: u32) -> HostResult<Box<dyn WriterApi>> {
         Ok(Box::new(Writer::new(subtask)))

@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use crate::driver::Engine;
 use sink_coordinator::{
     Config, Coordinator, Entry, Lifecycle, RestorePoint, StepClock, Storage, StorageError, END,
 };
@@ -28,26 +29,10 @@ pub const JOB_COMMITTABLE_BYTES: usize = 200;
 /// The parallelism of the state round trip, every writer ended.
 pub const ROUND_TRIP_WRITERS: u32 = 100_000;
 
-/// Which implementation runs the coordinator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Path {
-    /// The Rust core, called directly.
-    Native,
-    /// The WebAssembly component through wasmtime.
-    Component,
-}
-
-impl Path {
-    /// Both, native first.
-    pub const BOTH: [Path; 2] = [Path::Native, Path::Component];
-
-    /// `native` or `component`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Path::Native => "native",
-            Path::Component => "component",
-        }
-    }
+/// Both engines on `runtime`, native first (the benchmarks compare them
+/// side by side).
+pub fn both(runtime: &Runtime) -> [Engine; 2] {
+    [Engine::NATIVE, Engine::Component(runtime.clone())]
 }
 
 /// In-memory storage that keeps only the latest snapshot records, so that
@@ -152,36 +137,31 @@ pub struct Subject {
 
 impl Subject {
     /// A coordinator over a new table, not started.
-    pub fn new(path: Path, runtime: &Runtime, config: &Config) -> Self {
-        Self::over(
-            path,
-            runtime,
-            config,
-            None,
-            Shared::new(BenchStorage::default()),
-        )
+    pub fn new(engine: &Engine, config: &Config) -> Self {
+        Self::over(engine, config, None, Shared::new(BenchStorage::default()))
     }
 
     /// A coordinator over `storage`, restored from `restore`, not started.
     pub fn over(
-        path: Path,
-        runtime: &Runtime,
+        engine: &Engine,
         config: &Config,
         restore: Option<&RestorePoint>,
         storage: Shared<BenchStorage>,
     ) -> Self {
-        let inner = match path {
-            Path::Native => {
+        // The benchmarks call the core and the component directly (not
+        // through the driver's boxed `CoordinatorApi`), so that a ratio
+        // compares the two implementations and nothing else.
+        let inner = match engine {
+            Engine::Native(limits) => {
                 let env = NativeEnv {
                     storage: storage.clone(),
                     clock: StepClock { next: 0, step: 1 },
                 };
-                Inner::Native(
-                    Box::new(Coordinator::new(config.clone(), restore.cloned())),
-                    env,
-                )
+                let mut c = Coordinator::new(config.clone(), restore.cloned());
+                c.set_limits(*limits).expect("valid limits while created");
+                Inner::Native(Box::new(c), env)
             }
-            Path::Component => {
+            Engine::Component(runtime) => {
                 let env = HostEnv::new(storage.clone(), ManualClock::new(0, 1));
                 let c = ComponentCoordinator::new(runtime, env, config, restore)
                     .expect("the component instantiates");
@@ -192,8 +172,8 @@ impl Subject {
     }
 
     /// A started coordinator of the realistic job's shape with `p` writers.
-    pub fn job(path: Path, runtime: &Runtime, p: u32) -> Self {
-        let mut s = Subject::new(path, runtime, &Config::new(p, "bench"));
+    pub fn job(engine: &Engine, p: u32) -> Self {
+        let mut s = Subject::new(engine, &Config::new(p, "bench"));
         s.start();
         s
     }
@@ -299,8 +279,8 @@ pub fn job_cycle(subject: &mut Subject, entries: Vec<Entry>, c: u64) {
 /// A coordinator with [`ROUND_TRIP_WRITERS`] writers that all ended (each
 /// END entry one 8-byte committable and a watermark), nothing committed:
 /// its state bytes hold every END entry.
-pub fn all_ended(path: Path, runtime: &Runtime, p: u32) -> Subject {
-    let mut subject = Subject::job(path, runtime, p);
+pub fn all_ended(engine: &Engine, p: u32) -> Subject {
+    let mut subject = Subject::job(engine, p);
     for s in 0..p {
         let entry = Entry {
             checkpoint: END,
@@ -320,7 +300,7 @@ pub fn all_ended(path: Path, runtime: &Runtime, p: u32) -> Subject {
 /// The state round trip: the state bytes of checkpoint `n`, then a new
 /// coordinator restored from them and started (it decodes and installs the
 /// state, and waits in `restoring` for the writers). Returns the state's size.
-pub fn state_round_trip(subject: &mut Subject, path: Path, runtime: &Runtime, p: u32) -> usize {
+pub fn state_round_trip(subject: &mut Subject, engine: &Engine, p: u32) -> usize {
     let state = subject.checkpoint(1);
     let len = state.len();
     let restore = RestorePoint {
@@ -329,8 +309,7 @@ pub fn state_round_trip(subject: &mut Subject, path: Path, runtime: &Runtime, p:
         finished_subtasks: Vec::new(),
     };
     let mut restored = Subject::over(
-        path,
-        runtime,
+        engine,
         &Config::new(p, "bench"),
         Some(&restore),
         subject.storage().clone(),
@@ -343,17 +322,16 @@ pub fn state_round_trip(subject: &mut Subject, path: Path, runtime: &Runtime, p:
 /// Storage calls a fresh instance makes up to and including its first
 /// commit, on a table an earlier instance of the same commit user already
 /// committed three checkpoints to; and those of a later commit (the steady
-/// state). Native: the calls do not depend on the path.
-pub fn first_commit_storage_calls(runtime: &Runtime) -> (u64, u64) {
+/// state). Native: the calls do not depend on the engine.
+pub fn first_commit_storage_calls() -> (u64, u64) {
     let p = 4;
-    let mut earlier = Subject::job(Path::Native, runtime, p);
+    let mut earlier = Subject::job(&Engine::NATIVE, p);
     for c in 1..=3 {
         job_cycle(&mut earlier, job_entries(p, c), c);
     }
     let storage = earlier.storage().clone();
     let mut fresh = Subject::over(
-        Path::Native,
-        runtime,
+        &Engine::NATIVE,
         &Config::new(p, "bench"),
         None,
         storage.clone(),

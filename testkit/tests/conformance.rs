@@ -13,7 +13,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use sink_coordinator_host::Runtime;
-use sink_coordinator_testkit::replay::{replay, Mode, ReplayResult};
+use sink_coordinator_testkit::replay::{replay, Engine, ReplayResult};
 use sink_coordinator_testkit::trace;
 
 fn conformance_dir() -> PathBuf {
@@ -150,7 +150,7 @@ fn check_dir(dir: PathBuf) {
                 continue;
             }
         };
-        let native_result = match replay(&parsed, Mode::Native) {
+        let native_result = match replay(&parsed, &Engine::NATIVE) {
             Ok(r) => r,
             Err(e) => {
                 failures.push(format!("{name}: native replay failed: {e}"));
@@ -158,7 +158,7 @@ fn check_dir(dir: PathBuf) {
             }
         };
         let native = native_result.render();
-        let component = match replay(&parsed, Mode::Component(&runtime)) {
+        let component = match replay(&parsed, &Engine::Component(runtime.clone())) {
             Ok(r) => r.render(),
             Err(e) => {
                 failures.push(format!("{name}: component replay failed: {e}"));
@@ -274,10 +274,10 @@ fn writer_committed_forwards_committed_up_to() {
     };
     let runtime = Runtime::embedded().expect("the embedded component loads");
     let run = |text: &str| {
-        let native = sink_coordinator_testkit::replay::replay_str(text, Mode::Native)
+        let native = sink_coordinator_testkit::replay::replay_str(text, &Engine::NATIVE)
             .expect("native replay");
         let component =
-            sink_coordinator_testkit::replay::replay_str(text, Mode::Component(&runtime))
+            sink_coordinator_testkit::replay::replay_str(text, &Engine::Component(runtime.clone()))
                 .expect("component replay");
         assert_eq!(
             native.render(),

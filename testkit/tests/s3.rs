@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use sink_coordinator_host::Runtime;
 use sink_coordinator_testkit::moto::Moto;
-use sink_coordinator_testkit::replay::{replay, replay_on, Mode};
+use sink_coordinator_testkit::replay::{replay, replay_on};
 use sink_coordinator_testkit::sim::backend::SimStore;
 use sink_coordinator_testkit::sim::{self, Engine, FaultLevel, SimOptions, TableLocation};
 use sink_coordinator_testkit::trace;
@@ -46,12 +46,16 @@ fn traces_replay_identically_on_s3() {
                 continue;
             }
         };
-        let in_memory = replay(&parsed, Mode::Native).map(|r| r.render());
+        let in_memory = replay(&parsed, &Engine::NATIVE).map(|r| r.render());
         let table = moto
             .open(&moto.fresh_url("trace"))
             .unwrap_or_else(|e| panic!("{e}"));
-        let on_s3 =
-            replay_on(&parsed, Mode::Component(&runtime), SimStore::Url(table)).map(|r| r.render());
+        let on_s3 = replay_on(
+            &parsed,
+            &Engine::Component(runtime.clone()),
+            SimStore::Url(table),
+        )
+        .map(|r| r.render());
         match (in_memory, on_s3) {
             (Ok(a), Ok(b)) if a == b => {}
             (Ok(a), Ok(b)) => {
@@ -95,8 +99,8 @@ fn simulation_seeds_verify_on_s3() {
     let mut failures = Vec::new();
     let mut snapshots = 0;
     for (seed, engine) in [
-        (1, Engine::Native),
-        (2, Engine::Native),
+        (1, Engine::NATIVE),
+        (2, Engine::NATIVE),
         (3, Engine::Component(runtime.clone())),
         (4, Engine::Component(runtime.clone())),
     ] {

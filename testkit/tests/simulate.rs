@@ -180,7 +180,7 @@ fn native_seeds() {
         "native",
         first,
         env_u64("SIM_NATIVE_SEEDS", 10_000),
-        &Engine::Native,
+        &Engine::NATIVE,
         SimOptions::small,
     );
 }
@@ -193,7 +193,7 @@ fn native_large_seeds() {
         "native large",
         first,
         env_u64("SIM_NATIVE_LARGE_SEEDS", 1000),
-        &Engine::Native,
+        &Engine::NATIVE,
         SimOptions::large,
     );
 }
@@ -236,8 +236,8 @@ fn deterministic_and_engine_independent() {
         let mut opts = SimOptions::small(seed, FaultLevel::High);
         // Traps only the component has; the rest (crashes included) is the same.
         opts.traps = false;
-        let a = sim::run(&opts, &Engine::Native, None).unwrap();
-        let b = sim::run(&opts, &Engine::Native, None).unwrap();
+        let a = sim::run(&opts, &Engine::NATIVE, None).unwrap();
+        let b = sim::run(&opts, &Engine::NATIVE, None).unwrap();
         let c = sim::run(&opts, &Engine::Component(runtime.clone()), None).unwrap();
         assert!(a.verified(), "{:?}", a.verdict);
         assert_eq!(a.trace, b.trace, "seed {seed} is not deterministic");
@@ -254,7 +254,7 @@ fn deterministic_and_engine_independent() {
 fn recorded_trace_parses() {
     for seed in 0..20 {
         let opts = SimOptions::small(seed, FaultLevel::High);
-        let outcome = sim::run(&opts, &Engine::Native, None).unwrap();
+        let outcome = sim::run(&opts, &Engine::NATIVE, None).unwrap();
         let parsed = sink_coordinator_testkit::trace::parse(&outcome.trace)
             .unwrap_or_else(|e| panic!("seed {seed}: the recorded trace is malformed: {e}"));
         let again = sim::record::render_trace(&parsed);
@@ -280,7 +280,7 @@ fn wide_jobs_finish() {
             second_job: Some(false),
             ..SimOptions::new(seed)
         };
-        let outcome = sim::run(&opts, &Engine::Native, None).expect("set up");
+        let outcome = sim::run(&opts, &Engine::NATIVE, None).expect("set up");
         assert!(
             outcome.verified(),
             "seed {seed}, P = {writers}: {:?}",

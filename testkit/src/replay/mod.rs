@@ -28,9 +28,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use sink_coordinator::table::{SNAPSHOT_PREFIX, TAG_PREFIX};
 use sink_coordinator::{Clock, Entry, Outcome, RestorePoint, Storage};
 
-use crate::driver::{
-    ComponentDriver, CoordinatorApi, Driver, FailedInstance, FailedWriter, NativeDriver, WriterApi,
-};
+use crate::driver::{CoordinatorApi, Driver, FailedInstance, FailedWriter, WriterApi};
 use crate::sim::backend::SimStore;
 use crate::trace::{Malformed, Op, Trace};
 use sink_coordinator_host::clock::ManualClock;
@@ -39,55 +37,47 @@ use sink_coordinator_host::error::{HostError, HostResult};
 use sink_coordinator_host::storage::{FaultyStorage, MemStorage};
 
 mod types;
-pub use types::{CheckpointState, Mode, ReplayError, ReplayResult, StepResult};
+pub use types::{CheckpointState, Engine, ReplayError, ReplayResult, StepResult};
 
 /// Parses, validates and replays a trace document.
-pub fn replay_str(text: &str, mode: Mode<'_>) -> Result<ReplayResult, ReplayError> {
+pub fn replay_str(text: &str, engine: &Engine) -> Result<ReplayResult, ReplayError> {
     let trace = crate::trace::parse(text)?;
-    replay(&trace, mode)
+    replay(&trace, engine)
 }
 
 /// Replays a validated trace on a fresh in-memory table.
-pub fn replay(trace: &Trace, mode: Mode<'_>) -> Result<ReplayResult, ReplayError> {
-    replay_with_states(trace, mode).map(|(result, _)| result)
+pub fn replay(trace: &Trace, engine: &Engine) -> Result<ReplayResult, ReplayError> {
+    replay_with_states(trace, engine).map(|(result, _)| result)
 }
 
 /// [`replay`] on `table`, which must be empty (e.g. an object store opened
 /// by URL): a conforming backend gives the in-memory result.
 pub fn replay_on(
     trace: &Trace,
-    mode: Mode<'_>,
+    engine: &Engine,
     table: SimStore,
 ) -> Result<ReplayResult, ReplayError> {
-    states_on(trace, mode, table).map(|(result, _)| result)
+    states_on(trace, engine, table).map(|(result, _)| result)
 }
 
 /// [`replay`], also returning the state bytes of every successful
 /// coordinator `checkpoint` step, in step order.
 pub fn replay_with_states(
     trace: &Trace,
-    mode: Mode<'_>,
+    engine: &Engine,
 ) -> Result<(ReplayResult, Vec<CheckpointState>), ReplayError> {
-    states_on(trace, mode, SimStore::Mem(MemStorage::default()))
+    states_on(trace, engine, SimStore::Mem(MemStorage::default()))
 }
 
 fn states_on(
     trace: &Trace,
-    mode: Mode<'_>,
+    engine: &Engine,
     table: SimStore,
 ) -> Result<(ReplayResult, Vec<CheckpointState>), ReplayError> {
     replay_with_driver_on(trace, table, |storage, clock| {
-        Ok(match mode {
-            Mode::Native => Box::new(NativeDriver::new(storage, clock)),
-            Mode::NativeWithLimits(limits) => {
-                Box::new(NativeDriver::new(storage, clock).with_limits(limits))
-            }
-            Mode::Component(runtime) => {
-                Box::new(ComponentDriver::new(runtime, storage, clock).map_err(|e| {
-                    ReplayError::Host(format!("cannot instantiate the component: {e}"))
-                })?)
-            }
-        })
+        engine
+            .driver(storage, clock)
+            .map_err(|e| ReplayError::Host(format!("cannot instantiate the component: {e}")))
     })
 }
 

@@ -99,4 +99,4 @@ impl From<Malformed> for ReplayError {
     }
 }
 
-pub use crate::driver::Mode;
+pub use crate::driver::Engine;

@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::replay::{replay_with_states, Mode};
+use crate::replay::{replay_with_states, Engine};
 
 /// A trace with a commit, a storage fault, a writer and a failover.
 const TRACE: &str = r#"{
@@ -28,7 +28,7 @@ fn faithful_raw(trace: &Trace) -> String {
 #[test]
 fn a_faithful_host_renders_the_native_document() {
     let trace = crate::trace::parse(TRACE).unwrap();
-    let (native, native_states) = replay_with_states(&trace, Mode::Native).unwrap();
+    let (native, native_states) = replay_with_states(&trace, &Engine::NATIVE).unwrap();
     let (played, states) = play(&trace, &faithful_raw(&trace)).unwrap();
     assert_eq!(played.render(), native.render());
     assert_eq!(states, native_states);
@@ -40,7 +40,7 @@ fn a_faithful_host_renders_the_native_document() {
 #[test]
 fn a_wrong_value_changes_the_document_or_stops_the_playback() {
     let trace = crate::trace::parse(TRACE).unwrap();
-    let (native, _) = replay_with_states(&trace, Mode::Native).unwrap();
+    let (native, _) = replay_with_states(&trace, &Engine::NATIVE).unwrap();
     let raw = faithful_raw(&trace);
     let lines: Vec<&str> = raw.lines().collect();
     let mut bent_lines = 0;

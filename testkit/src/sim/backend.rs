@@ -24,11 +24,10 @@ use sink_coordinator::{
     Config, Lifecycle, RestorePoint, Snapshot, Storage, StorageError, Tag, Writer,
 };
 
-pub use crate::driver::WriterApi;
 use crate::driver::{CoordinatorApi, NativeCoordinator};
+pub use crate::driver::{Engine, WriterApi};
 use sink_coordinator_host::clock::ManualClock;
 use sink_coordinator_host::component::{ComponentCoordinator, ComponentWriter};
-use sink_coordinator_host::engine::Runtime;
 use sink_coordinator_host::env::{HostEnv, Shared};
 use sink_coordinator_host::error::{HostError, HostResult};
 use sink_coordinator_host::storage::{
@@ -414,30 +413,10 @@ pub(crate) fn with_table<T>(
     out
 }
 
-/// How coordinators and writers are run.
-#[derive(Clone)]
-#[allow(clippy::large_enum_variant)] // one per run
-pub enum Engine {
-    /// The native core, linked into this process.
-    Native,
-    /// The component on wasmtime, each coordinator with a native twin.
-    Component(Runtime),
-}
-
+/// What the simulator needs of an [`Engine`] beyond a replay's [`Driver`](crate::driver::Driver):
+/// coordinators over its two tables (a component coordinator has a native
+/// twin), writers, and reading the table with faults suspended.
 impl Engine {
-    /// `native` or `component`, as runs and reports name it.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Engine::Native => "native",
-            Engine::Component(_) => "component",
-        }
-    }
-
-    /// Whether coordinators run in the component (traps can be injected).
-    pub fn is_component(&self) -> bool {
-        matches!(self, Engine::Component(_))
-    }
-
     /// A new coordinator instance (state `created`), with its native twin
     /// when it runs in the component.
     pub(crate) fn coordinator(
@@ -449,17 +428,22 @@ impl Engine {
     ) -> HostResult<SimCoordinator> {
         let env = HostEnv::new(tables.real.clone(), clock.clone());
         Ok(match self {
-            Engine::Native => {
-                SimCoordinator::Native(NativeCoordinator::new(config.clone(), restore, env))
-            }
+            Engine::Native(limits) => SimCoordinator::Native(NativeCoordinator::with_limits(
+                config.clone(),
+                restore,
+                env,
+                *limits,
+            )?),
             Engine::Component(runtime) => {
-                let twin = tables.twin.as_ref().map(|t| {
-                    NativeCoordinator::new(
+                let twin = match tables.twin.as_ref() {
+                    Some(t) => Some(NativeCoordinator::with_limits(
                         config.clone(),
                         restore.clone(),
                         HostEnv::new(t.clone(), clock.clone()),
-                    )
-                });
+                        runtime.options().limits,
+                    )?),
+                    None => None,
+                };
                 SimCoordinator::Component {
                     comp: Box::new(ComponentCoordinator::new(
                         runtime,
@@ -476,7 +460,7 @@ impl Engine {
     /// A fresh writer helper for subtask `s`.
     pub fn writer(&self, s: u32) -> HostResult<Box<dyn WriterApi>> {
         Ok(match self {
-            Engine::Native => Box::new(Writer::new(s)),
+            Engine::Native(_) => Box::new(Writer::new(s)),
             Engine::Component(runtime) => Box::new(ComponentWriter::new(runtime, s)?),
         })
     }
@@ -488,7 +472,7 @@ impl Engine {
         storage: &SharedStorage,
     ) -> HostResult<(Vec<Snapshot>, Vec<Tag>)> {
         match self {
-            Engine::Native => with_table(storage, |st| {
+            Engine::Native(_) => with_table(storage, |st| {
                 let snapshots = sink_coordinator::table::list_snapshots(st)?;
                 let tags = sink_coordinator::table::list_tags(st)?;
                 Ok((snapshots, tags))

@@ -164,7 +164,7 @@ pub fn simulate(
 ) -> Result<Report, String> {
     let engine = match runtime {
         Some(r) if !args.native => Engine::Component(r),
-        _ => Engine::Native,
+        _ => Engine::NATIVE,
     };
     let seeds = args.seeds.max(1);
     let table = location(args)?;

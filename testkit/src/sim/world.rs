@@ -389,11 +389,7 @@ impl<'a> Sim<'a> {
 /// Replays the recorded trace (through the same engine as the run): every
 /// call returns what it returned in the run, and the table is the same.
 fn replay_check(w: &World<'_>) -> Result<(), String> {
-    let mode = match &w.engine {
-        Engine::Native => crate::replay::Mode::Native,
-        Engine::Component(runtime) => crate::replay::Mode::Component(runtime),
-    };
-    let result = match crate::replay::replay(&w.rec.trace, mode) {
+    let result = match crate::replay::replay(&w.rec.trace, &w.engine) {
         Ok(r) => r,
         Err(e) => {
             // Say where the replay parted from the run, if it did before.
@@ -401,7 +397,7 @@ fn replay_check(w: &World<'_>) -> Result<(), String> {
             if let crate::replay::ReplayError::Malformed(m) = &e {
                 prefix.steps.truncate(m.step.unwrap_or(0));
             }
-            let before = crate::replay::replay(&prefix, mode)
+            let before = crate::replay::replay(&prefix, &w.engine)
                 .ok()
                 .and_then(|r| first_divergence(w, &r).err());
             return Err(format!(

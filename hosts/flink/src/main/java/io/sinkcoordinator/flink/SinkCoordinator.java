@@ -138,6 +138,15 @@ final class SinkCoordinator implements OperatorCoordinator {
         }
         if (event instanceof Events.Committable) {
             Events.Committable e = (Events.Committable) event;
+            if (e.entry.isEnd()) {
+                // An ended writer finishes as soon as its final checkpoint
+                // completes, and Flink fails over when an operator event
+                // reaches a FINISHED task (a CI run lost the race). It needs
+                // no committed-up-to: it keeps nothing once finished, and a
+                // restarted attempt registers its gateway again (and a
+                // replay of what it held is filtered, SEMANTICS 5.2).
+                gateways[subtask] = null;
+            }
             apply(
                     "event of subtask " + subtask,
                     stats.eventNanos,

@@ -149,6 +149,27 @@ class Api(unittest.TestCase):
             c.state()
 
 
+class Bytes(unittest.TestCase):
+    """Byte lists cross in blocks (``_fastval``): every byte value, empty
+    and large values, both ways and through the storage imports."""
+
+    def test_bytes_cross_unchanged_both_ways(self) -> None:
+        values = [b"", bytes(range(256)), bytes(range(255, -1, -1)) * 4096, b"\x00"]
+        w = sc.Writer(0)
+        sent = w.report(1, values, -5, True)
+        self.assertEqual(sent.committables, values)
+        restored = sc.Writer(0).restore(w.state(), 1)
+        self.assertEqual([e.committables for e in restored], [values])
+        storage = sc.MemoryStorage()
+        c = sc.Coordinator(sc.Config(parallelism=1, commit_user="bytes"), storage, sc.ManualClock(7))
+        c.start()
+        c.event(0, 0, sent)
+        self.assertEqual(c.checkpoint_complete(1).committed, [1])
+        snapshot = sc.Table(storage).latest_snapshot()
+        assert snapshot is not None
+        self.assertEqual(snapshot.committables, [(0, v) for v in values])
+
+
 class Directory(unittest.TestCase):
     def setUp(self) -> None:
         self.dir = tempfile.mkdtemp(prefix="sink-coordinator-dir-")

@@ -12,7 +12,9 @@ variant"), which traps the Store: a storage cannot report a failed ``get``.
 **What.** ``add_func`` registers a Python function through wasmtime-py's own
 C binding (``wasmtime_component_linker_instance_add_func``) with a trampoline
 that does what wasmtime-py's ``func_impl`` does, except that a returned
-``Err(payload)`` is lowered as the ``err`` case explicitly. Nothing in
+``Err(payload)`` is lowered as the ``err`` case explicitly, and that the
+values are converted by ``_fastval`` (types compiled on a function's first
+call, byte lists in blocks). Nothing in
 wasmtime-py is patched or replaced; this module uses three of its internal
 names (``wasmtime._ffi``, ``wasmtime.component._enter.catch_exceptions``,
 ``FuncType._from_ptr``), which is why the package pins ``wasmtime`` to one
@@ -38,6 +40,8 @@ from wasmtime import _ffi as ffi
 from wasmtime.component import FuncType, LinkerInstance
 from wasmtime.component._enter import catch_exceptions
 
+from ._fastval import compile_type, lift_args
+
 
 class Err:
     """A host function's explicit ``err`` result (``payload``: the err value)."""
@@ -55,18 +59,33 @@ _NEXT = itertools.count(1)
 _LOCK = threading.Lock()
 
 
-def _lower(store: Any, fty: Any, result: Any, results: Any) -> None:
-    result_ty = fty.result
-    if result_ty is None:
+class _Types:
+    """A host function's converters, made from its type on the first call
+    (``_fastval``: no per-byte conversion of ``list<u8>``)."""
+
+    __slots__ = ("params", "result", "err")
+
+    def __init__(self, fty: Any) -> None:
+        self.params = [compile_type(t) for _, t in fty.params]
+        result_ty = fty.result
+        self.result = None if result_ty is None else compile_type(result_ty)
+        err_ty = None if result_ty is None else getattr(result_ty, "err", None)
+        self.err = None if err_ty is None else compile_type(err_ty)
+
+
+_TYPES: Dict[int, _Types] = {}
+
+
+def _lower(store: Any, types: _Types, result: Any, results: Any) -> None:
+    if types.result is None:
         return
     if not isinstance(result, Err):
-        result_ty.convert_to_c(store, result, results)
+        types.result.to_c(store, result, results)
         return
     raw = None
-    err_ty = result_ty.err
-    if err_ty is not None:
+    if types.err is not None:
         payload = ffi.wasmtime_component_val_t()
-        err_ty.convert_to_c(store, result.payload, ctypes.pointer(payload))
+        types.err.to_c(store, result.payload, ctypes.pointer(payload))
         raw = ffi.wasmtime_component_val_new(byref(payload))
     results.contents.kind = ffi.WASMTIME_COMPONENT_RESULT
     results.contents.of.result.is_ok = False
@@ -76,10 +95,14 @@ def _lower(store: Any, fty: Any, result: Any, results: Any) -> None:
 @ffi.wasmtime_component_func_callback_t
 def _trampoline(idx, context, ty_raw, args, nargs, results, nresults):  # type: ignore[no-untyped-def]
     def run(store: Any) -> None:
-        with FuncType._from_ptr(ty_raw, owner=store) as fty:
-            func = _FUNCTIONS[idx or 0]
-            pyargs = [ty.convert_from_c(args[i]) for (_, ty), i in zip(fty.params, range(nargs))]
-            _lower(store, fty, func(store, *pyargs), results)
+        key = idx or 0
+        func = _FUNCTIONS[key]
+        types = _TYPES.get(key)
+        if types is None:
+            with FuncType._from_ptr(ty_raw, owner=store) as fty:
+                types = _TYPES[key] = _Types(fty)
+        pyargs = lift_args(types.params, args, nargs)
+        _lower(store, types, func(store, *pyargs), results)
 
     return catch_exceptions(context, run)
 
@@ -88,6 +111,7 @@ def _trampoline(idx, context, ty_raw, args, nargs, results, nresults):  # type: 
 def _finalize(idx):  # type: ignore[no-untyped-def]
     with _LOCK:
         _FUNCTIONS.pop(idx or 0, None)
+        _TYPES.pop(idx or 0, None)
 
 
 def add_func(instance: LinkerInstance, name: str, func: Callable[..., Any]) -> None:

@@ -16,6 +16,7 @@ from wasmtime import Engine, Store, WasmtimeError
 from wasmtime.component import Component, Linker, Variant
 
 from . import _wasmtime_err
+from ._fastval import FastFunc
 from .errors import BackendError
 from .storage import Clock, Storage
 from .version import check_version
@@ -145,5 +146,6 @@ class _Instance:
             f = self.instance.get_func(self.store, idx) if idx is not None else None
             if f is None:
                 raise WasmtimeError(f"the component does not export {interface}#{name}")
-            self._funcs[key] = f
+            # Converted once per function (``_fastval``), not per call.
+            f = self._funcs[key] = FastFunc(f, self.store)
         return f(self.store, *args)

@@ -72,7 +72,7 @@ soak: build
 
 # Criterion first (target/criterion), then the table with the goals; the
 # instruction rows need valgrind (apt-get install valgrind), else they say so.
-bench:
+bench: hosts-setup
 	$(CARGO) bench -p sink-coordinator-testkit --bench perf
 	$(CARGO) run --release -q -p sink-coordinator-testkit --example bench_table
 

@@ -90,7 +90,7 @@ fn main() {
     ]);
     rows.push([
         "Node (jco) and Python (wasmtime-py) per event, ÷ Rust-wasmtime".into(),
-        "not measured by `make bench`".into(),
+        hosts_row(component),
         "≤ 3× and ≤ 10× (through batching)".into(),
     ]);
     rows.push([
@@ -125,6 +125,49 @@ fn main() {
     for [what, now, goal] in rows {
         println!("| {what} | {now} | {goal} |");
     }
+}
+
+/// The realistic job through the installed npm package and Python wheel
+/// (`hosts/{node,python}/bench_job.*`, installed by `make hosts-setup`),
+/// each ÷ the component's cycle through Rust-wasmtime measured above.
+fn hosts_row(rust_cycle: Option<f64>) -> String {
+    let repo = FsPath::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let python = repo.join("target/python-package/venv/bin/python");
+    let runs = [
+        ("Node", FsPath::new("node").to_path_buf(), "hosts/node/bench_job.mjs", "20"),
+        ("Python", python, "hosts/python/bench_job.py", "4"),
+    ];
+    let mut parts = Vec::new();
+    for (name, program, script, cycles) in runs {
+        eprintln!("bench_table: the realistic job through {name} ({script})");
+        let out = std::process::Command::new(&program)
+            .current_dir(&repo)
+            .args([script, "--cycles", cycles])
+            .output();
+        let figure = match out {
+            Ok(o) if o.status.success() => serde_json::from_slice::<serde_json::Value>(&o.stdout)
+                .ok()
+                .and_then(|v| Some((v["cycle_ns"].as_f64()?, v["batched"].as_bool()?))),
+            Ok(o) => {
+                eprintln!("{}", String::from_utf8_lossy(&o.stderr));
+                None
+            }
+            Err(e) => {
+                eprintln!("bench_table: {}: {e}", program.display());
+                None
+            }
+        };
+        parts.push(match (figure, rust_cycle) {
+            (Some((host, batched)), Some(rust)) => format!(
+                "{name} {:.1}× ({} per event{})",
+                host / rust,
+                us(host / f64::from(JOB_WRITERS)),
+                if batched { ", batched" } else { ", one call per event" }
+            ),
+            _ => format!("{name} not measured (run `make hosts-setup`)"),
+        });
+    }
+    parts.join("; ")
 }
 
 fn missing() -> String {

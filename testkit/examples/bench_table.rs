@@ -134,7 +134,12 @@ fn hosts_row(rust_cycle: Option<f64>) -> String {
     let repo = FsPath::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let python = repo.join("target/python-package/venv/bin/python");
     let runs = [
-        ("Node", FsPath::new("node").to_path_buf(), "hosts/node/bench_job.mjs", "20"),
+        (
+            "Node",
+            FsPath::new("node").to_path_buf(),
+            "hosts/node/bench_job.mjs",
+            "20",
+        ),
         ("Python", python, "hosts/python/bench_job.py", "4"),
     ];
     let mut parts = Vec::new();
@@ -162,7 +167,11 @@ fn hosts_row(rust_cycle: Option<f64>) -> String {
                 "{name} {:.1}× ({} per event{})",
                 host / rust,
                 us(host / f64::from(JOB_WRITERS)),
-                if batched { ", batched" } else { ", one call per event" }
+                if batched {
+                    ", batched"
+                } else {
+                    ", one call per event"
+                }
             ),
             _ => format!("{name} not measured (run `make hosts-setup`)"),
         });

@@ -3,8 +3,12 @@
 //!
 //! A [`Runtime`] compiles the component once and keeps one pre-linked
 //! `InstancePre`; every coordinator, writer and table handle gets its own
-//! Store from it (~20 µs), because a Store that saw a trap can never enter
-//! the component again (toolchain.md 5).
+//! Store from it, because a Store that saw a trap can never enter the
+//! component again (toolchain.md 5). Instances come from wasmtime's pooling
+//! allocator ([`RuntimeOptions::instance_pool`]): a slot's address space is
+//! reserved once and its copy-on-write memory image stays mapped, so a new
+//! instance and its constructor make no `mmap` or `munmap` and take about a
+//! third of the time they took without the pool (BENCHMARKS.md).
 
 #![warn(missing_docs)]
 
@@ -59,6 +63,19 @@ pub const DEFAULT_MAX_MEMORY_BYTES: u64 = memory_for(&DEFAULT_LIMITS);
 pub const DEFAULT_MAX_HOSTCALL_BYTES: u64 = hostcall_bytes_for(&DEFAULT_LIMITS);
 
 const DEFAULT_LIMITS: Limits = Limits::DEFAULT;
+
+/// Instances a runtime keeps in its pool by default
+/// ([`RuntimeOptions::instance_pool`]): each slot reserves 4 GiB of address
+/// space (plus a 32 MiB guard), so 100 slots reserve about 400 GiB of the
+/// 128 TiB a Linux process has, and several runtimes fit in one process.
+pub const DEFAULT_INSTANCE_POOL: u32 = 100;
+
+/// Bytes of a pooled memory (and table) kept resident when its slot is
+/// reset for the next instance, see [`engine_config`].
+const KEEP_RESIDENT_BYTES: usize = 64 << 10;
+
+/// The documented range of the instance pool's size.
+pub const INSTANCE_POOL_RANGE: std::ops::RangeInclusive<u32> = 1..=10_000;
 
 /// How often the engine's ticker advances the epoch: the resolution of
 /// [`RuntimeOptions::call_deadline`].
@@ -157,6 +174,18 @@ pub struct RuntimeOptions {
     /// loads the machine code (~1 ms) instead of compiling (~200 ms).
     /// The directory must be trusted: its files are loaded as machine code.
     pub cache_dir: Option<PathBuf>,
+    /// Instances (Stores of coordinators, writers and table handles) that
+    /// wasmtime's pooling allocator keeps ready, with their memory's
+    /// copy-on-write image mapped: a new instance then costs no `mmap`.
+    /// Each slot reserves 4 GiB of address space plus a guard (the wasm32
+    /// maximum, so the machine code needs no bounds checks) and lets the
+    /// memory grow to [`Self::max_memory_bytes`]. More instances alive at
+    /// once than the pool holds are not an error: the extra ones are
+    /// allocated one by one as without a pool (slower, ~60 µs). A process
+    /// that cannot reserve the pool's address space (`ulimit -v`, valgrind)
+    /// runs without one ([`Runtime::instance_pool`]). `None`: no pool at
+    /// all. Default [`DEFAULT_INSTANCE_POOL`]; range [`INSTANCE_POOL_RANGE`].
+    pub instance_pool: Option<u32>,
 }
 
 impl Default for RuntimeOptions {
@@ -180,6 +209,7 @@ impl RuntimeOptions {
             call_deadline: Some(deadline_for(&limits)),
             wasm_backtrace: false,
             cache_dir: None,
+            instance_pool: Some(DEFAULT_INSTANCE_POOL),
         }
     }
 
@@ -203,6 +233,11 @@ impl RuntimeOptions {
         }
         if let Some(max) = self.max_memory_bytes {
             check("max_memory_bytes", max as u64, &MAX_MEMORY_RANGE)?;
+        }
+        if let Some(slots) = self.instance_pool {
+            let range =
+                u64::from(*INSTANCE_POOL_RANGE.start())..=u64::from(*INSTANCE_POOL_RANGE.end());
+            check("instance_pool", u64::from(slots), &range)?;
         }
         check(
             "max_hostcall_bytes",
@@ -360,15 +395,100 @@ impl Drop for Ticker {
     }
 }
 
+/// One engine with the component linked against the host's imports.
+struct Backend {
+    engine: Engine,
+    pre: SinkCoordinatorPre<StoreData>,
+    /// Only while a call deadline is configured: each engine has its own
+    /// epoch.
+    _ticker: Option<Ticker>,
+}
+
+impl Backend {
+    fn new(component: &Component, options: &RuntimeOptions) -> wasmtime::Result<Self> {
+        let engine = component.engine().clone();
+        let mut linker: Linker<StoreData> = Linker::new(&engine);
+        SinkCoordinator::add_to_linker::<StoreData, HasSelf<StoreData>>(&mut linker, |data| data)
+            .context("cannot link the storage and clock imports")?;
+        let instance_pre = linker
+            .instantiate_pre(component)
+            .context("the component's imports do not match the host (storage, clock)")?;
+        let pre = SinkCoordinatorPre::new(instance_pre)
+            .context("the component does not export the sink-coordinator world")?;
+        let ticker = match options.call_deadline {
+            Some(_) => {
+                Some(Ticker::start(&engine).context("cannot start the deadline ticker thread")?)
+            }
+            None => None,
+        };
+        Ok(Backend {
+            engine,
+            pre,
+            _ticker: ticker,
+        })
+    }
+}
+
+/// The engine configuration for `options`; `pooled`: with the pooling
+/// allocator of [`RuntimeOptions::instance_pool`] slots.
+fn engine_config(options: &RuntimeOptions, pooled: Option<u32>) -> wasmtime::Config {
+    let mut config = wasmtime::Config::new();
+    // Backtraces make a trap message span many lines: only on request.
+    if !options.wasm_backtrace {
+        config.wasm_backtrace_max_frames(None);
+    }
+    config.wasm_component_model(true);
+    // Determinism (SEMANTICS 9): the same NaN bits on every host.
+    config.cranelift_nan_canonicalization(true);
+    config.consume_fuel(options.fuel_per_call.is_some());
+    config.epoch_interruption(options.call_deadline.is_some());
+    // A new instance's memory maps the component's data segments
+    // copy-on-write instead of copying them (wasmtime's default, said
+    // here because the pool's speed depends on it).
+    config.memory_init_cow(true);
+    if let Some(slots) = pooled {
+        let mut pool = wasmtime::PoolingAllocationConfig::default();
+        // Per component instance: one linear memory, at most a few core
+        // instances (the main module and wit-component's shim and fixup
+        // modules) and tables; the counts below are upper bounds, only
+        // memories and tables reserve address space.
+        pool.total_component_instances(slots)
+            .total_memories(slots)
+            .total_tables(slots.saturating_mul(2))
+            .total_core_instances(slots.saturating_mul(8))
+            // The pool enforces the memory limit too (the Store's limiter
+            // reports it first, with the limit in its message).
+            .max_memory_size(usize::try_from(options.memory_limit()).unwrap_or(usize::MAX));
+        // Resetting a slot for reuse: the pages an instance dirtied are
+        // found with Linux's PAGEMAP_SCAN (6.7+; else the first bytes are
+        // reset) and copied back from the image instead of unmapped, up to
+        // this many bytes per memory (the rest is unmapped), so the next
+        // instance takes no page faults there: 2.6x faster instantiation
+        // than `madvise` alone (BENCHMARKS.md). Small, because an idle slot
+        // keeps that much resident and, without PAGEMAP_SCAN, it is reset
+        // whole on every reuse.
+        pool.linear_memory_keep_resident(KEEP_RESIDENT_BYTES)
+            .table_keep_resident(KEEP_RESIDENT_BYTES)
+            .pagemap_scan(wasmtime::Enabled::Auto);
+        config.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool));
+    }
+    config
+}
+
 /// A compiled component, ready to be instantiated into new Stores.
 /// Cloning is cheap (reference counted).
 #[derive(Clone)]
 pub struct Runtime {
-    engine: Engine,
-    pre: SinkCoordinatorPre<StoreData>,
+    /// The pooled engine (or the only one, without a pool).
+    primary: Arc<Backend>,
+    /// An engine without a pool, created when the pool first runs out
+    /// (same machine code, deserialized from the primary's): instances past
+    /// the pool's size are allocated one by one there.
+    overflow: Arc<OnceLock<Result<Backend, String>>>,
+    component: Component,
     options: RuntimeOptions,
-    /// Only while a call deadline is configured.
-    _ticker: Option<Arc<Ticker>>,
+    /// The pool's size, if the pool could be reserved.
+    pool: Option<u32>,
 }
 
 impl Runtime {
@@ -378,17 +498,18 @@ impl Runtime {
     }
 
     fn compile(wasm: &[u8], options: RuntimeOptions) -> wasmtime::Result<Self> {
-        let mut config = wasmtime::Config::new();
-        // Backtraces make a trap message span many lines: only on request.
-        if !options.wasm_backtrace {
-            config.wasm_backtrace_max_frames(None);
-        }
-        config.wasm_component_model(true);
-        // Determinism (SEMANTICS 9): the same NaN bits on every host.
-        config.cranelift_nan_canonicalization(true);
-        config.consume_fuel(options.fuel_per_call.is_some());
-        config.epoch_interruption(options.call_deadline.is_some());
-        let engine = Engine::new(&config).context("cannot create the wasmtime engine")?;
+        // A process with little address space (`ulimit -v`, valgrind) cannot
+        // reserve the pool: then every instance is allocated on its own, as
+        // without a pool (`Runtime::instance_pool` says which).
+        let pooled = options
+            .instance_pool
+            .and_then(|slots| Engine::new(&engine_config(&options, Some(slots))).ok());
+        let pool = pooled.as_ref().and(options.instance_pool);
+        let engine = match pooled {
+            Some(engine) => engine,
+            None => Engine::new(&engine_config(&options, None))
+                .context("cannot create the wasmtime engine")?,
+        };
         let component = match &options.cache_dir {
             Some(dir) => load_or_compile(&engine, wasm, dir)?,
             None => Component::new(&engine, wasm).context("cannot compile the component")?,
@@ -396,25 +517,13 @@ impl Runtime {
         // Refused before linking: one message with the wanted range and the
         // found version, not a missing import or export.
         crate::artifact::check_version(&engine, &component)?;
-        let mut linker: Linker<StoreData> = Linker::new(&engine);
-        SinkCoordinator::add_to_linker::<StoreData, HasSelf<StoreData>>(&mut linker, |data| data)
-            .context("cannot link the storage and clock imports")?;
-        let instance_pre = linker
-            .instantiate_pre(&component)
-            .context("the component's imports do not match the host (storage, clock)")?;
-        let pre = SinkCoordinatorPre::new(instance_pre)
-            .context("the component does not export the sink-coordinator world")?;
-        let ticker = match options.call_deadline {
-            Some(_) => Some(Arc::new(
-                Ticker::start(&engine).context("cannot start the deadline ticker thread")?,
-            )),
-            None => None,
-        };
+        let primary = Backend::new(&component, &options)?;
         Ok(Runtime {
-            engine,
-            pre,
+            primary: Arc::new(primary),
+            overflow: Arc::new(OnceLock::new()),
+            component,
             options,
-            _ticker: ticker,
+            pool,
         })
     }
 
@@ -436,9 +545,18 @@ impl Runtime {
             .map_err(anyhow::Error::msg)
     }
 
-    /// The wasmtime engine.
+    /// The size of the instance pool in use: [`RuntimeOptions::instance_pool`],
+    /// or `None` when the options ask for no pool or the process could not
+    /// reserve its address space (then every instance is allocated on its
+    /// own).
+    pub fn instance_pool(&self) -> Option<u32> {
+        self.pool
+    }
+
+    /// The wasmtime engine (the pooled one; instances past the pool run on
+    /// a second engine, see [`RuntimeOptions::instance_pool`]).
     pub fn engine(&self) -> &Engine {
-        &self.engine
+        &self.primary.engine
     }
 
     /// The options it was made with.
@@ -447,22 +565,76 @@ impl Runtime {
     }
 
     /// A new Store over `env`, instantiated: one per coordinator, writer or
-    /// table handle.
+    /// table handle. From the pool while it has a free slot, else from the
+    /// overflow engine.
     pub(crate) fn instantiate(
         &self,
         env: HostEnv,
     ) -> wasmtime::Result<(Store<StoreData>, SinkCoordinator)> {
+        let env = match self.instantiate_on(&self.primary, env) {
+            Ok(instance) => return Ok(instance),
+            Err((e, Some(env)))
+                if self.pool.is_some()
+                    && e.downcast_ref::<wasmtime::PoolConcurrencyLimitError>()
+                        .is_some() =>
+            {
+                env
+            }
+            Err((e, _)) => return Err(e),
+        };
+        let overflow = self
+            .overflow
+            .get_or_init(|| self.overflow_backend().map_err(|e| format!("{e:#}")))
+            .as_ref()
+            .map_err(|e| {
+                wasmtime::format_err!(
+                    "the pool of {} instances is exhausted and no instance can be allocated \
+                     outside it: {e}",
+                    self.pool.unwrap_or(0)
+                )
+            })?;
+        self.instantiate_on(overflow, env).map_err(|(e, _)| e)
+    }
+
+    /// The engine for instances past the pool: the same configuration
+    /// without the pooling allocator, and the primary's machine code.
+    fn overflow_backend(&self) -> wasmtime::Result<Backend> {
+        let engine = Engine::new(&engine_config(&self.options, None))
+            .context("cannot create the wasmtime engine for instances past the pool")?;
+        let bytes = self.component.serialize()?;
+        // SAFETY: the bytes were produced by `serialize` just above, in
+        // this process, from an engine of the same configuration apart from
+        // the allocation strategy; wasmtime checks the compatibility.
+        let component = unsafe { Component::deserialize(&engine, &bytes) }
+            .context("cannot load the component into the engine for instances past the pool")?;
+        Backend::new(&component, &self.options)
+    }
+
+    /// Instantiates on `backend`; on failure the environment comes back
+    /// (unless the Store could not even be allocated) so that another
+    /// backend can try.
+    #[allow(clippy::type_complexity)]
+    fn instantiate_on(
+        &self,
+        backend: &Backend,
+        env: HostEnv,
+    ) -> Result<(Store<StoreData>, SinkCoordinator), (wasmtime::Error, Option<HostEnv>)> {
         let limits = GuestLimits {
             max_memory: self.options.memory_limit(),
         };
-        let mut store = Store::try_new(&self.engine, StoreData { env, limits })?;
+        let mut store =
+            Store::try_new(&backend.engine, StoreData { env, limits }).map_err(|e| (e, None))?;
         store.limiter(|data| &mut data.limits);
         store.set_hostcall_fuel(self.options.max_hostcall_bytes);
         // Instantiation runs guest code (data segments, start functions):
         // it needs fuel like any call.
-        self.refuel(&mut store, self.options.fuel_per_call)?;
-        let bindings = self.pre.instantiate(&mut store)?;
-        Ok((store, bindings))
+        let instance = self
+            .refuel(&mut store, self.options.fuel_per_call)
+            .and_then(|()| backend.pre.instantiate(&mut store));
+        match instance {
+            Ok(bindings) => Ok((store, bindings)),
+            Err(e) => Err((e, Some(store.into_data().env))),
+        }
     }
 
     /// Grants `fuel` for the next call (no-op when metering is off) and

@@ -103,6 +103,9 @@ pub struct Coordinator {
     pub(crate) passed: Vec<u64>,
     /// Size limits checked when input arrives.
     limits: Limits,
+    /// The commit rule's early exit is on (see `commit_rule_idle`); only
+    /// the test that compares runs with and without it turns it off.
+    pub(crate) rule_shortcut: bool,
 }
 
 impl Coordinator {
@@ -123,7 +126,16 @@ impl Coordinator {
             up_to: None,
             passed: Vec::new(),
             limits: Limits::default(),
+            rule_shortcut: true,
         }
+    }
+
+    /// Turns the commit rule's early exit off (`false`) or on (the
+    /// default). The results are the same either way; only the test that
+    /// proves it (`tests/rule_shortcut.rs`) turns it off.
+    #[doc(hidden)]
+    pub fn set_commit_rule_shortcut(&mut self, on: bool) {
+        self.rule_shortcut = on;
     }
 
     /// Sets the size limits (host configuration, see [`Limits`]); allowed
@@ -448,7 +460,14 @@ impl Coordinator {
         // Rule 3: a second report for the same checkpoint (a flag for an
         // aborted savepoint was cleared when the entry was held, so it is
         // compared cleared).
-        if let Some(existing) = self.slots.entry(s, c) {
+        // Every held entry is at or below the slot's max, so an event above
+        // it (the common case) needs no lookup.
+        let existing = if covered {
+            self.slots.entry(s, c)
+        } else {
+            None
+        };
+        if let Some(existing) = existing {
             if existing.committables == entry.committables
                 && existing.watermark == entry.watermark
                 && existing.savepoint == (entry.savepoint && !self.savepoints.is_aborted(c))

@@ -130,6 +130,12 @@ impl Savepoints {
         self.pending.range(range)
     }
 
+    /// Nothing pending and nothing aborted: a run of the commit rule has no
+    /// savepoint work (the commit rule's early exit relies on it).
+    pub fn idle(&self) -> bool {
+        self.pending.is_empty() && self.aborted.is_empty()
+    }
+
     /// Pending ids, ascending.
     pub fn pending(&self) -> impl Iterator<Item = &u64> {
         self.pending.iter()

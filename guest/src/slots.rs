@@ -292,6 +292,11 @@ impl Slots {
         !self.index.is_empty()
     }
 
+    /// The lowest checkpoint id with an ordinary entry.
+    pub fn first_checkpoint(&self) -> Option<u64> {
+        self.index.keys().next().copied()
+    }
+
     /// Checkpoint ids with at least one ordinary entry, up to `t` inclusive.
     pub fn checkpoints_up_to(&self, t: u64) -> Vec<u64> {
         self.index.range(..=t).map(|(c, _)| *c).collect()

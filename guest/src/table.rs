@@ -230,6 +230,12 @@ impl TableLog {
         !self.loaded || self.stale
     }
 
+    /// Whether snapshots were created since the hint was last written (the
+    /// commit rule's early exit must not skip the hint's write).
+    pub fn hint_stale(&self) -> bool {
+        self.hint_stale
+    }
+
     /// Marks the view as possibly out of date (after a storage error).
     pub fn invalidate(&mut self) {
         self.stale = true;

@@ -1,0 +1,202 @@
+//! Property: the commit rule's early exit (`commit_rule_idle`) never skips
+//! due work. Two coordinators get the same random calls, one with the early
+//! exit and one that runs the full rule every time; storage fails at the same
+//! (random) storage calls for both. Every result, committed-up-to, pending
+//! savepoint, state bytes and every storage call (operation, key, value) must
+//! be identical: an early exit that skipped a commit, a tag, a hint write or
+//! a move of committed-up-to would show up as a difference.
+
+use std::collections::BTreeSet;
+
+use proptest::prelude::*;
+use sink_coordinator::{
+    Clock, Config, Coordinator, Entry, FinalCommitMode, MemEnv, RestorePoint, Storage,
+    StorageError, END,
+};
+
+#[derive(Clone, Debug)]
+enum Call {
+    Event(u32, u64, u8, Option<i64>, bool),
+    Restored(u32, u64, Vec<(u64, u8)>),
+    Reset(u32, Option<u64>),
+    Checkpoint(u64),
+    Complete(u64),
+    Abort(u64),
+}
+
+fn checkpoint() -> impl Strategy<Value = u64> {
+    prop_oneof![12 => 0u64..7, 1 => Just(END)]
+}
+
+fn call() -> impl Strategy<Value = Call> {
+    prop_oneof![
+        10 => (0u32..4, checkpoint(), 0u8..3, proptest::option::of(-2i64..3), proptest::bool::weighted(0.2))
+            .prop_map(|(s, c, n, w, sp)| Call::Event(s, c, n, w, sp)),
+        1 => (0u32..4, 0u64..6, proptest::collection::vec((checkpoint(), 0u8..2), 0..3))
+            .prop_map(|(s, r, e)| Call::Restored(s, r, e)),
+        1 => (0u32..4, proptest::option::of(0u64..6)).prop_map(|(s, r)| Call::Reset(s, r)),
+        1 => checkpoint().prop_map(Call::Checkpoint),
+        4 => checkpoint().prop_map(Call::Complete),
+        1 => checkpoint().prop_map(Call::Abort),
+    ]
+}
+
+fn entry(c: u64, n: u8, w: Option<i64>, sp: bool) -> Entry {
+    Entry {
+        checkpoint: c,
+        committables: (0..n).map(|i| vec![i, c as u8]).collect(),
+        watermark: w,
+        savepoint: sp,
+    }
+}
+
+/// Memory storage that records every storage call and fails the ones whose
+/// index is in `fail` (counted per instance, so both coordinators see the
+/// same failures as long as they make the same calls).
+#[derive(Default)]
+struct Recording {
+    env: MemEnv,
+    fail: BTreeSet<usize>,
+    calls: Vec<String>,
+}
+
+impl Recording {
+    fn note(&mut self, what: String) -> Result<(), StorageError> {
+        let failing = self.fail.contains(&self.calls.len());
+        self.calls.push(what);
+        if failing {
+            return Err(StorageError::backend("injected", std::fmt::Error));
+        }
+        Ok(())
+    }
+}
+
+impl Storage for Recording {
+    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        self.note(format!("get {key}"))?;
+        self.env.get(key)
+    }
+    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
+        self.note(format!("create {key} {value:?}"))?;
+        self.env.put_if_absent(key, value)
+    }
+    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
+        self.note(format!("put {key} {value:?}"))?;
+        self.env.put(key, value)
+    }
+    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
+        self.note(format!("delete {key}"))?;
+        self.env.delete(key)
+    }
+    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        self.note(format!("list {prefix}"))?;
+        self.env.list(prefix)
+    }
+}
+
+impl Clock for Recording {
+    fn now_ms(&mut self) -> u64 {
+        self.env.now_ms()
+    }
+}
+
+fn apply(c: &mut Coordinator, env: &mut Recording, call: &Call) -> String {
+    let result = match call.clone() {
+        Call::Event(s, cp, n, w, sp) => c
+            .event(env, s, 0, entry(cp, n, w, sp))
+            .map(|o| format!("{o:?}")),
+        Call::Restored(s, r, es) => {
+            let es = es
+                .into_iter()
+                .map(|(cp, n)| entry(cp, n, None, n == 1))
+                .collect();
+            c.restored(env, s, 1, r, es).map(|o| format!("{o:?}"))
+        }
+        Call::Reset(s, r) => c.subtask_reset(env, s, r).map(|o| format!("{o:?}")),
+        Call::Checkpoint(n) => c.checkpoint(env, n).map(|b| format!("{b:?}")),
+        Call::Complete(n) => c.checkpoint_complete(env, n).map(|o| format!("{o:?}")),
+        Call::Abort(n) => c.checkpoint_aborted(env, n).map(|o| format!("{o:?}")),
+    };
+    format!(
+        "{result:?} up-to {:?} pending {:?} final {}",
+        c.committed_up_to(),
+        c.pending_savepoints(),
+        c.final_committed()
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4000, rng_seed: proptest::test_runner::RngSeed::Fixed(23), ..ProptestConfig::default() })]
+    #[test]
+    fn early_exit_changes_nothing(
+        p in 1u32..4,
+        batch in proptest::bool::weighted(0.2),
+        force in any::<bool>(),
+        tags in any::<bool>(),
+        restore in proptest::option::of((0u64..4, proptest::collection::vec(0u32..4, 0..3))),
+        fail in proptest::collection::btree_set(0usize..120, 0..6),
+        calls in proptest::collection::vec(call(), 0..60),
+    ) {
+        let mut config = Config::new(p, "job");
+        config.checkpointing = !batch;
+        config.final_commit = if batch { FinalCommitMode::OnEndInput } else { FinalCommitMode::OnCheckpoint };
+        config.force_create_snapshot = force;
+        config.savepoint_auto_tag = tags;
+        let restore = restore.map(|(r, finished)| {
+            let mut env = MemEnv::default();
+            let mut donor = Coordinator::new(Config::new(p, "job"), None);
+            donor.start(&mut env).unwrap();
+            let _ = donor.event(&mut env, 0, 0, entry(END, 1, Some(3), false));
+            let state = donor.checkpoint(&mut env, r).unwrap();
+            RestorePoint { checkpoint: r, state, finished_subtasks: finished }
+        });
+        let mut fast = Coordinator::new(config.clone(), restore.clone());
+        let mut full = Coordinator::new(config, restore);
+        full.set_commit_rule_shortcut(false);
+        let mut fast_env = Recording { fail: fail.clone(), ..Recording::default() };
+        let mut full_env = Recording { fail, ..Recording::default() };
+        let a = fast.start(&mut fast_env).map(|o| format!("{o:?}"));
+        let b = full.start(&mut full_env).map(|o| format!("{o:?}"));
+        prop_assert_eq!(a, b);
+        for call in &calls {
+            let a = apply(&mut fast, &mut fast_env, call);
+            let b = apply(&mut full, &mut full_env, call);
+            prop_assert_eq!(&a, &b, "after {:?}", call);
+            prop_assert_eq!(&fast_env.calls, &full_env.calls, "after {:?}", call);
+        }
+        prop_assert_eq!(&fast_env.env.storage.map, &full_env.env.storage.map);
+    }
+}
+
+/// An ended writer's late report may flag a savepoint for a checkpoint that
+/// is already committed and holds no entry: the early exit must not skip
+/// the tag (the savepoint condition of `commit_rule_idle`).
+#[test]
+fn late_savepoint_flag_of_an_ended_writer_is_tagged() {
+    let mut config = Config::new(2, "job");
+    config.savepoint_auto_tag = true;
+    let calls = [
+        Call::Event(1, 1, 1, Some(1), false),
+        Call::Event(0, END, 1, None, false),
+        Call::Complete(1),
+        Call::Event(0, 1, 0, None, true),
+    ];
+    let mut fast = Coordinator::new(config.clone(), None);
+    let mut full = Coordinator::new(config, None);
+    full.set_commit_rule_shortcut(false);
+    let (mut fast_env, mut full_env) = (Recording::default(), Recording::default());
+    fast.start(&mut fast_env).unwrap();
+    full.start(&mut full_env).unwrap();
+    for call in &calls {
+        assert_eq!(
+            apply(&mut fast, &mut fast_env, call),
+            apply(&mut full, &mut full_env, call)
+        );
+    }
+    assert!(
+        fast_env.env.storage.map.contains_key("tag/savepoint-1"),
+        "{:?}",
+        fast_env.env.storage.map.keys()
+    );
+    assert_eq!(fast_env.calls, full_env.calls);
+}

@@ -259,6 +259,13 @@ impl TableLog {
 
     /// Reads the latest snapshot: the hint, the snapshot it names, then a
     /// probe forward until a missing id (the hint may be stale).
+    ///
+    /// The probe cannot be left to the atomic create of the next commit:
+    /// the first read decides SEMANTICS 3 rule 2 and 5.3 for the events
+    /// before that commit, and the hint is stale exactly after a create that
+    /// landed although storage reported an error (or a crash before the hint
+    /// put), so trusting it would miss this user's own END snapshot
+    /// (conformance trace `v2-sched6-uncompleted-entries-in-end-snapshot-ambiguous`).
     pub fn load(&mut self, st: &mut dyn Storage) -> Result<()> {
         let hint = st
             .get(LATEST_HINT)

@@ -4,6 +4,7 @@
 #   make build                  the `sinkcoord` CLI (embeds the committed dist/ component)
 #   make test                   check-dist, repro-check, doc, then every test of the workspace and the other hosts
 #   make component              rebuild dist/sink-coordinator-<version>.wasm (+ .wit, .sha256) from guest/
+#                               (rustc, then wasm-opt -Oz of binaryen pinned from npm: make binaryen)
 #   make check-dist             fail if dist/ differs from what the sources build
 #   make repro-check            build the component in a second checkout with another CARGO_HOME; compare bytes
 #   make wasm                   the embedded component's name, size and sha256
@@ -31,7 +32,7 @@ XTASK := $(CARGO) run --release -q -p xtask --
 VERSION := $(shell sed -n 's/^package sink:coordinator@\(.*\);/\1/p' wit/coordinator.wit)
 COMPONENT := dist/sink-coordinator-$(VERSION).wasm
 
-.PHONY: doc moto-setup oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test flink-setup flink-test fuzz fuzz-regress model-check
+.PHONY: binaryen doc moto-setup oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test flink-setup flink-test fuzz fuzz-regress model-check
 
 # The CLI needs no wasm32 target: it embeds the committed dist/ artifact.
 build:
@@ -107,16 +108,21 @@ wasm: build
 # The release artifact (xtask/src/build.rs): guest/ for wasm32 with the
 # `wasm` profile, --locked, paths remapped, encoded by wit-component.
 # A change to guest/ or wit/ is committed with the regenerated dist/.
-component: wasm-target
+component: wasm-target binaryen
 	$(XTASK) component
 
-check-dist: wasm-target
+check-dist: wasm-target binaryen
 	$(XTASK) check-dist
+
+# The pinned wasm-opt of the component build (xtask/binaryen/package-lock.json,
+# binaryen from npm) into target/binaryen; nothing to do once installed.
+binaryen:
+	@bash xtask/binaryen/setup.sh
 
 # Reproducibility across checkout paths and cargo homes (about 1.5 minutes
 # on 2 cores: a fresh CARGO_HOME downloads the guest's crates from the
 # registry, and the guest is compiled again in the copy).
-repro-check: wasm-target
+repro-check: wasm-target binaryen
 	bash xtask/repro-check.sh
 
 # Cargo's progress goes to stderr (and -q silences it): stdout carries only

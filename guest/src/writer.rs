@@ -5,7 +5,6 @@
 //! State bytes, version 1: `{last, entries: [entry], end: option<entry>}`,
 //! with the same bad-input rules as the coordinator state (SEMANTICS 7).
 
-use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
@@ -30,7 +29,10 @@ pub struct Writer {
     subtask: u32,
     /// Highest ordinary checkpoint reported (or restored from).
     last: Option<u64>,
-    entries: BTreeMap<u64, Buffered>,
+    /// Buffered ordinary entries, ascending by checkpoint (each `report`
+    /// appends a higher one): a `Vec`, not a `BTreeMap`, which would add a
+    /// B-tree instantiation (about 3 KB) to the component (issue 10).
+    entries: Vec<(u64, Buffered)>,
     end: Option<Buffered>,
     /// Highest committed-up-to seen in this attempt (not part of the state bytes).
     committed: Option<u64>,
@@ -111,7 +113,8 @@ impl Writer {
             savepoint,
         };
         let event = Self::entry(c, &b);
-        self.entries.insert(c, b);
+        // c > last >= every buffered checkpoint: the order is kept.
+        self.entries.push((c, b));
         self.last = Some(c);
         Ok(event)
     }
@@ -163,8 +166,8 @@ impl Writer {
             self.entries.clear();
             self.end = None;
         } else {
-            // u < END <= u64::MAX, so u + 1 cannot overflow.
-            self.entries = self.entries.split_off(&(u + 1));
+            let covered = self.entries.partition_point(|(c, _)| *c <= u);
+            self.entries.drain(..covered);
         }
         Ok(())
     }
@@ -173,8 +176,10 @@ impl Writer {
     /// later checkpoint never persists a stale savepoint intent.
     pub fn checkpoint_aborted(&mut self, c: u64) -> Result<()> {
         self.used = true;
-        if let Some(b) = self.entries.get_mut(&c) {
-            b.savepoint = false;
+        if let Ok(at) = self.entries.binary_search_by_key(&c, |(k, _)| *k) {
+            if let Some((_, b)) = self.entries.get_mut(at) {
+                b.savepoint = false;
+            }
         }
         Ok(())
     }
@@ -227,7 +232,7 @@ impl Writer {
         }
         let v1: WriterV1 = wire::body(rest).map_err(|e| corrupt(&e))?;
         let mut events = Vec::with_capacity(v1.entries.0.len() + 1);
-        let mut kept = BTreeMap::new();
+        let mut kept = Vec::with_capacity(v1.entries.0.len());
         let mut prev: Option<u64> = None;
         for e in v1.entries.0 {
             if e.checkpoint > r {
@@ -249,7 +254,8 @@ impl Writer {
                 savepoint: e.savepoint,
             };
             events.push(Self::entry(e.checkpoint, &b));
-            kept.insert(e.checkpoint, b);
+            // Ascending: checked above.
+            kept.push((e.checkpoint, b));
         }
         if v1.last.is_some_and(|l| l > MAX_CHECKPOINT) || (prev.is_some() && v1.last < prev) {
             return Err(corrupt(&"last reported checkpoint out of range"));

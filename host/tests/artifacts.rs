@@ -124,10 +124,12 @@ fn a_component_without_the_interfaces_is_refused_at_load() {
 }
 
 /// The size budget of the shipped component (issue 10). The goal is
-/// 100 KB; this budget holds what is reached (251,640 bytes once the name
-/// section was stripped, from 296,227) so that growth is a deliberate
-/// decision: raise it only with a reason, lower it as the guest shrinks.
-const SIZE_BUDGET_BYTES: usize = 256 * 1024;
+/// 100 KB; this budget holds what is reached, with about 1.5 % headroom, so
+/// that growth is a deliberate decision: raise it only with a reason, lower
+/// it as the guest shrinks. History: 296,227 bytes; 251,640 with the name
+/// section stripped; 212,141 with `wasm-opt -Oz`, the component's
+/// `component-name` section stripped and two B-tree types fewer.
+const SIZE_BUDGET_BYTES: usize = 215_000;
 
 #[test]
 fn embedded_component_within_its_size_budget() {

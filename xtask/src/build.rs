@@ -8,6 +8,12 @@
 //! written (wasm has none, wit-component adds none), the toolchain is the
 //! one installed (its version is in the `producers` section), and
 //! dependency versions come from `Cargo.lock` (`--locked`).
+//!
+//! After rustc, binaryen's `wasm-opt -Oz` shrinks the core module (issue
+//! 10: about 24 KB of 235 KB). It is the npm package pinned by
+//! `xtask/binaryen/package-lock.json` (`make binaryen` installs it into
+//! `target/binaryen`); its output depends only on its input bytes and its
+//! version, which the build checks.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,6 +22,9 @@ use anyhow::{bail, Context as _, Result};
 use sha2::{Digest, Sha256};
 
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
+
+/// The binaryen release pinned by `xtask/binaryen/package-lock.json`.
+const BINARYEN_VERSION: &str = "version 132 (version_132)";
 
 /// One built artifact.
 pub struct Built {
@@ -58,8 +67,9 @@ impl Built {
     }
 }
 
-/// Builds the component of the checkout at `ws`.
-pub fn component(ws: &Path) -> Result<Built> {
+/// Builds the component of the checkout at `ws`, optimizing its core module
+/// with the `wasm-opt` node script at `wasm_opt`.
+pub fn component(ws: &Path, wasm_opt: &Path) -> Result<Built> {
     let ws = ws
         .canonicalize()
         .with_context(|| format!("no workspace at {}", ws.display()))?;
@@ -102,8 +112,7 @@ pub fn component(ws: &Path) -> Result<Built> {
         .join(WASM_TARGET)
         .join("wasm")
         .join("sink_coordinator.wasm");
-    let core = std::fs::read(&core_path)
-        .with_context(|| format!("cannot read {}", core_path.display()))?;
+    let core = optimize(wasm_opt, &core_path, &target_dir)?;
     let encode = |core: &[u8]| {
         wit_component::ComponentEncoder::default()
             .module(core)
@@ -111,7 +120,7 @@ pub fn component(ws: &Path) -> Result<Built> {
             .with_context(|| format!("encoding {} as a component", core_path.display()))
     };
     let debug_wasm = encode(&core)?;
-    let wasm = encode(&strip_names(&core)?)?;
+    let wasm = strip_component_names(&encode(&strip_names(&core)?)?)?;
     let sha256 = Sha256::digest(&wasm)
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -123,6 +132,91 @@ pub fn component(ws: &Path) -> Result<Built> {
         wit,
         sha256,
     })
+}
+
+/// `wasm-opt -Oz` of the core module at `core_path`, keeping its function
+/// names (`-g`) for the debug copy; the shipped copy drops them afterwards,
+/// which leaves the code byte for byte as without `-g`.
+fn optimize(wasm_opt: &Path, core_path: &Path, target_dir: &Path) -> Result<Vec<u8>> {
+    if !wasm_opt.is_file() {
+        bail!(
+            "{} is missing: run `make binaryen` (installs the pinned binaryen from npm)",
+            wasm_opt.display()
+        );
+    }
+    let version = Command::new("node")
+        .arg(wasm_opt)
+        .arg("--version")
+        .output()
+        .with_context(|| format!("cannot run node {}", wasm_opt.display()))?;
+    let version = String::from_utf8_lossy(&version.stdout);
+    if !version.contains(BINARYEN_VERSION) {
+        bail!(
+            "{} is {:?}, the build pins binaryen {BINARYEN_VERSION}: run `make binaryen`",
+            wasm_opt.display(),
+            version.trim()
+        );
+    }
+    let out = target_dir.join("sink_coordinator.opt.wasm");
+    let status = Command::new("node")
+        .arg(wasm_opt)
+        .args(["-Oz", "-g"])
+        .arg(core_path)
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .with_context(|| format!("cannot run node {}", wasm_opt.display()))?;
+    if !status.success() {
+        bail!("wasm-opt failed on {} ({status})", core_path.display());
+    }
+    std::fs::read(&out).with_context(|| format!("cannot read {}", out.display()))
+}
+
+/// The component without its `component-name` custom section (the names
+/// of its instances, functions and types, for tools only: about 5.5 KB);
+/// every other section is copied byte for byte, nested modules included.
+fn strip_component_names(component: &[u8]) -> Result<Vec<u8>> {
+    let header = component
+        .get(..8)
+        .context("a component shorter than its header")?;
+    let mut out = header.to_vec();
+    let mut parser = wasmparser::Parser::new(0);
+    let mut offset = 0;
+    loop {
+        let rest = component.get(offset..).unwrap_or_default();
+        let (payload, consumed) = match parser.parse(rest, true).context("parsing the component")? {
+            wasmparser::Chunk::Parsed { payload, consumed } => (payload, consumed),
+            wasmparser::Chunk::NeedMoreData(_) => bail!("a truncated component"),
+        };
+        let section = payload.as_section();
+        // A nested module or component is copied whole, not descended into.
+        let nested = matches!(
+            payload,
+            wasmparser::Payload::ModuleSection { .. }
+                | wasmparser::Payload::ComponentSection { .. }
+        );
+        let keep = !matches!(&payload, wasmparser::Payload::CustomSection(c) if c.name() == "component-name");
+        match payload {
+            wasmparser::Payload::End(_) => break,
+            // The header, already copied.
+            wasmparser::Payload::Version { .. } => {
+                offset += consumed;
+                continue;
+            }
+            _ => {}
+        }
+        let (id, range) = section.context("an unexpected payload in the component")?;
+        let start = usize::try_from(range.start).context("section offset")?;
+        let end = usize::try_from(range.end).context("section offset")?;
+        if keep {
+            let data = component
+                .get(start..end)
+                .context("a section outside the component")?;
+            wasm_encoder::Section::append_to(&wasm_encoder::RawSection { id, data }, &mut out);
+        }
+        offset = if nested { end } else { offset + consumed };
+    }
+    Ok(out)
 }
 
 /// The core module without its `name` custom section: function names,

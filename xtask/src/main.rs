@@ -53,7 +53,7 @@ fn run(args: Vec<String>) -> Result<()> {
         "component" => {
             let ws = workspace.unwrap_or_else(|| root.clone());
             let out = out_dir.unwrap_or_else(|| root.join("dist"));
-            let built = build::component(&ws)?;
+            let built = build::component(&ws, &wasm_opt(&root))?;
             let files = built.write(&out)?;
             // The unstripped copy, for symbolized backtraces (`sinkcoord
             // --component FILE --verbose`); never committed.
@@ -86,10 +86,17 @@ fn repo_root() -> PathBuf {
     manifest.parent().unwrap_or(manifest).to_path_buf()
 }
 
+/// The pinned `wasm-opt` (`make binaryen`), under this repository's target
+/// directory whichever checkout is built: repro-check's second checkout
+/// uses the same one.
+fn wasm_opt(root: &Path) -> PathBuf {
+    root.join("target/binaryen/node_modules/binaryen/bin/wasm-opt")
+}
+
 /// Rebuilds the artifact into a temporary directory and compares each file
 /// with its committed copy under `dist/`.
 fn check_dist(root: &Path) -> Result<()> {
-    let built = build::component(root)?;
+    let built = build::component(root, &wasm_opt(root))?;
     let tmp = std::env::temp_dir().join(format!("sinkcoord-check-dist-{}", std::process::id()));
     let files = built.write(&tmp)?;
     let mut stale = Vec::new();

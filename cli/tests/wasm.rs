@@ -89,7 +89,7 @@ fn an_incompatible_component_is_refused_with_the_range_and_version() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
         stderr.contains(
-            "incompatible component: this host runs sink:coordinator >=0.2.0, <0.3.0, \
+            "incompatible component: this host runs sink:coordinator >=0.2.1, <0.3.0, \
              the component is sink:coordinator@0.1.0"
         ),
         "{stderr}"

@@ -89,6 +89,26 @@ fn outcome(r: crate::Result<crate::Outcome>) -> Result<wt::Outcome, wt::Error> {
     .map_err(error)
 }
 
+/// The compact form of a merged outcome: no lists unless something was
+/// committed or tagged (see `batch-outcome` in the WIT).
+fn batch_outcome(o: crate::Outcome) -> wt::BatchOutcome {
+    let effects = (!o.committed.is_empty()
+        || !o.tags_created.is_empty()
+        || !o.tags_deleted.is_empty()
+        || o.restart_required)
+        .then(|| wt::BatchEffects {
+            committed: o.committed,
+            tags_created: o.tags_created,
+            tags_deleted: o.tags_deleted,
+            restart_required: o.restart_required,
+        });
+    wt::BatchOutcome {
+        state: lifecycle(o.state),
+        committed_up_to: o.committed_up_to,
+        effects,
+    }
+}
+
 fn entry_in(e: wt::Entry) -> crate::Entry {
     crate::Entry {
         checkpoint: e.checkpoint,
@@ -193,6 +213,24 @@ impl wc::GuestCoordinator for CoordinatorResource {
                 .borrow_mut()
                 .event(&mut Imports, subtask, attempt, entry_in(entry)),
         )
+    }
+    fn events(&self, events: Vec<wt::WriterEvent>) -> Result<wt::BatchOutcome, wt::BatchError> {
+        let events = events.into_iter().map(|e| crate::WriterEvent {
+            subtask: e.subtask,
+            attempt: e.attempt,
+            entry: entry_in(e.entry),
+        });
+        crate::batch::events(&mut self.0.borrow_mut(), &mut Imports, events)
+            .map(batch_outcome)
+            .map_err(|e| {
+                let e = *e;
+                wt::BatchError {
+                    // A list's length fits in u32 on wasm32.
+                    applied: e.applied as u32,
+                    outcome: batch_outcome(e.outcome),
+                    error: error(e.error),
+                }
+            })
     }
     fn restored(
         &self,

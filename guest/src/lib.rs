@@ -9,6 +9,7 @@
 //! `bindings` module implements the effects with the WIT imports.
 //!
 //! Modules, one per concern:
+//! - [`batch`]: many writer events in one call, one merged outcome;
 //! - [`slots`]: per-writer bookkeeping and the incremental commit frontier;
 //! - [`commit`]: the commit rule (ordinary, final and recovery commits);
 //! - [`savepoint`]: savepoint auto-tags;
@@ -22,6 +23,8 @@
 
 extern crate alloc;
 
+/// Batches of writer events.
+pub mod batch;
 /// The commit rule.
 pub mod commit;
 /// The coordinator: lifecycle and calls.
@@ -50,6 +53,7 @@ pub mod writer;
 #[cfg(target_arch = "wasm32")]
 mod bindings;
 
+pub use batch::{BatchError, WriterEvent};
 pub use coordinator::Coordinator;
 pub use env::{Clock, Env, MemEnv, MemStorage, StepClock, Storage, StorageError};
 pub use error::{Error, ErrorKind, Result};

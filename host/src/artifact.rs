@@ -14,14 +14,14 @@
 /// takes only literals.
 macro_rules! embedded_version {
     () => {
-        "0.2.0"
+        "0.2.1"
     };
 }
 
-/// The WIT package version of the embedded component (`0.2.0`).
+/// The WIT package version of the embedded component (`0.2.1`).
 pub const EMBEDDED_WASM_VERSION: &str = embedded_version!();
 
-/// The file name of the embedded artifact (`sink-coordinator-0.2.0.wasm`).
+/// The file name of the embedded artifact (`sink-coordinator-0.2.1.wasm`).
 pub const EMBEDDED_WASM_NAME: &str = concat!("sink-coordinator-", embedded_version!(), ".wasm");
 
 /// The embedded component's bytes.
@@ -32,7 +32,7 @@ pub const EMBEDDED_WASM: &[u8] = include_bytes!(concat!(
 ));
 
 /// The package versions of `sink:coordinator` interfaces that a compiled
-/// component exports (`sink:coordinator/coordinator@0.2.0` gives `0.2.0`),
+/// component exports (`sink:coordinator/coordinator@0.2.1` gives `0.2.1`),
 /// sorted and without duplicates. A component of this project exports
 /// exactly one.
 pub fn exported_versions(
@@ -55,12 +55,15 @@ pub fn exported_versions(
 }
 
 /// The component versions this host runs, as a semver requirement: the
-/// WIT package `0.2.x`. Within `0.2` versions only add (a host never calls
-/// what it does not know, and `set-limits` came that way); `0.2.0` is not
-/// additive over `0.1.0` (the `outcome` record gained `committed-up-to`, the
-/// writer's `checkpoint-complete` became `committed`), so `0.1.0` is refused.
-/// The range is wasmtime's own rule for matching `0.x` interface names.
-pub const COMPATIBLE_VERSIONS: &str = ">=0.2.0, <0.3.0";
+/// WIT package `0.2.x` from `0.2.1` on. Within `0.2` versions only add (a
+/// host never calls what it does not know, and `set-limits` came that way);
+/// this host calls `coordinator.events`, added in `0.2.1`, so a `0.2.0`
+/// component is refused (a `0.2.0` host still runs a `0.2.1` component).
+/// `0.2.0` is not additive over `0.1.0` (the `outcome` record gained
+/// `committed-up-to`, the writer's `checkpoint-complete` became
+/// `committed`), so `0.1.0` is refused too. The upper bound is wasmtime's
+/// own rule for matching `0.x` interface names.
+pub const COMPATIBLE_VERSIONS: &str = ">=0.2.1, <0.3.0";
 
 /// Why a component is refused at load, before anything is linked: its WIT
 /// package version is outside [`COMPATIBLE_VERSIONS`]. The message names the
@@ -141,10 +144,10 @@ mod tests {
     fn the_range_is_valid_and_holds_the_embedded_version() {
         let wanted = semver::VersionReq::parse(COMPATIBLE_VERSIONS).unwrap();
         assert!(wanted.matches(&semver::Version::parse(EMBEDDED_WASM_VERSION).unwrap()));
-        for v in ["0.2.7", "0.2.0"] {
+        for v in ["0.2.7", "0.2.1"] {
             assert!(wanted.matches(&semver::Version::parse(v).unwrap()), "{v}");
         }
-        for v in ["0.1.0", "0.3.0", "1.0.0", "0.2.1-rc.1"] {
+        for v in ["0.1.0", "0.2.0", "0.3.0", "1.0.0", "0.2.1-rc.1"] {
             assert!(!wanted.matches(&semver::Version::parse(v).unwrap()), "{v}");
         }
     }
@@ -153,12 +156,12 @@ mod tests {
     fn messages_name_the_range_and_what_was_found() {
         assert_eq!(
             IncompatibleComponent::Version("0.1.0".into()).to_string(),
-            "incompatible component: this host runs sink:coordinator >=0.2.0, <0.3.0, \
+            "incompatible component: this host runs sink:coordinator >=0.2.1, <0.3.0, \
              the component is sink:coordinator@0.1.0"
         );
         assert!(IncompatibleComponent::NotACoordinator
             .to_string()
-            .contains(">=0.2.0, <0.3.0"));
+            .contains(">=0.2.1, <0.3.0"));
     }
 
     #[test]

@@ -14,7 +14,7 @@
 
 use sink_coordinator::{
     Config, Entry, ErrorKind, FinalCommitMode, Lifecycle, Limits, Outcome, RecoveryMode,
-    RestorePoint, Snapshot, Storage, Tag,
+    RestorePoint, Snapshot, Storage, Tag, WriterEvent,
 };
 use wasmtime::component::ResourceAny;
 use wasmtime::Store;
@@ -22,7 +22,7 @@ use wasmtime::Store;
 use crate::clock::ManualClock;
 use crate::engine::{wit, Runtime, SinkCoordinator, StoreData};
 use crate::env::HostEnv;
-use crate::error::{HostError, HostResult};
+use crate::error::{BatchFailure, BatchResult, HostError, HostResult};
 
 // ---------------------------------------------------------------------------
 // One Store and its instance
@@ -278,6 +278,57 @@ impl ComponentCoordinator {
                 .coordinator()
                 .call_event(s, h, subtask, attempt, &entry)
         })
+    }
+
+    /// `events` (WIT 0.2.1): many writer events in one crossing, applied in
+    /// order exactly as if [`Self::event`] were called for each, stopping at
+    /// the first error; one merged outcome (committed snapshots and tags
+    /// concatenated, restart-required ORed, the last state and
+    /// committed-up-to). See [`BatchFailure`] for what an error says.
+    pub fn events(&mut self, events: Vec<WriterEvent>) -> BatchResult {
+        let events: Vec<wit::WriterEvent> = events
+            .into_iter()
+            .map(|e| wit::WriterEvent {
+                subtask: e.subtask,
+                attempt: e.attempt,
+                entry: to_wit_entry(e.entry),
+            })
+            .collect();
+        let handle = self.handle;
+        let result = self.instance.call_infallible("events", |s, b| {
+            b.sink_coordinator_coordinator()
+                .coordinator()
+                .call_events(s, handle, &events)
+        });
+        match result {
+            Ok(Ok(o)) => {
+                let outcome = from_wit_batch_outcome(o);
+                self.known_up_to = outcome.committed_up_to;
+                Ok(outcome)
+            }
+            Ok(Err(e)) => {
+                let outcome = from_wit_batch_outcome(e.outcome);
+                self.known_up_to = outcome.committed_up_to;
+                Err(Box::new(BatchFailure {
+                    applied: e.applied as usize,
+                    outcome,
+                    error: from_wit_error(e.error),
+                }))
+            }
+            // A trap: the Store is gone, nothing is known of the batch.
+            Err(error) => Err(Box::new(BatchFailure {
+                applied: 0,
+                outcome: Outcome {
+                    state: Lifecycle::Failed,
+                    committed: Vec::new(),
+                    tags_created: Vec::new(),
+                    tags_deleted: Vec::new(),
+                    restart_required: false,
+                    committed_up_to: self.known_up_to,
+                },
+                error,
+            })),
+        }
     }
 
     /// `restored`: a writer's replay after restoring from `checkpoint`.
@@ -599,6 +650,28 @@ fn from_wit_outcome(o: wit::Outcome) -> Outcome {
         tags_created: o.tags_created,
         tags_deleted: o.tags_deleted,
         restart_required: o.restart_required,
+        committed_up_to: o.committed_up_to,
+    }
+}
+
+/// The compact outcome of a batch as the core's `Outcome` (empty lists
+/// allocate nothing).
+fn from_wit_batch_outcome(o: wit::BatchOutcome) -> Outcome {
+    let (committed, tags_created, tags_deleted, restart_required) = match o.effects {
+        Some(e) => (
+            e.committed,
+            e.tags_created,
+            e.tags_deleted,
+            e.restart_required,
+        ),
+        None => (Vec::new(), Vec::new(), Vec::new(), false),
+    };
+    Outcome {
+        state: from_wit_lifecycle(o.state),
+        committed,
+        tags_created,
+        tags_deleted,
+        restart_required,
         committed_up_to: o.committed_up_to,
     }
 }

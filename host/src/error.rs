@@ -104,3 +104,48 @@ impl std::error::Error for HostError {
 
 /// The result of a call made through the host.
 pub type HostResult<T> = Result<T, HostError>;
+
+/// A batch of writer events (`events`) stopped at an error: the events
+/// before the failing one stay applied, the later ones were not looked at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchFailure {
+    /// How many events were applied: the failing event's index. After a
+    /// `declined` or `storage` error the instance stays usable and the host
+    /// resends the events from this index (a `storage` error accepted the
+    /// failing event's input; repeating it is safe). After a trap, 0: the
+    /// instance is discarded and nothing is resent to it.
+    pub applied: usize,
+    /// What the applied events did, merged (committed snapshots, tags,
+    /// restart-required), with the state and committed-up-to after the
+    /// failing event.
+    pub outcome: sink_coordinator::Outcome,
+    /// The failing event's error.
+    pub error: HostError,
+}
+
+impl From<Box<sink_coordinator::BatchError>> for Box<BatchFailure> {
+    fn from(e: Box<sink_coordinator::BatchError>) -> Self {
+        let e = *e;
+        Box::new(BatchFailure {
+            applied: e.applied,
+            outcome: e.outcome,
+            error: e.error.into(),
+        })
+    }
+}
+
+impl fmt::Display for BatchFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "event {} of the batch: {}", self.applied, self.error)
+    }
+}
+
+impl std::error::Error for BatchFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+/// The result of a batch of writer events (the failure boxed: it is rare,
+/// and large).
+pub type BatchResult = Result<sink_coordinator::Outcome, Box<BatchFailure>>;

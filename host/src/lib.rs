@@ -28,7 +28,7 @@ pub use sink_coordinator as core;
 
 pub use component::{ComponentCoordinator, ComponentTable, ComponentWriter};
 pub use engine::{Runtime, RuntimeOptions};
-pub use error::{HostError, HostErrorKind, HostResult};
+pub use error::{BatchFailure, BatchResult, HostError, HostErrorKind, HostResult};
 
 /// The Rust host page of the documentation (`docs/hosts/rust.md`): its
 /// example is compiled and run as a doctest, so the page cannot go stale.

@@ -43,6 +43,7 @@ fn every_artifact_matches_its_digest_and_wit_and_reports_its_version() {
     let found = artifacts();
     let versions: Vec<&str> = found.iter().map(|(v, _)| v.as_str()).collect();
     assert!(versions.contains(&"0.1.0"), "{versions:?}");
+    assert!(versions.contains(&"0.2.0"), "{versions:?}");
     assert!(versions.contains(&EMBEDDED_WASM_VERSION), "{versions:?}");
     let engine = Engine::default();
     for (version, path) in &found {
@@ -86,25 +87,30 @@ fn the_newest_artifact_is_the_embedded_one() {
     assert_eq!(newest.as_deref(), Some(EMBEDDED_WASM_VERSION));
 }
 
-/// The 0.2.0 host does not run a 0.1.0 component: loading it fails with
-/// one message naming the range this host runs and the version found (not a
-/// missing import or export), never a panic or a later trap.
+/// This host (0.2.1, it calls `events`) does not run a 0.1.0 or 0.2.0
+/// component: loading it fails with one message naming the range this host
+/// runs and the version found (not a missing import or export), never a
+/// panic or a later trap.
 #[test]
 fn an_older_component_is_refused_at_load() {
-    let bytes = std::fs::read(dist().join("sink-coordinator-0.1.0.wasm")).unwrap();
-    let err = match Runtime::new(&bytes, RuntimeOptions::default()) {
-        Ok(_) => panic!("the 0.1.0 component loaded into the 0.2.0 host"),
-        Err(e) => e,
-    };
-    assert_eq!(
-        format!("{err:#}"),
-        "incompatible component: this host runs sink:coordinator >=0.2.0, <0.3.0, \
-         the component is sink:coordinator@0.1.0"
-    );
-    assert_eq!(
-        err.downcast_ref::<IncompatibleComponent>(),
-        Some(&IncompatibleComponent::Version("0.1.0".into()))
-    );
+    for old in ["0.1.0", "0.2.0"] {
+        let bytes = std::fs::read(dist().join(format!("sink-coordinator-{old}.wasm"))).unwrap();
+        let err = match Runtime::new(&bytes, RuntimeOptions::default()) {
+            Ok(_) => panic!("the {old} component loaded into the 0.2.1 host"),
+            Err(e) => e,
+        };
+        assert_eq!(
+            format!("{err:#}"),
+            format!(
+                "incompatible component: this host runs sink:coordinator >=0.2.1, <0.3.0, \
+                 the component is sink:coordinator@{old}"
+            )
+        );
+        assert_eq!(
+            err.downcast_ref::<IncompatibleComponent>(),
+            Some(&IncompatibleComponent::Version(old.into()))
+        );
+    }
 }
 
 /// A component that is not a coordinator at all (the empty component:
@@ -119,7 +125,7 @@ fn a_component_without_the_interfaces_is_refused_at_load() {
     assert_eq!(
         err,
         "not a sink-coordinator component: it exports no sink:coordinator interface \
-         (this host runs sink:coordinator >=0.2.0, <0.3.0)"
+         (this host runs sink:coordinator >=0.2.1, <0.3.0)"
     );
 }
 

@@ -4,15 +4,16 @@
 //! benchmarks make; each is written once against [`Driver`],
 //! [`CoordinatorApi`] and [`WriterApi`].
 
+use sink_coordinator::batch::Merged;
 use sink_coordinator::{
     Clock, Config, Coordinator, Entry, Lifecycle, Limits, Outcome, RestorePoint, Snapshot, Storage,
-    Tag, Writer,
+    Tag, Writer, WriterEvent,
 };
 
 use sink_coordinator_host::component::{ComponentCoordinator, ComponentTable, ComponentWriter};
 use sink_coordinator_host::engine::Runtime;
 use sink_coordinator_host::env::{HostEnv, Shared};
-use sink_coordinator_host::error::{HostError, HostResult};
+use sink_coordinator_host::error::{BatchFailure, BatchResult, HostError, HostResult};
 
 /// Which implementation runs the coordinator and the writer helpers.
 #[derive(Clone)]
@@ -67,6 +68,27 @@ pub trait CoordinatorApi {
     fn start(&mut self) -> HostResult<Outcome>;
     /// A writer's committable event for `entry.checkpoint` (or END).
     fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome>;
+    /// Many writer events in one call (WIT `events`, 0.2.1): applied in
+    /// order as [`Self::event`] would, stopping at the first error, with one
+    /// merged outcome. By default a loop over `event` (the native core and
+    /// the component override it with their own batch).
+    fn events(&mut self, events: Vec<WriterEvent>) -> BatchResult {
+        let mut merged = Merged::new(self.state(), self.committed_up_to());
+        for (i, e) in events.into_iter().enumerate() {
+            match self.event(e.subtask, e.attempt, e.entry) {
+                Ok(o) => merged.add(o),
+                Err(error) => {
+                    let (state, up_to) = (self.state(), self.committed_up_to());
+                    return Err(Box::new(BatchFailure {
+                        applied: i,
+                        outcome: merged.after(state, up_to),
+                        error,
+                    }));
+                }
+            }
+        }
+        Ok(merged.finish())
+    }
     /// A writer restored from `checkpoint` replays the entries its state
     /// holds (SEMANTICS 6).
     fn restored(
@@ -263,6 +285,13 @@ impl CoordinatorApi for NativeCoordinator {
     fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome> {
         Ok(self.inner.event(&mut self.env, subtask, attempt, entry)?)
     }
+    fn events(&mut self, events: Vec<WriterEvent>) -> BatchResult {
+        Ok(sink_coordinator::batch::events(
+            &mut self.inner,
+            &mut self.env,
+            events,
+        )?)
+    }
     fn restored(
         &mut self,
         subtask: u32,
@@ -305,6 +334,9 @@ impl CoordinatorApi for ComponentCoordinator {
     }
     fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome> {
         ComponentCoordinator::event(self, subtask, attempt, entry)
+    }
+    fn events(&mut self, events: Vec<WriterEvent>) -> BatchResult {
+        ComponentCoordinator::events(self, events)
     }
     fn restored(
         &mut self,

@@ -46,6 +46,13 @@ export interface EntryInput {
   savepoint?: boolean;
 }
 
+/** One writer event of a batch (`Coordinator.events`). */
+export interface WriterEventInput {
+  subtask: number;
+  attempt: number;
+  entry: EntryInput;
+}
+
 /** Where a restarted coordinator resumes. */
 export interface RestorePointInput {
   checkpoint: U64;
@@ -117,6 +124,14 @@ export declare class Coordinator {
   setLimits(limits: Partial<{ maxCommittableBytes: U64; maxEventBytes: U64; maxSnapshotBytes: U64 }>): void;
   start(): Outcome;
   event(subtask: number, attempt: number, entry: EntryInput): Outcome;
+  /**
+   * Many writer events in one crossing (component 0.2.1): applied in order as
+   * `event` would, stopping at the first error, which is thrown with
+   * `applied` (the failing event's index) and `outcome` (the applied events'
+   * merged outcome). Returns the merged outcome: committed snapshots and tags
+   * concatenated, restart-required ORed, the last state and committed-up-to.
+   */
+  events(events: Iterable<WriterEventInput>): Outcome;
   restored(subtask: number, attempt: number, checkpoint: U64, entries: EntryInput[]): Outcome;
   subtaskReset(subtask: number, checkpoint?: U64 | null): Outcome;
   /** The coordinator's state bytes for `checkpoint`. */
@@ -152,6 +167,10 @@ export declare class CoordinatorError extends Error {
   static readonly kind: string;
   readonly kind: string;
   readonly detail: string;
+  /** Set by `Coordinator.events`: how many events were applied (the failing event's index). */
+  applied?: number;
+  /** Set by `Coordinator.events`: what the applied events did, merged. */
+  outcome?: Outcome;
 }
 export declare class DeclinedError extends CoordinatorError {}
 export declare class StorageError extends CoordinatorError {}

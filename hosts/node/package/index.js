@@ -98,6 +98,16 @@ const entryArg = (e) => ({
   savepoint: Boolean(e.savepoint),
 });
 
+/** A batch's compact outcome (WIT `batch-outcome`) as a full Outcome. */
+const batchOutcome = (o) => ({
+  state: o.state,
+  committed: o.effects?.committed ?? new BigUint64Array(0),
+  tagsCreated: o.effects?.tagsCreated ?? [],
+  tagsDeleted: o.effects?.tagsDeleted ?? [],
+  restartRequired: o.effects?.restartRequired ?? false,
+  committedUpTo: o.committedUpTo,
+});
+
 class Handle {
   #discarded = null;
   #exports = null;
@@ -185,6 +195,30 @@ export class Coordinator extends Handle {
   }
   start() { return this.call(() => this.#c.start()); }
   event(subtask, attempt, entry) { return this.call(() => this.#c.event(subtask, attempt, entryArg(entry))); }
+  /**
+   * Many writer events in one crossing (WIT 0.2.1 `events`): applied in order
+   * exactly as `event` would, stopping at the first error; one merged Outcome.
+   * An error is thrown as its kind's class with `applied` (the failing event's
+   * index: the events before it stay applied; after `declined` or `storage`
+   * resend from there) and `outcome` (what the applied events did).
+   */
+  events(events) {
+    const batch = Array.from(events, (e) => ({ subtask: e.subtask, attempt: e.attempt, entry: entryArg(e.entry) }));
+    return this.call(() => {
+      try {
+        return batchOutcome(this.#c.events(batch));
+      } catch (e) {
+        const p = e && Object.hasOwn(e, 'payload') ? e.payload : undefined;
+        if (p && p.error && typeof p.error.kind === 'string' && ERRORS[p.error.kind]) {
+          const err = new ERRORS[p.error.kind](p.error.message);
+          err.applied = p.applied;
+          err.outcome = batchOutcome(p.outcome);
+          throw err;
+        }
+        throw e;
+      }
+    });
+  }
   restored(subtask, attempt, checkpoint, entries) {
     return this.call(() => this.#c.restored(subtask, attempt, u64(checkpoint), entries.map(entryArg)));
   }

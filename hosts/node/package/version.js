@@ -8,10 +8,11 @@ import semver from 'semver';
 
 /**
  * The WIT package versions of `sink:coordinator` this host runs: `0.2.x`
- * (within 0.2 versions only add; 0.2.0 is not additive over 0.1.0, whose
- * `outcome` lacks `committed-up-to` and whose writer has no `committed`).
+ * from 0.2.1 on (within 0.2 versions only add; this host calls `events`,
+ * added in 0.2.1; 0.2.0 is not additive over 0.1.0, whose `outcome` lacks
+ * `committed-up-to` and whose writer has no `committed`).
  */
-export const COMPATIBLE_VERSIONS = '>=0.2.0, <0.3.0';
+export const COMPATIBLE_VERSIONS = '>=0.2.1, <0.3.0';
 
 import { IncompatibleComponent } from './errors.js';
 

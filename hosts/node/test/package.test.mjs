@@ -21,8 +21,8 @@ test('the package is the installed tarball, with its component and declarations'
   for (const f of ['index.d.ts', 'component/sink-coordinator.d.ts', 'component/interfaces/sink-coordinator-types.d.ts']) {
     assert.ok(existsSync(join(dir, f)), f);
   }
-  assert.equal(sc.Runtime.default().version, '0.2.0');
-  const dist = readFileSync(join(REPO, 'dist', 'sink-coordinator-0.2.0.wasm.sha256'), 'utf8').split(' ')[0];
+  assert.equal(sc.Runtime.default().version, '0.2.1');
+  const dist = readFileSync(join(REPO, 'dist', 'sink-coordinator-0.2.1.wasm.sha256'), 'utf8').split(' ')[0];
   assert.equal(sc.Runtime.default().sha256, dist);
 });
 
@@ -59,6 +59,32 @@ test('commit, tags and a restored coordinator', () => {
   const again = new sc.Coordinator({ parallelism: 2, commitUser: 'job-1' }, storage, { clock, restore: { checkpoint: 1, state } });
   assert.deepEqual([...again.start().committed], []);
   assert.equal(table.listSnapshots().length, 1);
+});
+
+test('a batch of events is the same events one by one', () => {
+  const run = (batched) => {
+    const storage = new sc.MemoryStorage();
+    const clock = new sc.ManualClock(5);
+    const c = new sc.Coordinator({ parallelism: 3, commitUser: 'job-1', savepointAutoTag: true }, storage, { clock });
+    c.start();
+    const seen = [];
+    for (const cp of [1, 2]) {
+      const events = [0, 1, 2].map((s) => ({ subtask: s, attempt: 0, entry: { checkpoint: cp, committables: [bytes(`${s}-${cp}`)], savepoint: cp === 2 } }));
+      const o = batched ? c.events(events) : events.map((e) => c.event(e.subtask, e.attempt, e.entry)).at(-1);
+      seen.push([o.state, [...o.committed], o.tagsCreated, o.committedUpTo]);
+      c.checkpoint(cp);
+      seen.push(c.checkpointComplete(cp).tagsCreated.length);
+    }
+    return [seen, new sc.Table(storage).listSnapshots()];
+  };
+  assert.deepEqual(run(true), run(false));
+  // An error names the failing event; the ones before it stay applied.
+  const c = new sc.Coordinator({ parallelism: 2, commitUser: 'job-1' }, new sc.MemoryStorage());
+  c.start();
+  assert.equal(c.events([]).state, 'running');
+  const ev = (s) => ({ subtask: s, attempt: 0, entry: { checkpoint: 1, committables: [bytes('x')] } });
+  assert.throws(() => c.events([ev(0), ev(1), ev(7), ev(0)]), (e) => e instanceof sc.InvalidEventError && e.applied === 2 && e.outcome.state === 'failed');
+  assert.equal(c.state(), 'failed');
 });
 
 test('one error class per kind', () => {

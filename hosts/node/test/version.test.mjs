@@ -14,7 +14,7 @@ import { IncompatibleComponent } from '../package/errors.js';
 import { checkVersion } from '../package/version.js';
 
 const MESSAGE_0_1 =
-  'incompatible component: this host runs sink:coordinator >=0.2.0, <0.3.0, the component is sink:coordinator@0.1.0';
+  'incompatible component: this host runs sink:coordinator >=0.2.1, <0.3.0, the component is sink:coordinator@0.1.0';
 
 test('the 0.1.0 artifact is refused with the range and the version', async () => {
   const out = mkdtempSync(join(tmpdir(), 'sink-coordinator-version-'));
@@ -32,12 +32,12 @@ test('the 0.1.0 artifact is refused with the range and the version', async () =>
 
 test('names without the interfaces, several versions, other versions', () => {
   assert.throws(() => checkVersion(['foo:bar/baz@0.2.0']), {
-    message: 'not a sink-coordinator component: it exports no sink:coordinator interface (this host runs sink:coordinator >=0.2.0, <0.3.0)',
+    message: 'not a sink-coordinator component: it exports no sink:coordinator interface (this host runs sink:coordinator >=0.2.1, <0.3.0)',
   });
-  assert.throws(() => checkVersion(['sink:coordinator/table@0.1.0', 'sink:coordinator/writer@0.2.0']), /several versions \(0.1.0, 0.2.0\)/);
-  for (const v of ['0.3.0', '1.0.0', '0.2.1-rc.1', 'v0.2.1', 'x']) {
+  assert.throws(() => checkVersion(['sink:coordinator/table@0.1.0', 'sink:coordinator/writer@0.2.1']), /several versions \(0.1.0, 0.2.1\)/);
+  for (const v of ['0.2.0', '0.3.0', '1.0.0', '0.2.1-rc.1', 'v0.2.1', 'x']) {
     assert.throws(() => checkVersion([`sink:coordinator/coordinator@${v}`]), (e) => e instanceof IncompatibleComponent && e.message.endsWith(`sink:coordinator@${v}`));
   }
-  assert.equal(checkVersion(['coordinator', 'sink:coordinator/coordinator@0.2.0']), '0.2.0');
+  assert.equal(checkVersion(['coordinator', 'sink:coordinator/coordinator@0.2.1']), '0.2.1');
   assert.equal(checkVersion(['sink:coordinator/coordinator@0.2.9']), '0.2.9');
 });

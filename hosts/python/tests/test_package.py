@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 
 MESSAGE_0_1 = (
-    "incompatible component: this host runs sink:coordinator >=0.2.0, <0.3.0, "
+    "incompatible component: this host runs sink:coordinator >=0.2.1, <0.3.0, "
     "the component is sink:coordinator@0.1.0"
 )
 
@@ -61,12 +61,12 @@ class Version(unittest.TestCase):
     def test_names_without_the_interfaces_several_versions_other_versions(self) -> None:
         with self.assertRaisesRegex(
             sc.IncompatibleComponent,
-            r"^not a sink-coordinator component: .*\(this host runs sink:coordinator >=0.2.0, <0.3.0\)$",
+            r"^not a sink-coordinator component: .*\(this host runs sink:coordinator >=0.2.1, <0.3.0\)$",
         ):
             sc.check_version(["foo:bar/baz@0.2.0"])
-        with self.assertRaisesRegex(sc.IncompatibleComponent, r"several versions \(0.1.0, 0.2.0\)"):
-            sc.check_version(["sink:coordinator/table@0.1.0", "sink:coordinator/writer@0.2.0"])
-        for v in ["0.3.0", "1.0.0", "0.2.1-rc.1", "v0.2.1", "x"]:
+        with self.assertRaisesRegex(sc.IncompatibleComponent, r"several versions \(0.1.0, 0.2.1\)"):
+            sc.check_version(["sink:coordinator/table@0.1.0", "sink:coordinator/writer@0.2.1"])
+        for v in ["0.2.0", "0.3.0", "1.0.0", "0.2.1-rc.1", "v0.2.1", "x"]:
             with self.assertRaises(sc.IncompatibleComponent) as cm:
                 sc.check_version([f"sink:coordinator/coordinator@{v}"])
             self.assertTrue(str(cm.exception).endswith(f"sink:coordinator@{v}"), str(cm.exception))
@@ -103,6 +103,33 @@ class Api(unittest.TestCase):
         again = sc.Coordinator(config(2), storage, clock, sc.RestorePoint(1, state))
         self.assertEqual(again.start().committed, [])
         self.assertEqual(len(table.list_snapshots()), 1)
+
+    def test_a_batch_of_events_is_the_same_events_one_by_one(self) -> None:
+        def run(batched: bool) -> object:
+            storage, clock = sc.MemoryStorage(), sc.ManualClock(5)
+            c = sc.Coordinator(sc.Config(3, "job-1", savepoint_auto_tag=True), storage, clock)
+            c.start()
+            seen: list[object] = []
+            for cp in (1, 2):
+                events = [sc.WriterEvent(s, 0, sc.Entry(cp, [f"{s}-{cp}".encode()], savepoint=cp == 2)) for s in range(3)]
+                o = c.events(events) if batched else [c.event(e.subtask, e.attempt, e.entry) for e in events][-1]
+                seen.append((o.state, o.committed, o.tags_created, o.committed_up_to))
+                c.checkpoint(cp)
+                seen.append(c.checkpoint_complete(cp))
+            return seen, sc.Table(storage).list_snapshots()
+
+        self.assertEqual(run(True), run(False))
+        # An error names the failing event; the ones before it stay applied.
+        c = sc.Coordinator(config(2), sc.MemoryStorage())
+        c.start()
+        self.assertEqual(c.events([]).state, sc.Lifecycle.RUNNING)
+        ev = [sc.WriterEvent(s, 0, sc.Entry(1, [b"x"])) for s in (0, 1, 7, 0)]
+        with self.assertRaises(sc.InvalidEventError) as cm:
+            c.events(ev)
+        self.assertEqual(cm.exception.applied, 2)
+        assert cm.exception.outcome is not None
+        self.assertEqual(cm.exception.outcome.state, sc.Lifecycle.FAILED)
+        self.assertEqual(c.state(), sc.Lifecycle.FAILED)
 
     def test_one_exception_class_per_error_kind(self) -> None:
         c = sc.Coordinator(config(), sc.MemoryStorage())

@@ -1,6 +1,6 @@
 //! A [`Driver`] over the 0.1.0 component (`dist/sink-coordinator-0.1.0.wasm`),
 //! bound to its own WIT (`dist/sink-coordinator-0.1.0.wit`) with wasmtime's
-//! `bindgen!`: the 0.2.0 host refuses it, so this test carries its own
+//! `bindgen!`: the 0.2.x host refuses it, so this test carries its own
 //! bindings. 0.1.0 has no `committed-up-to` (outcomes report none) and its
 //! writer's `checkpoint-complete` is what 0.2.0 calls `committed`.
 

@@ -31,7 +31,19 @@ from .errors import (
 from .handles import Coordinator, Table, Writer
 from .runtime import COMPONENT_VERSION, Runtime, embedded_wasm
 from .storage import Clock, DirectoryStorage, ManualClock, MemoryStorage, Storage, SystemClock
-from .types import Config, Entry, FinalCommitMode, Lifecycle, Limits, Outcome, RecoveryMode, RestorePoint, Snapshot, Tag
+from .types import (
+    Config,
+    Entry,
+    FinalCommitMode,
+    Lifecycle,
+    Limits,
+    Outcome,
+    RecoveryMode,
+    RestorePoint,
+    Snapshot,
+    Tag,
+    WriterEvent,
+)
 from .version import COMPATIBLE_VERSIONS, check_version
 
 __version__ = COMPONENT_VERSION
@@ -71,6 +83,7 @@ __all__ = [
     "Tag",
     "TrapError",
     "Writer",
+    "WriterEvent",
     "check_version",
     "embedded_wasm",
 ]

@@ -5,7 +5,9 @@ of another version."""
 
 from __future__ import annotations
 
-from typing import Dict, List, Type
+from typing import Dict, List, Optional, Type
+
+from .types import Outcome
 
 
 class CoordinatorError(Exception):
@@ -17,6 +19,12 @@ class CoordinatorError(Exception):
         super().__init__(f"{self.kind}: {message}")
         #: What happened, in one line (the component's message).
         self.message = message
+        #: Set by ``Coordinator.events``: how many events were applied (the
+        #: failing event's index; after ``declined`` or ``storage`` the host
+        #: resends from there).
+        self.applied: Optional[int] = None
+        #: Set by ``Coordinator.events``: what the applied events did, merged.
+        self.outcome: Optional[Outcome] = None
 
 
 class DeclinedError(CoordinatorError):

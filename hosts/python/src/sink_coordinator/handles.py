@@ -13,7 +13,7 @@ from wasmtime.component import Record, Variant
 from .errors import ERRORS, BackendIOError, CoordinatorError, TrapError
 from .runtime import Runtime, _Instance
 from .storage import Clock, Storage, SystemClock
-from .types import Config, Entry, Lifecycle, Limits, Outcome, RestorePoint, Snapshot, Tag
+from .types import Config, Entry, Lifecycle, Limits, Outcome, RestorePoint, Snapshot, Tag, WriterEvent
 
 T = TypeVar("T")
 
@@ -46,6 +46,30 @@ def _outcome(record: Any) -> Outcome:
         d["restart_required"],
         d["committed_up_to"],
     )
+
+
+def _batch_outcome(record: Any) -> Outcome:
+    """A batch's compact outcome (WIT ``batch-outcome``: no lists unless
+    something was committed or tagged) as a full ``Outcome``."""
+    d = _fields(record)
+    e = d["effects"]
+    effects = {} if e is None else _fields(e)
+    return Outcome(
+        Lifecycle(d["state"]),
+        list(effects.get("committed", [])),
+        list(effects.get("tags_created", [])),
+        list(effects.get("tags_deleted", [])),
+        bool(effects.get("restart_required", False)),
+        d["committed_up_to"],
+    )
+
+
+def _event_record(e: WriterEvent) -> Record:
+    r = Record()
+    setattr(r, "subtask", e.subtask)
+    setattr(r, "attempt", e.attempt)
+    setattr(r, "entry", _record(e.entry))
+    return r
 
 
 def _snapshot(record: Any) -> Snapshot:
@@ -158,6 +182,24 @@ class Coordinator(_Handle):
     def event(self, subtask: int, attempt: int, entry: Entry) -> Outcome:
         """A writer's entry (what ``Writer.report`` or ``end_input`` returned)."""
         return _outcome(_unwrap(self._method("event", subtask, attempt, _record(entry))))
+
+    def events(self, events: Sequence[WriterEvent]) -> Outcome:
+        """Many writer events in one crossing (component 0.2.1): applied in
+        order exactly as ``event`` would, stopping at the first error; one
+        merged ``Outcome`` (committed snapshots and tags concatenated,
+        ``restart_required`` ORed, the last state and committed-up-to). An
+        error raises its kind's class with ``applied`` (the failing event's
+        index: the events before it stay applied; after ``declined`` or
+        ``storage`` resend from there) and ``outcome`` set."""
+        value = self._method("events", [_event_record(e) for e in events])
+        # ok and err are both records: wasmtime-py tags the result.
+        if isinstance(value, Variant) and value.tag == "err":
+            p: Any = value.payload
+            error = ERRORS[p.error.kind](p.error.message)
+            error.applied = p.applied
+            error.outcome = _batch_outcome(p.outcome)
+            raise error
+        return _batch_outcome(value.payload if isinstance(value, Variant) else value)
 
     def restored(self, subtask: int, attempt: int, checkpoint: int, entries: Sequence[Entry]) -> Outcome:
         """A restored writer's entries (what ``Writer.restore`` returned)."""

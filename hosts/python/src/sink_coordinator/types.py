@@ -93,6 +93,16 @@ class Outcome:
 
 
 @dataclass(frozen=True)
+class WriterEvent:
+    """One writer event of a batch (``Coordinator.events``): the arguments
+    of one ``Coordinator.event`` call."""
+
+    subtask: int
+    attempt: int
+    entry: Entry
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """One committed snapshot of the table (``committables``: (subtask, bytes))."""
 

@@ -13,9 +13,10 @@ from packaging.version import InvalidVersion, Version
 from .errors import IncompatibleComponent
 
 #: The WIT package versions of ``sink:coordinator`` this host runs: ``0.2.x``
-#: (within 0.2 versions only add; 0.2.0 is not additive over 0.1.0, whose
-#: ``outcome`` lacks ``committed-up-to`` and whose writer has no ``committed``).
-COMPATIBLE_VERSIONS = ">=0.2.0, <0.3.0"
+#: from 0.2.1 on (within 0.2 versions only add; this host calls ``events``,
+#: added in 0.2.1; 0.2.0 is not additive over 0.1.0, whose ``outcome`` lacks
+#: ``committed-up-to`` and whose writer has no ``committed``).
+COMPATIBLE_VERSIONS = ">=0.2.1, <0.3.0"
 
 
 def exported_versions(names: Iterable[str]) -> List[str]:

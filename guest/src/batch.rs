@@ -1,0 +1,296 @@
+//! A batch of writer events (WIT `coordinator.events`, added in 0.2.1):
+//! applied in order exactly as if `event` were called for each, stopping at
+//! the first error, with one merged outcome. The component's export, the
+//! native replay and the benchmarks share this loop, so a batch means the
+//! same everywhere.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::env::Env;
+use crate::error::Error;
+use crate::types::{Entry, Lifecycle, Outcome};
+use crate::Coordinator;
+
+/// One writer event of a batch: the arguments of one `event` call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriterEvent {
+    /// The writer subtask.
+    pub subtask: u32,
+    /// Its attempt (informational, SEMANTICS 2).
+    pub attempt: u32,
+    /// What it reports.
+    pub entry: Entry,
+}
+
+/// A batch stopped at an error: the events before the failing one stay
+/// applied, the ones after it were not looked at.
+#[derive(Clone, Debug)]
+pub struct BatchError {
+    /// How many events were applied before the error: the failing event's
+    /// index. After `declined` the failing event changed nothing; after
+    /// `storage` its input was accepted and repeating it is safe; either
+    /// way the host resends the events from this index.
+    pub applied: usize,
+    /// What the applied events did, merged, with the state and
+    /// committed-up-to after the failing event (`failed` when fatal).
+    pub outcome: Outcome,
+    /// The failing event's error (its message names subtask and checkpoint).
+    pub error: Error,
+}
+
+impl fmt::Display for BatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "event {} of the batch: {}",
+            self.applied, self.error.message
+        )
+    }
+}
+
+impl core::error::Error for BatchError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+/// Merges the outcomes of consecutive calls: concatenates `committed`,
+/// `tags_created` and `tags_deleted`, ORs `restart_required`, and takes the
+/// last state and committed-up-to.
+#[derive(Clone, Debug)]
+pub struct Merged {
+    outcome: Outcome,
+}
+
+impl Merged {
+    /// Nothing merged yet: the state and committed-up-to given (the
+    /// instance's current ones, the answer for an empty batch).
+    pub fn new(state: Lifecycle, committed_up_to: Option<u64>) -> Self {
+        Merged {
+            outcome: Outcome {
+                state,
+                committed: Vec::new(),
+                tags_created: Vec::new(),
+                tags_deleted: Vec::new(),
+                restart_required: false,
+                committed_up_to,
+            },
+        }
+    }
+
+    /// Adds the outcome of the next call.
+    pub fn add(&mut self, o: Outcome) {
+        let m = &mut self.outcome;
+        m.state = o.state;
+        m.committed_up_to = o.committed_up_to;
+        m.restart_required |= o.restart_required;
+        // Moves instead of copies in the common case: the first non-empty
+        // list is taken as it is.
+        append(&mut m.committed, o.committed);
+        append(&mut m.tags_created, o.tags_created);
+        append(&mut m.tags_deleted, o.tags_deleted);
+    }
+
+    /// The merged outcome with the state and committed-up-to given (the
+    /// instance's, after a failed call whose outcome was not added).
+    pub fn after(mut self, state: Lifecycle, committed_up_to: Option<u64>) -> Outcome {
+        self.outcome.state = state;
+        self.outcome.committed_up_to = committed_up_to;
+        self.outcome
+    }
+
+    /// The merged outcome.
+    pub fn finish(self) -> Outcome {
+        self.outcome
+    }
+}
+
+fn append<T>(into: &mut Vec<T>, mut more: Vec<T>) {
+    if into.is_empty() {
+        *into = more;
+    } else {
+        into.append(&mut more);
+    }
+}
+
+/// Applies `events` in order as `coordinator.event` would, stopping at the
+/// first error; returns the merged outcome (see [`Merged`]). The error is
+/// boxed: it is rare, and large (it carries an outcome).
+pub fn events(
+    coordinator: &mut Coordinator,
+    env: &mut dyn Env,
+    events: impl IntoIterator<Item = WriterEvent>,
+) -> Result<Outcome, Box<BatchError>> {
+    let mut merged = Merged::new(coordinator.state(), coordinator.committed_up_to());
+    for (i, e) in events.into_iter().enumerate() {
+        match coordinator.event(env, e.subtask, e.attempt, e.entry) {
+            Ok(o) => merged.add(o),
+            Err(error) => {
+                return Err(Box::new(BatchError {
+                    applied: i,
+                    outcome: merged.after(coordinator.state(), coordinator.committed_up_to()),
+                    error,
+                }))
+            }
+        }
+    }
+    Ok(merged.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::MemEnv;
+    use crate::types::{Config, FinalCommitMode, RecoveryMode};
+    use crate::ErrorKind;
+    use proptest::prelude::*;
+
+    fn config(parallelism: u32, final_commit: FinalCommitMode) -> Config {
+        Config {
+            parallelism,
+            commit_user: "u".into(),
+            checkpointing: true,
+            final_commit,
+            force_create_snapshot: false,
+            savepoint_auto_tag: true,
+            tag_time_retained_ms: None,
+            recovery: RecoveryMode::Restart,
+        }
+    }
+
+    fn entry(checkpoint: u64, n: u8, savepoint: bool) -> Entry {
+        Entry {
+            checkpoint,
+            committables: (0..n).map(|i| alloc::vec![i; 3]).collect(),
+            watermark: Some(checkpoint as i64),
+            savepoint,
+        }
+    }
+
+    /// A mix of events, completions and repeated or out-of-range events:
+    /// applied one by one and in batches split at arbitrary points between
+    /// completions, the table, the outcomes and the errors agree.
+    fn steps() -> impl Strategy<Value = Vec<(u32, u64, u8, bool)>> {
+        prop::collection::vec((0u32..4, 0u64..6, 0u8..3, any::<bool>()), 0..40)
+    }
+
+    fn run(
+        batch: bool,
+        cuts: &[usize],
+        steps: &[(u32, u64, u8, bool)],
+        mode: FinalCommitMode,
+    ) -> (
+        Vec<Outcome>,
+        Vec<(usize, ErrorKind, alloc::string::String)>,
+        MemEnv,
+    ) {
+        let mut env = MemEnv::default();
+        let mut c = Coordinator::new(config(3, mode), None);
+        c.start(&mut env).unwrap();
+        let evs: Vec<WriterEvent> = steps
+            .iter()
+            .map(|&(s, cp, n, sp)| WriterEvent {
+                subtask: s,
+                attempt: 0,
+                entry: entry(if cp == 5 { u64::MAX >> 1 } else { cp }, n, sp),
+            })
+            .collect();
+        let mut outcomes = Vec::new();
+        let mut errors = Vec::new();
+        let mut start = 0;
+        let mut bounds: Vec<usize> = cuts.iter().map(|&c| c % (evs.len() + 1)).collect();
+        bounds.push(evs.len());
+        bounds.sort_unstable();
+        for end in bounds {
+            if end < start {
+                continue;
+            }
+            let chunk = evs[start..end].to_vec();
+            if batch {
+                match events(&mut c, &mut env, chunk) {
+                    Ok(o) => outcomes.push(o),
+                    Err(e) => {
+                        outcomes.push(e.outcome);
+                        errors.push((start + e.applied, e.error.kind, e.error.message));
+                        break;
+                    }
+                }
+            } else {
+                let mut merged = Merged::new(c.state(), c.committed_up_to());
+                let mut failed = false;
+                for (i, e) in chunk.into_iter().enumerate() {
+                    match c.event(&mut env, e.subtask, e.attempt, e.entry) {
+                        Ok(o) => merged.add(o),
+                        Err(err) => {
+                            errors.push((start + i, err.kind, err.message));
+                            failed = true;
+                            break;
+                        }
+                    }
+                }
+                outcomes.push(merged.after(c.state(), c.committed_up_to()));
+                if failed {
+                    break;
+                }
+            }
+            if c.state() == Lifecycle::Running {
+                if let Some(cp) = steps.get(end).map(|s| s.1) {
+                    let _ = c.checkpoint(&mut env, cp);
+                    let _ = c.checkpoint_complete(&mut env, cp);
+                }
+            }
+            start = end;
+        }
+        (outcomes, errors, env)
+    }
+
+    proptest! {
+        #[test]
+        fn a_batch_is_its_events_one_by_one(
+            steps in steps(),
+            cuts in prop::collection::vec(0usize..64, 0..6),
+            on_end in any::<bool>(),
+        ) {
+            let mode = if on_end { FinalCommitMode::OnEndInput } else { FinalCommitMode::OnCheckpoint };
+            let (o1, e1, env1) = run(false, &cuts, &steps, mode);
+            let (o2, e2, env2) = run(true, &cuts, &steps, mode);
+            prop_assert_eq!(o1, o2);
+            prop_assert_eq!(e1, e2);
+            prop_assert_eq!(env1.storage.map, env2.storage.map);
+        }
+    }
+
+    #[test]
+    fn an_empty_batch_reports_the_current_state() {
+        let mut env = MemEnv::default();
+        let mut c = Coordinator::new(config(2, FinalCommitMode::OnCheckpoint), None);
+        let o = events(&mut c, &mut env, Vec::new()).unwrap();
+        assert_eq!(o.state, Lifecycle::Created);
+        assert!(o.committed.is_empty() && !o.restart_required);
+    }
+
+    #[test]
+    fn an_error_names_the_failing_event_and_keeps_the_earlier_ones() {
+        let mut env = MemEnv::default();
+        let mut c = Coordinator::new(config(2, FinalCommitMode::OnCheckpoint), None);
+        c.start(&mut env).unwrap();
+        let ev = |s, cp| WriterEvent {
+            subtask: s,
+            attempt: 0,
+            entry: entry(cp, 1, false),
+        };
+        // Subtask 7 is out of range for parallelism 2: fatal.
+        let e = events(
+            &mut c,
+            &mut env,
+            alloc::vec![ev(0, 1), ev(1, 1), ev(7, 1), ev(0, 2)],
+        )
+        .unwrap_err();
+        assert_eq!(e.applied, 2);
+        assert!(e.error.kind.is_fatal(), "{e}");
+        assert_eq!(e.outcome.state, Lifecycle::Failed);
+        assert_eq!(c.state(), Lifecycle::Failed);
+    }
+}

@@ -134,8 +134,10 @@ fn a_component_without_the_interfaces_is_refused_at_load() {
 /// that growth is a deliberate decision: raise it only with a reason, lower
 /// it as the guest shrinks. History: 296,227 bytes; 251,640 with the name
 /// section stripped; 212,141 with `wasm-opt -Oz`, the component's
-/// `component-name` section stripped and two B-tree types fewer.
-const SIZE_BUDGET_BYTES: usize = 215_000;
+/// `component-name` section stripped and two B-tree types fewer; 218,509
+/// with 0.2.1's `events` (the lifting of `list<writer-event>`, the compact
+/// outcome's lowering and the merge: +6.4 KB).
+const SIZE_BUDGET_BYTES: usize = 222_000;
 
 #[test]
 fn embedded_component_within_its_size_budget() {

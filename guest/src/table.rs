@@ -129,12 +129,13 @@ pub fn decode_snapshot(key: &str, bytes: &[u8]) -> Result<StoredSnapshot> {
                 .collect(),
         },
         previous_of_user: w.previous_of_user,
-        users: w
-            .users
-            .0
-            .into_iter()
-            .map(|u| (u.commit_user.to_string(), u.mark))
-            .collect(),
+        // Inserted one by one, not collected: `collect` into a map sorts
+        // first, one more stable-sort copy in the component (issue 10); a
+        // repeated user keeps its last mark either way.
+        users: w.users.0.into_iter().fold(BTreeMap::new(), |mut m, u| {
+            m.insert(u.commit_user.to_string(), u.mark);
+            m
+        }),
     })
 }
 
@@ -345,11 +346,16 @@ impl TableLog {
                     mark: *m,
                 })
                 .collect();
-            users.push(UserWire {
-                commit_user: user,
-                mark,
-            });
-            users.sort_by(|a, b| a.commit_user.cmp(b.commit_user));
+            // In user order (the map's order, this user at its place):
+            // an insert, not a sort (one sort copy less in the component).
+            let at = users.partition_point(|u| u.commit_user < user);
+            users.insert(
+                at,
+                UserWire {
+                    commit_user: user,
+                    mark,
+                },
+            );
             let bytes = wire::encode(
                 SNAPSHOT_VERSION,
                 &SnapshotWire {

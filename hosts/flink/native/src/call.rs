@@ -87,14 +87,24 @@ fn throw(env: &mut JNIEnv<'_>, fail: Fail) {
 }
 
 fn throw_component(env: &mut JNIEnv<'_>, kind: &str, message: &str) -> jni::errors::Result<()> {
+    let exception = component_exception(env, kind, message)?;
+    env.throw(jni::objects::JThrowable::from(exception))
+}
+
+/// A `ComponentException(kind, message)`, not thrown (a batch returns its
+/// error inside its result, with what was applied before it).
+pub fn component_exception<'local>(
+    env: &mut JNIEnv<'local>,
+    kind: &str,
+    message: &str,
+) -> jni::errors::Result<JObject<'local>> {
     let kind = env.new_string(kind)?;
     let message = env.new_string(message)?;
-    let exception = env.new_object(
+    env.new_object(
         COMPONENT_EXCEPTION,
         "(Ljava/lang/String;Ljava/lang/String;)V",
         &[JValue::Object(&kind), JValue::Object(&message)],
-    )?;
-    env.throw(jni::objects::JThrowable::from(exception))
+    )
 }
 
 /// Moves `value` to the heap; the `long` is its handle.

@@ -8,12 +8,15 @@ use jni::objects::{JByteArray, JObject, JObjectArray, JValue};
 use jni::sys::jsize;
 use jni::JNIEnv;
 use sink_coordinator_host::core::{Entry, Outcome, Snapshot, Tag};
+use sink_coordinator_host::BatchResult;
 
-use crate::call::{checkpoint_id, CallResult, Fail};
+use crate::call::{checkpoint_id, component_exception, CallResult, Fail};
 
 const PACKAGE: &str = "io/sinkcoordinator/flink/component/";
 const ENTRY_CTOR: &str = "(J[[BZJZ)V";
 const OUTCOME_CTOR: &str = "(Ljava/lang/String;[J[Ljava/lang/String;[Ljava/lang/String;ZJ)V";
+const BATCH_OUTCOME_CTOR: &str = "(ILio/sinkcoordinator/flink/component/Outcome;\
+     Lio/sinkcoordinator/flink/component/ComponentException;)V";
 const SNAPSHOT_CTOR: &str = "(JLjava/lang/String;JZJJ[I[[B)V";
 const TAG_CTOR: &str = "(Ljava/lang/String;JJJZJ)V";
 
@@ -176,6 +179,33 @@ pub fn to_outcome<'local>(env: &mut JNIEnv<'local>, o: &Outcome) -> CallResult<J
             JValue::Object(&deleted),
             JValue::Bool(o.restart_required.into()),
             JValue::Long(up_to),
+        ],
+    )?)
+}
+
+/// A batch's result → a Java `BatchOutcome`: `total` events applied and
+/// no error, or the failure's applied count, merged outcome and error.
+pub fn to_batch_outcome<'local>(
+    env: &mut JNIEnv<'local>,
+    total: usize,
+    result: BatchResult,
+) -> CallResult<JObject<'local>> {
+    let (applied, outcome, error) = match result {
+        Ok(outcome) => (total, outcome, JObject::null()),
+        Err(failure) => {
+            let error =
+                component_exception(env, failure.error.kind.name(), &failure.error.message)?;
+            (failure.applied, failure.outcome, error)
+        }
+    };
+    let outcome = to_outcome(env, &outcome)?;
+    Ok(env.new_object(
+        class("BatchOutcome"),
+        BATCH_OUTCOME_CTOR,
+        &[
+            JValue::Int(jsize_of(applied)?),
+            JValue::Object(&outcome),
+            JValue::Object(&error),
         ],
     )?)
 }

@@ -5,7 +5,9 @@ use jni::objects::{JByteArray, JClass, JIntArray, JObject, JObjectArray, JString
 use jni::sys::{jboolean, jbyteArray, jint, jlong, jobject, jstring};
 use jni::JNIEnv;
 use sink_coordinator_host::clock::SystemClock;
-use sink_coordinator_host::core::{Config, FinalCommitMode, Outcome, RecoveryMode, RestorePoint};
+use sink_coordinator_host::core::{
+    Config, FinalCommitMode, Outcome, RecoveryMode, RestorePoint, WriterEvent,
+};
 use sink_coordinator_host::env::HostEnv;
 use sink_coordinator_host::storage::LocalDirStorage;
 use sink_coordinator_host::{ComponentCoordinator, HostResult};
@@ -146,6 +148,50 @@ pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinato
         let attempt = u32::try_from(attempt).unwrap_or(0);
         Ok(c.event(subtask_index(subtask)?, attempt, entry))
     })
+}
+
+/// `BatchOutcome coordinatorEvents(long handle, int[] subtasks, int[]
+/// attempts, Entry[] entries)`: event i is `(subtasks[i], attempts[i],
+/// entries[i])`, all of them in one crossing (WIT 0.2.1 `events`). An error
+/// the component reports is returned inside the result, with how many events
+/// were applied before it and what they did, so the caller can resend from
+/// there; only a misuse or a JNI failure throws.
+#[no_mangle]
+pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorEvents<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    subtasks: JIntArray<'local>,
+    attempts: JIntArray<'local>,
+    entries: JObjectArray<'local>,
+) -> jobject {
+    fenced(&mut env, null(), |env| {
+        let n = env.get_array_length(&entries)?;
+        if env.get_array_length(&subtasks)? != n || env.get_array_length(&attempts)? != n {
+            return Err(Fail::Usage(
+                "a batch needs as many subtasks and attempts as entries".to_string(),
+            ));
+        }
+        let len = usize::try_from(n).unwrap_or(0);
+        let mut s = vec![0; len];
+        env.get_int_array_region(&subtasks, 0, &mut s)?;
+        let mut a = vec![0; len];
+        env.get_int_array_region(&attempts, 0, &mut a)?;
+        let mut batch = Vec::with_capacity(len);
+        for ((subtask, attempt), entry) in
+            s.into_iter().zip(a).zip(convert::entries(env, &entries)?)
+        {
+            batch.push(WriterEvent {
+                subtask: subtask_index(subtask)?,
+                attempt: u32::try_from(attempt).unwrap_or(0),
+                entry,
+            });
+        }
+        // SAFETY: the Java wrapper passes its live handle (call.rs).
+        let result = unsafe { with_handle::<Handle>(handle)? }.events(batch);
+        convert::to_batch_outcome(env, len, result)
+    })
+    .into_raw()
 }
 
 #[no_mangle]

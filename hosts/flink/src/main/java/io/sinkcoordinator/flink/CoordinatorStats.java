@@ -39,6 +39,9 @@ public final class CoordinatorStats {
     /** Failovers the coordinator requested: restart-required, and fatal errors. */
     public final AtomicLong restartsRequested = new AtomicLong();
     public final AtomicLong fatalFailures = new AtomicLong();
+    /** Writer events sent, and the batches ({@code events} calls) they went in. */
+    public final AtomicLong eventsSent = new AtomicLong();
+    public final AtomicLong batches = new AtomicLong();
     /** Calls repeated after a storage error. */
     public final AtomicLong storageRetries = new AtomicLong();
 
@@ -70,6 +73,7 @@ public final class CoordinatorStats {
     public String toString() {
         return String.format(
                 "component calls %d (%.1f ms total, starts %.1f ms; "
+                        + "%d events in %d batches; "
                         + "per completed checkpoint %d us: "
                         + "events %d, checkpoint %d, complete %d), "
                         + "checkpoints completed %d (mean %d us trigger-to-completion), "
@@ -79,6 +83,8 @@ public final class CoordinatorStats {
                 componentCalls.get(),
                 componentNanos.get() / 1e6,
                 startNanos.get() / 1e6,
+                eventsSent.get(),
+                batches.get(),
                 componentMicrosPerCheckpoint(),
                 micros(eventNanos),
                 micros(checkpointCallNanos),

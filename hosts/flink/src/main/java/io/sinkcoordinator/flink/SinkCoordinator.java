@@ -1,7 +1,9 @@
 package io.sinkcoordinator.flink;
 
+import io.sinkcoordinator.flink.component.BatchOutcome;
 import io.sinkcoordinator.flink.component.ComponentCoordinator;
 import io.sinkcoordinator.flink.component.ComponentException;
+import io.sinkcoordinator.flink.component.Entry;
 import io.sinkcoordinator.flink.component.Outcome;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
@@ -16,15 +18,19 @@ import org.slf4j.LoggerFactory;
 /**
  * The sink's commit coordinator in Flink's JobManager: every callback is one
  * call of the component's coordinator, run to completion on the
- * coordinator's thread (SEMANTICS 1: no queue, nothing {@code close} can
- * drop).
+ * coordinator's thread, except that writer events are held and sent as one
+ * batch ({@code events}, one crossing for a checkpoint's burst): when one
+ * event from every subtask is held, when an END event or an event for a
+ * completed checkpoint (it may commit at once) arrives, and before any other
+ * callback's call. So the component sees the calls in the order Flink made
+ * them, and {@code close} drops nothing (SEMANTICS 1).
  *
  * <table>
  * <caption>Callback → component call</caption>
  * <tr><td>start</td><td>new instance (fresh, or from the restored state bytes and the
  *     finished subtasks), {@code start}</td></tr>
- * <tr><td>handleEventFromOperator</td><td>{@code event} (ordinary or END), {@code
- *     restored}</td></tr>
+ * <tr><td>handleEventFromOperator</td><td>{@code events} (ordinary or END, batched as
+ *     above), {@code restored}</td></tr>
  * <tr><td>checkpointCoordinator</td><td>{@code checkpoint} → the state bytes</td></tr>
  * <tr><td>notifyCheckpointComplete / Aborted</td><td>{@code checkpoint-complete} /
  *     {@code checkpoint-aborted}</td></tr>
@@ -67,6 +73,14 @@ final class SinkCoordinator implements OperatorCoordinator {
      * a finished task has nothing else), so they are dropped here.
      */
     private final java.util.Set<Integer> finishedAtRestore = new java.util.HashSet<>();
+    /** Writer events held for the next batch, in arrival order. */
+    private final java.util.List<Held> held = new java.util.ArrayList<>();
+    /** The highest checkpoint completed (-1: none): an event for it or below may commit. */
+    private long lastCompleted = -1;
+
+    /** One writer event held for a batch. */
+    private record Held(int subtask, int attempt, Entry entry) {}
+
     /** Trigger time of the checkpoints in flight, by id (for the stats). */
     private final java.util.Map<Long, Long> triggeredAt = new java.util.HashMap<>();
 
@@ -117,6 +131,7 @@ final class SinkCoordinator implements OperatorCoordinator {
 
     @Override
     public synchronized void close() {
+        flush();
         if (component != null) {
             try {
                 component.close();
@@ -147,12 +162,15 @@ final class SinkCoordinator implements OperatorCoordinator {
                 // replay of what it held is filtered, SEMANTICS 5.2).
                 gateways[subtask] = null;
             }
-            apply(
-                    "event of subtask " + subtask,
-                    stats.eventNanos,
-                    () -> component.event(subtask, attempt, e.entry));
+            held.add(new Held(subtask, attempt, e.entry));
+            if (held.size() >= gateways.length
+                    || e.entry.isEnd()
+                    || e.entry.checkpoint <= lastCompleted) {
+                flush();
+            }
         } else if (event instanceof Events.Restored) {
             Events.Restored e = (Events.Restored) event;
+            flush();
             apply(
                     "restore event of subtask " + subtask,
                     stats.eventNanos,
@@ -191,6 +209,7 @@ final class SinkCoordinator implements OperatorCoordinator {
     public synchronized void checkpointCoordinator(
             long checkpointId,
             CompletableFuture<byte[]> result) {
+        flush();
         long start = System.nanoTime();
         try {
             byte[] state = component.checkpoint(checkpointId);
@@ -210,6 +229,8 @@ final class SinkCoordinator implements OperatorCoordinator {
 
     @Override
     public synchronized void notifyCheckpointComplete(long checkpointId) {
+        flush();
+        lastCompleted = Math.max(lastCompleted, checkpointId);
         Long triggered = triggeredAt.remove(checkpointId);
         if (triggered != null) {
             stats.checkpointsCompleted.incrementAndGet();
@@ -224,6 +245,7 @@ final class SinkCoordinator implements OperatorCoordinator {
 
     @Override
     public synchronized void notifyCheckpointAborted(long checkpointId) {
+        flush();
         triggeredAt.remove(checkpointId);
         apply(
                 "abort of checkpoint " + checkpointId,
@@ -248,6 +270,7 @@ final class SinkCoordinator implements OperatorCoordinator {
 
     @Override
     public synchronized void subtaskReset(int subtask, long checkpointId) {
+        flush();
         stats.subtaskResets.incrementAndGet();
         gateways[subtask] = null;
         if (finishedAtRestore.contains(subtask)) {
@@ -276,6 +299,66 @@ final class SinkCoordinator implements OperatorCoordinator {
         if (sentUpTo >= 0) {
             gateway.sendEvent(new Events.CommittedUpTo(sentUpTo));
         }
+    }
+
+    /**
+     * Sends the held events as one batch, applying SEMANTICS 8 to an error
+     * as {@link #apply} does for one event: {@code storage} resends from the
+     * failing event (its input was accepted, repeating it is safe), up to
+     * {@link SinkOptions#storageAttempts()} times; {@code declined} drops
+     * that event and goes on with the next; fatal fails the job.
+     */
+    private void flush() {
+        int from = 0;
+        int attempt = 1;
+        while (from < held.size() && !failing && component != null) {
+            int n = held.size() - from;
+            int[] subtasks = new int[n];
+            int[] attempts = new int[n];
+            Entry[] entries = new Entry[n];
+            for (int i = 0; i < n; i++) {
+                Held h = held.get(from + i);
+                subtasks[i] = h.subtask();
+                attempts[i] = h.attempt();
+                entries[i] = h.entry();
+            }
+            stats.batches.incrementAndGet();
+            long start = System.nanoTime();
+            BatchOutcome result;
+            try {
+                result = component.events(subtasks, attempts, entries);
+            } catch (RuntimeException e) {
+                record(start, stats.eventNanos);
+                fail(new FlinkException("sink coordinator: a batch of " + n + " events failed", e));
+                break;
+            }
+            record(start, stats.eventNanos);
+            stats.eventsSent.addAndGet(result.applied);
+            after("a batch of " + n + " events", result.outcome);
+            if (result.error == null) {
+                break;
+            }
+            ComponentException e = result.error;
+            Held failed = held.get(from + result.applied);
+            String what = "event of subtask " + failed.subtask() + " (" + failed.entry() + ")";
+            from += result.applied;
+            if (e.isStorage() && attempt < options.storageAttempts()) {
+                stats.storageRetries.incrementAndGet();
+                LOG.warn("sink {}: {} failed on storage (attempt {}), repeating: {}",
+                        options.config().commitUser(), what, attempt, e.getMessage());
+                sleepQuietly(20L * attempt);
+                attempt++;
+            } else if (e.isDeclined()) {
+                LOG.warn("sink {}: {} declined: {}", options.config().commitUser(), what,
+                        e.getMessage());
+                from++;
+                attempt = 1;
+            } else {
+                fail(new FlinkException("sink coordinator: " + what + " failed", e));
+                break;
+            }
+        }
+        held.clear();
     }
 
     /** Runs one component call, applying SEMANTICS 8 to its error. */

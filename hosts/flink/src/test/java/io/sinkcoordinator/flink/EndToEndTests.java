@@ -58,6 +58,8 @@ final class EndToEndTests {
             CoordinatorStats stats = CoordinatorStats.of(user(table));
             check(stats.checkpointsCompleted.get() >= 3, "few checkpoints: " + stats);
             check(snapshots >= 3, "only " + snapshots + " snapshots");
+            // A checkpoint's four events go as one batch (SinkCoordinator#flush).
+            check(stats.batches.get() < stats.eventsSent.get(), "events not batched: " + stats);
             System.out.println("     " + snapshots + " snapshots; " + stats);
         } finally {
             TestSupport.deleteTree(table);

@@ -74,6 +74,14 @@ public final class ComponentCoordinator implements AutoCloseable {
         return Native.coordinatorEvent(live(), subtask, attempt, entry);
     }
 
+    /**
+     * Event i is {@code (subtasks[i], attempts[i], entries[i])}, all in one
+     * crossing; an error comes back inside the result (see {@link BatchOutcome}).
+     */
+    public synchronized BatchOutcome events(int[] subtasks, int[] attempts, Entry[] entries) {
+        return Native.coordinatorEvents(live(), subtasks, attempts, entries);
+    }
+
     public synchronized Outcome restored(
             int subtask,
             int attempt,

@@ -48,6 +48,9 @@ final class Native {
 
     static native Outcome coordinatorEvent(long handle, int subtask, int attempt, Entry entry);
 
+    static native BatchOutcome coordinatorEvents(
+            long handle, int[] subtasks, int[] attempts, Entry[] entries);
+
     static native Outcome coordinatorRestored(
             long handle, int subtask, int attempt, long checkpoint, Entry[] entries);
 

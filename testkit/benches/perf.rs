@@ -6,7 +6,16 @@
 //!
 //! Bench ids (criterion writes `target/criterion/<group>/<path>/`):
 //! - `job_p256/{native,component}`: one checkpoint cycle of the realistic
-//!   job (256 writers × 4 committables × 200 B, checkpoint, completion);
+//!   job (256 writers × 4 committables × 200 B, the checkpoint's events as
+//!   one `events` batch, checkpoint, completion);
+//! - `job_p256_per_event/{native,component}`: the same cycle with one
+//!   `event` call per event;
+//! - `events_batch_p256/{native,component}`: only the cycle's `events`
+//!   batch (checkpoint and completion outside the clock): the crossing per
+//!   event in a batch is (component − native) / 256;
+//! - `events_shape_p256/{native,component}_{4x200,1x800}`: the same batch
+//!   with the same bytes in 4 committables or in 1 (what one committable's
+//!   own list and guest allocation cost);
 //! - `empty_call/{native,component}`: `state()`;
 //! - `instantiate/component`: a Store, the instance and the constructor;
 //! - `state_round_trip_p100000/{native,component}`: state bytes of 100,000
@@ -19,8 +28,8 @@ use sink_coordinator::Config;
 use sink_coordinator_host::engine::Runtime;
 use sink_coordinator_testkit::driver::Engine;
 use sink_coordinator_testkit::perf::{
-    all_ended, both, job_cycle, job_entries, state_round_trip, Subject, JOB_WRITERS,
-    ROUND_TRIP_WRITERS,
+    all_ended, both, job_cycle_with, job_entries, perf_job_batch, shaped_entry, state_round_trip,
+    Delivery, Subject, JOB_WRITERS, ROUND_TRIP_WRITERS,
 };
 
 fn runtime() -> Runtime {
@@ -32,30 +41,75 @@ fn runtime() -> Runtime {
 /// only the latest snapshots).
 fn job(c: &mut Criterion) {
     let rt = runtime();
-    let mut group = c.benchmark_group(format!("job_p{JOB_WRITERS}"));
-    group
-        .sample_size(30)
-        .warm_up_time(Duration::from_secs(2))
-        .measurement_time(Duration::from_secs(8));
-    for engine in both(&rt) {
-        let mut subject = Subject::job(&engine, JOB_WRITERS);
-        let mut checkpoint = 0u64;
-        group.bench_function(engine.name(), |b| {
-            b.iter_custom(|iters| {
-                let mut spent = Duration::ZERO;
-                for _ in 0..iters {
-                    checkpoint += 1;
-                    // The host has the entries in hand: not measured.
-                    let entries = job_entries(JOB_WRITERS, checkpoint);
-                    let start = Instant::now();
-                    job_cycle(&mut subject, entries, checkpoint);
-                    spent += start.elapsed();
-                }
-                spent
-            })
-        });
+    for (group, delivery) in [
+        (format!("job_p{JOB_WRITERS}"), Delivery::Batch),
+        (format!("job_p{JOB_WRITERS}_per_event"), Delivery::PerEvent),
+    ] {
+        let mut group = c.benchmark_group(group);
+        group
+            .sample_size(30)
+            .warm_up_time(Duration::from_secs(2))
+            .measurement_time(Duration::from_secs(8));
+        for engine in both(&rt) {
+            let mut subject = Subject::job(&engine, JOB_WRITERS);
+            let mut checkpoint = 0u64;
+            group.bench_function(engine.name(), |b| {
+                b.iter_custom(|iters| {
+                    let mut spent = Duration::ZERO;
+                    for _ in 0..iters {
+                        checkpoint += 1;
+                        // The host has the entries in hand: not measured.
+                        let entries = job_entries(JOB_WRITERS, checkpoint);
+                        let start = Instant::now();
+                        job_cycle_with(&mut subject, entries, checkpoint, delivery);
+                        spent += start.elapsed();
+                    }
+                    spent
+                })
+            });
+        }
+        group.finish();
     }
-    group.finish();
+}
+
+/// Only a checkpoint's `events` batch is timed; its checkpoint and
+/// completion run outside the clock (the job goes on as in [`job`]).
+fn events_batch(c: &mut Criterion) {
+    let rt = runtime();
+    let shapes: [(&str, String, usize, usize); 3] = [
+        ("", format!("events_batch_p{JOB_WRITERS}"), 4, 200),
+        ("_4x200", format!("events_shape_p{JOB_WRITERS}"), 4, 200),
+        ("_1x800", format!("events_shape_p{JOB_WRITERS}"), 1, 800),
+    ];
+    for (suffix, group_name, n, bytes) in shapes {
+        let mut group = c.benchmark_group(group_name);
+        group
+            .sample_size(20)
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(4));
+        for engine in both(&rt) {
+            let mut subject = Subject::job(&engine, JOB_WRITERS);
+            let mut checkpoint = 0u64;
+            group.bench_function(format!("{}{suffix}", engine.name()), |b| {
+                b.iter_custom(|iters| {
+                    let mut spent = Duration::ZERO;
+                    for _ in 0..iters {
+                        checkpoint += 1;
+                        let entries = (0..JOB_WRITERS)
+                            .map(|s| shaped_entry(s, checkpoint, n, bytes))
+                            .collect();
+                        let start = Instant::now();
+                        perf_job_batch(&mut subject, entries);
+                        spent += start.elapsed();
+                        std::hint::black_box(subject.checkpoint(checkpoint));
+                        assert_eq!(subject.complete(checkpoint), 1);
+                    }
+                    spent
+                })
+            });
+        }
+        group.finish();
+    }
 }
 
 fn empty_call(c: &mut Criterion) {
@@ -94,5 +148,12 @@ fn round_trip(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, job, empty_call, instantiate, round_trip);
+criterion_group!(
+    benches,
+    job,
+    events_batch,
+    empty_call,
+    instantiate,
+    round_trip
+);
 criterion_main!(benches);

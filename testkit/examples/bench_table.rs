@@ -11,11 +11,12 @@
 use std::path::{Path as FsPath, PathBuf};
 use std::process::Command;
 
+use sink_coordinator::WriterEvent;
 use sink_coordinator_host::artifact::{EMBEDDED_WASM, EMBEDDED_WASM_NAME};
 use sink_coordinator_host::engine::{Runtime, RuntimeOptions};
 use sink_coordinator_testkit::driver::Engine;
 use sink_coordinator_testkit::perf::{
-    first_commit_storage_calls, job_entries, perf_job_events, Subject, JOB_WRITERS,
+    first_commit_storage_calls, job_entries, perf_job_batch, perf_job_events, Subject, JOB_WRITERS,
 };
 
 /// Checkpoint cycles before and during the callgrind measurement.
@@ -24,9 +25,9 @@ const MEASURED_CYCLES: u64 = 4;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if let [_, flag, path, cache] = args.as_slice() {
+    if let [_, flag, path, cache, delivery] = args.as_slice() {
         if flag == "--callgrind-child" {
-            callgrind_child(path, FsPath::new(cache));
+            callgrind_child(path, FsPath::new(cache), delivery == "batch");
             return;
         }
     }
@@ -36,7 +37,18 @@ fn main() {
 
     let native = est("job_p256/native");
     let component = est("job_p256/component");
-    let instr = instructions(&target);
+    let native_pe = est("job_p256_per_event/native");
+    let component_pe = est("job_p256_per_event/component");
+    let batch_native = est("events_batch_p256/native");
+    let batch_component = est("events_batch_p256/component");
+    let shape = [
+        est("events_shape_p256/native_4x200"),
+        est("events_shape_p256/component_4x200"),
+        est("events_shape_p256/native_1x800"),
+        est("events_shape_p256/component_1x800"),
+    ];
+    let instr = instructions(&target, "perf_job_events");
+    let instr_batch = instructions(&target, "perf_job_batch");
     let empty = est("empty_call/component");
     let empty_native = est("empty_call/native");
     let inst = est("instantiate/component");
@@ -48,13 +60,21 @@ fn main() {
     let mut rows: Vec<[String; 3]> = Vec::new();
     rows.push([
         format!(
-            "realistic job: P = {JOB_WRITERS}, 4 × 200 B per writer per checkpoint, completion every checkpoint — component ÷ native"
+            "realistic job: P = {JOB_WRITERS}, 4 × 200 B per writer per checkpoint, completion every checkpoint, each checkpoint's events as one `events` batch — component ÷ native"
         ),
         match (native, component) {
             (Some(n), Some(c)) => format!("**{:.2}×** ({} vs {})", c / n, us(c), us(n)),
             _ => missing(),
         },
         "≤ 1.3×".into(),
+    ]);
+    rows.push([
+        "same job, one `event` call per event — component ÷ native".into(),
+        match (native_pe, component_pe) {
+            (Some(n), Some(c)) => format!("{:.2}× ({} vs {})", c / n, us(c), us(n)),
+            _ => missing(),
+        },
+        "—".into(),
     ]);
     rows.push([
         "same job, native time per checkpoint cycle".into(),
@@ -81,12 +101,52 @@ fn main() {
         "native ≤ 800; component ≤ 1.3× native".into(),
     ]);
     rows.push([
+        format!(
+            "instructions per event in an `events` batch (callgrind, P = {JOB_WRITERS}, 4 × 200 B)"
+        ),
+        match instr_batch {
+            Ok((n, c)) => format!(
+                "native {}; component {} ({:.2}×)",
+                thousands(n),
+                thousands(c),
+                c as f64 / n as f64
+            ),
+            Err(why) => format!("not measured: {why}"),
+        },
+        "component ≤ 1.3× native".into(),
+    ]);
+    rows.push([
         "an empty call through the component (`state()`)".into(),
         match (empty, empty_native) {
             (Some(c), Some(n)) => format!("{} (native {})", ns(c), ns(n)),
             _ => missing(),
         },
         "a batched event costs < 0.2 µs of crossing".into(),
+    ]);
+    rows.push([
+        format!("batched event crossing: one `events` batch of {JOB_WRITERS}, (component − native) ÷ {JOB_WRITERS}"),
+        match (batch_native, batch_component) {
+            (Some(n), Some(c)) => format!(
+                "{} per event ({} vs {} per batch)",
+                ns((c - n) / f64::from(JOB_WRITERS)),
+                us(c),
+                us(n)
+            ),
+            _ => missing(),
+        },
+        "< 0.2 µs".into(),
+    ]);
+    rows.push([
+        "one committable's own list in a batch: 4 × 200 B vs 1 × 800 B per event, extra per event (native; component)".into(),
+        match shape {
+            [Some(n4), Some(c4), Some(n1), Some(c1)] => format!(
+                "{}; {}",
+                ns((n4 - n1) / f64::from(JOB_WRITERS)),
+                ns((c4 - c1) / f64::from(JOB_WRITERS))
+            ),
+            _ => missing(),
+        },
+        "—".into(),
     ]);
     rows.push([
         "Node (jco) and Python (wasmtime-py) per event, ÷ Rust-wasmtime".into(),
@@ -234,9 +294,10 @@ fn gzip_len(bytes: &[u8]) -> Option<usize> {
     out.status.success().then_some(out.stdout.len())
 }
 
-/// Instructions per `event`, native and component, from callgrind runs of
-/// this program on itself, collecting only `perf_job_events`.
-fn instructions(target: &FsPath) -> Result<(u64, u64), String> {
+/// Instructions per event, native and component, from callgrind runs of
+/// this program on itself, collecting only `function` (`perf_job_events`:
+/// one `event` call each; `perf_job_batch`: one `events` batch per cycle).
+fn instructions(target: &FsPath, function: &str) -> Result<(u64, u64), String> {
     let have = Command::new("valgrind").arg("--version").output();
     if !have.is_ok_and(|o| o.status.success()) {
         return Err("valgrind is not installed".into());
@@ -252,16 +313,21 @@ fn instructions(target: &FsPath) -> Result<(u64, u64), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut counts = [0u64; 2];
     for (i, path) in ["native", "component"].into_iter().enumerate() {
-        let out_file = target.join(format!("perf-callgrind.{path}.out"));
+        let out_file = target.join(format!("perf-callgrind.{path}.{function}.out"));
         let out = Command::new("valgrind")
             .arg("--tool=callgrind")
             .arg(format!("--callgrind-out-file={}", out_file.display()))
             .arg("--collect-atstart=no")
-            .arg("--toggle-collect=*perf_job_events*")
+            .arg(format!("--toggle-collect=*{function}*"))
             .arg(&exe)
             .arg("--callgrind-child")
             .arg(path)
             .arg(&cache)
+            .arg(if function == "perf_job_batch" {
+                "batch"
+            } else {
+                "per-event"
+            })
             .output()
             .map_err(|e| e.to_string())?;
         if !out.status.success() {
@@ -288,8 +354,9 @@ fn instructions(target: &FsPath) -> Result<(u64, u64), String> {
 }
 
 /// Under callgrind: warm up, then the measured events (collected), with
-/// each cycle's checkpoint and completion outside the collection.
-fn callgrind_child(path: &str, cache: &FsPath) {
+/// each cycle's checkpoint and completion outside the collection; one
+/// `events` batch per cycle when `batch`.
+fn callgrind_child(path: &str, cache: &FsPath, batch: bool) {
     let engine = if path == "native" {
         Engine::NATIVE
     } else {
@@ -303,10 +370,24 @@ fn callgrind_child(path: &str, cache: &FsPath) {
     for c in 1..=WARM_CYCLES + MEASURED_CYCLES {
         let entries = job_entries(JOB_WRITERS, c);
         if c <= WARM_CYCLES {
-            // Not through `perf_job_events`: callgrind collects every call of it.
-            for (s, entry) in (0u32..).zip(entries) {
-                subject.event(s, entry);
+            // Not through the collected functions: callgrind collects every call of them.
+            if batch {
+                let events = (0u32..)
+                    .zip(entries)
+                    .map(|(subtask, entry)| WriterEvent {
+                        subtask,
+                        attempt: 0,
+                        entry,
+                    })
+                    .collect();
+                subject.events(events);
+            } else {
+                for (s, entry) in (0u32..).zip(entries) {
+                    subject.event(s, entry);
+                }
             }
+        } else if batch {
+            perf_job_batch(&mut subject, entries);
         } else {
             perf_job_events(&mut subject, entries);
         }

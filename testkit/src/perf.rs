@@ -11,7 +11,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::driver::Engine;
 use sink_coordinator::{
-    Config, Coordinator, Entry, Lifecycle, RestorePoint, StepClock, Storage, StorageError, END,
+    Config, Coordinator, Entry, Lifecycle, RestorePoint, StepClock, Storage, StorageError,
+    WriterEvent, END,
 };
 use sink_coordinator_host::clock::ManualClock;
 use sink_coordinator_host::component::ComponentCoordinator;
@@ -199,6 +200,18 @@ impl Subject {
         }
     }
 
+    /// `events` (one crossing for the whole batch on the component; the
+    /// core's batch loop natively); returns how many snapshots it committed.
+    pub fn events(&mut self, events: Vec<WriterEvent>) -> usize {
+        match &mut self.inner {
+            Inner::Native(c, env) => sink_coordinator::batch::events(c, env, events)
+                .expect("events")
+                .committed
+                .len(),
+            Inner::Component(c) => c.events(events).expect("events").committed.len(),
+        }
+    }
+
     /// `checkpoint`: the state bytes.
     pub fn checkpoint(&mut self, n: u64) -> Vec<u8> {
         match &mut self.inner {
@@ -232,9 +245,16 @@ impl Subject {
 /// committables of 200 bytes (distinct per writer and checkpoint) and a
 /// watermark.
 pub fn job_entry(s: u32, c: u64) -> Entry {
-    let committables = (0..JOB_COMMITTABLES)
+    shaped_entry(s, c, JOB_COMMITTABLES, JOB_COMMITTABLE_BYTES)
+}
+
+/// Like [`job_entry`] with `n` committables of `bytes` bytes each (the
+/// same bytes in fewer, larger committables isolate the cost of passing
+/// one committable: its own guest allocation and list).
+pub fn shaped_entry(s: u32, c: u64, n: usize, bytes: usize) -> Entry {
+    let committables = (0..n)
         .map(|i| {
-            let mut b = vec![b'x'; JOB_COMMITTABLE_BYTES];
+            let mut b = vec![b'x'; bytes];
             let tag = format!("{s}/{c}/{i}");
             b[..tag.len()].copy_from_slice(tag.as_bytes());
             b
@@ -266,11 +286,47 @@ pub fn perf_job_events(subject: &mut Subject, entries: Vec<Entry>) {
     }
 }
 
+/// The same events as [`perf_job_events`] as one `events` batch (one
+/// crossing on the component): how a host that receives a checkpoint's
+/// events in a burst sends them. Never inlined (callgrind collects
+/// `*perf_job_batch*`); building the batch's `WriterEvent`s is part of it.
+#[inline(never)]
+pub fn perf_job_batch(subject: &mut Subject, entries: Vec<Entry>) {
+    let events = (0u32..)
+        .zip(entries)
+        .map(|(subtask, entry)| WriterEvent {
+            subtask,
+            attempt: 0,
+            entry,
+        })
+        .collect();
+    let committed = subject.events(events);
+    debug_assert_eq!(committed, 0);
+}
+
+/// How a cycle sends its events to the coordinator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// One `event` call per event.
+    PerEvent,
+    /// The checkpoint's events as one `events` batch.
+    Batch,
+}
+
 /// One checkpoint cycle of the realistic job: every writer reports `c`
-/// (`entries`, from [`job_entries`]), the coordinator takes its state, `c`
-/// completes and is committed as one snapshot.
+/// (`entries`, from [`job_entries`]; one `event` call each), the
+/// coordinator takes its state, `c` completes and is committed as one
+/// snapshot.
 pub fn job_cycle(subject: &mut Subject, entries: Vec<Entry>, c: u64) {
-    perf_job_events(subject, entries);
+    job_cycle_with(subject, entries, c, Delivery::PerEvent)
+}
+
+/// [`job_cycle`], the events delivered as `delivery` says.
+pub fn job_cycle_with(subject: &mut Subject, entries: Vec<Entry>, c: u64, delivery: Delivery) {
+    match delivery {
+        Delivery::PerEvent => perf_job_events(subject, entries),
+        Delivery::Batch => perf_job_batch(subject, entries),
+    }
     std::hint::black_box(subject.checkpoint(c));
     let committed = subject.complete(c);
     assert_eq!(committed, 1, "checkpoint {c}: one snapshot per cycle");

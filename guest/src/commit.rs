@@ -188,6 +188,8 @@ impl Coordinator {
     fn commit_checkpoint(&mut self, env: &mut dyn Env, c: u64, log: &mut CallLog) -> Result<()> {
         if self.slots.has_committables(c) {
             let watermark = self.slots.watermark_at(c).recorded();
+            // Snapshots list committables in subtask order.
+            self.slots.order(c);
             let committables: Vec<(u32, &[u8])> = self
                 .slots
                 .each_entry(c)

@@ -12,7 +12,7 @@ use alloc::vec::Vec;
 
 use crate::env::Env;
 use crate::error::{Error, Result};
-use crate::limits::{committables_bytes, Limits};
+use crate::limits::Limits;
 use crate::savepoint::{Savepoints, TagChanges};
 use crate::slots::{EndEntry, SlotEntry, Slots};
 use crate::state_codec;
@@ -485,7 +485,7 @@ impl Coordinator {
             )));
         }
         // Rule 5.
-        self.accept_entry(s, entry)?;
+        self.accept_entry(s, entry, bytes)?;
         self.slots.set_max(s, Some(c));
         self.commit_after(read, env, Trigger::Other, log)
     }
@@ -526,10 +526,16 @@ impl Coordinator {
     /// coordinator accepts that entry").
     /// Refused (fatal) if it would make its checkpoint's snapshot, or for an
     /// ended writer the END snapshot, exceed the limit.
-    fn accept_entry(&mut self, s: u32, e: Entry) -> Result<()> {
+    /// `bytes` is the entry's size (as `limits::check_entry` returned it).
+    pub(crate) fn accept_entry(&mut self, s: u32, e: Entry, bytes: u64) -> Result<()> {
         let c = e.checkpoint;
-        let bytes = committables_bytes(&e.committables);
-        let replaced = self.slots.entry_bytes(s, c);
+        // Every held entry is at or below the slot's max: above it there is
+        // nothing to replace (an event's usual case), and no lookup.
+        let replaced = if self.slots.max(s).is_some_and(|m| m >= c) {
+            self.slots.entry_bytes(s, c)
+        } else {
+            0
+        };
         let at = self.slots.bytes_at(c).saturating_sub(replaced);
         self.limits
             .check_snapshot(s, c, bytes, c, at.saturating_add(bytes))?;
@@ -547,7 +553,7 @@ impl Coordinator {
             // A late flag for an aborted savepoint is ignored, also in the state bytes.
             savepoint: e.savepoint && !self.savepoints.is_aborted(e.checkpoint),
         };
-        self.slots.put_entry(s, e.checkpoint, entry);
+        self.slots.put_sized_entry(s, e.checkpoint, entry, bytes);
         Ok(())
     }
 

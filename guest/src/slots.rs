@@ -1,26 +1,36 @@
-//! Per-writer bookkeeping (SEMANTICS 3) with an incrementally kept commit
-//! frontier, so that an event costs O(log P) and never scans all slots.
+//! Per-writer bookkeeping (SEMANTICS 3) with incrementally kept aggregates,
+//! so that an event costs O(1) in the usual case, allocates nothing but
+//! what stores its committables, and never scans all slots.
 //!
-//! Slots live in a `Vec` indexed by subtask (an event costs no map lookup
-//! to find its slot), grown on demand to the highest subtask that reported
-//! and never past the declared parallelism (at most `MAX_PARALLELISM`,
-//! checked by `start`; every call checks the subtask range before it gets
-//! here). A subtask outside that range, which no call lets through, would
-//! go to a sparse map instead of growing the `Vec`. An empty slot (no max,
-//! no entries) is the same as no slot.
-//! Three aggregates are kept up to date by every mutation:
-//! - `frontier`: multiset of `max` over slots without an END entry whose `max` is set;
-//! - `ends`: the END entries (their count says whether every slot ended);
-//! - `index`: checkpoint id -> subtasks holding an ordinary entry for it;
-//! - `bytes_at`, `ended_bytes`: the sizes the limits check (see `limits`):
-//!   per checkpoint, the bytes of its held entries; and the bytes of every
-//!   ended slot's held entries and END entry (a bound of the END snapshot).
+//! Slots live in a `Vec` indexed by subtask (an event costs no lookup to
+//! find its slot), grown on demand to the highest subtask that reported and
+//! never past the declared parallelism (at most `MAX_PARALLELISM`, checked
+//! by `start`; every call checks the subtask range before it gets here, so
+//! a subtask outside it reads as an empty slot and changes nothing). A slot
+//! holds its ordinary entries ascending by checkpoint (writers report in
+//! increasing order, so an entry is appended and a commit takes the first).
+//! The aggregates, kept up to date by every mutation:
+//! - `frontier`: multiset of `max` over slots without an END entry whose
+//!   `max` is set (see `frontier`);
+//! - `ends`: the END entries by subtask, in order for the state bytes and
+//!   the END snapshot (their count says whether every slot ended; a slot's
+//!   own flag answers "has an END entry" without a lookup);
+//! - `checkpoints`: per checkpoint, the subtasks holding an entry for it, in
+//!   subtask order, and their size (see `checkpoints`);
+//! - `ended_bytes`: the bytes of every ended slot's held entries and END
+//!   entry (a bound of the END snapshot, which the limits check).
 
-use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 use crate::limits::committables_bytes;
 use crate::types::MAX_PARALLELISM;
+
+mod checkpoints;
+mod frontier;
+
+use checkpoints::Checkpoints;
+use frontier::Frontier;
 
 /// An ordinary entry buffered in a slot.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,12 +76,34 @@ impl EndEntry {
     }
 }
 
+/// An ordinary entry held by a slot, with its size (as the limits count it).
+#[derive(Clone, Debug)]
+struct Held {
+    checkpoint: u64,
+    bytes: u64,
+    entry: SlotEntry,
+}
+
 #[derive(Clone, Debug, Default)]
 struct Slot {
     max: Option<u64>,
-    entries: BTreeMap<u64, SlotEntry>,
-    /// Size of `entries` (as the limits count it).
+    /// Holds an END entry (kept in `Slots::ends`).
+    ended: bool,
+    /// Ascending by checkpoint.
+    entries: Vec<Held>,
+    /// Size of `entries`.
     held: u64,
+}
+
+impl Slot {
+    fn find(&self, c: u64) -> Result<usize, usize> {
+        // Usually the last (a new report) or the first (a commit).
+        match self.entries.last() {
+            None => Err(0),
+            Some(h) if h.checkpoint < c => Err(self.entries.len()),
+            _ => self.entries.binary_search_by_key(&c, |h| h.checkpoint),
+        }
+    }
 }
 
 /// A watermark with both infinities (SEMANTICS 3).
@@ -100,19 +132,21 @@ impl Watermark {
     }
 }
 
+/// One ended slot of restored state: subtask, END entry, ordinary entries
+/// ascending by checkpoint, and the lowest `max` it starts with.
+pub type RestoredSlot = (u32, EndEntry, Vec<(u64, SlotEntry)>, Option<u64>);
+
 /// Every writer slot and the aggregates over them (see the module docs).
 #[derive(Clone, Debug)]
 pub struct Slots {
     parallelism: u32,
     /// Slot `s` at index `s`, for `s` below the parallelism (see the module docs).
     slots: Vec<Slot>,
-    /// Slots of subtasks at or above the parallelism (never used by a call).
-    spill: BTreeMap<u32, Slot>,
     ends: BTreeMap<u32, EndEntry>,
-    frontier: BTreeMap<u64, u32>,
+    frontier: Frontier,
+    /// Slots counted in `frontier`.
     tracked: u32,
-    index: BTreeMap<u64, BTreeSet<u32>>,
-    bytes_at: BTreeMap<u64, u64>,
+    checkpoints: Checkpoints,
     ended_bytes: u64,
 }
 
@@ -122,12 +156,10 @@ impl Slots {
         Slots {
             parallelism,
             slots: Vec::new(),
-            spill: BTreeMap::new(),
             ends: BTreeMap::new(),
-            frontier: BTreeMap::new(),
+            frontier: Frontier::default(),
             tracked: 0,
-            index: BTreeMap::new(),
-            bytes_at: BTreeMap::new(),
+            checkpoints: Checkpoints::default(),
             ended_bytes: 0,
         }
     }
@@ -139,79 +171,21 @@ impl Slots {
 
     // --- slot storage ------------------------------------------------------
 
-    /// Whether subtask `s` has its slot in the `Vec`.
-    fn indexed(&self, s: u32) -> bool {
-        s < self.parallelism.min(MAX_PARALLELISM)
-    }
-
     fn slot(&self, s: u32) -> Option<&Slot> {
-        if self.indexed(s) {
-            self.slots.get(s as usize)
-        } else {
-            self.spill.get(&s)
-        }
+        self.slots.get(s as usize)
     }
 
+    /// Subtask `s`'s slot, created empty if needed; none outside the
+    /// parallelism (no call lets such a subtask through).
     fn slot_mut(&mut self, s: u32) -> Option<&mut Slot> {
-        if self.indexed(s) {
-            self.slots.get_mut(s as usize)
-        } else {
-            self.spill.get_mut(&s)
-        }
-    }
-
-    /// Subtask `s`'s slot, created empty if needed.
-    fn slot_or_default(&mut self, s: u32) -> &mut Slot {
-        if !self.indexed(s) {
-            return self.spill.entry(s).or_default();
+        if s >= self.parallelism.min(MAX_PARALLELISM) {
+            return None;
         }
         let i = s as usize;
         if i >= self.slots.len() {
             self.slots.resize_with(i + 1, Slot::default);
         }
-        &mut self.slots[i]
-    }
-
-    /// Drops subtask `s`'s slot if it is empty (only spilled slots are
-    /// dropped; an empty slot in the `Vec` is the same as none).
-    fn prune(&mut self, s: u32) {
-        if self
-            .spill
-            .get(&s)
-            .is_some_and(|slot| slot.max.is_none() && slot.entries.is_empty())
-        {
-            self.spill.remove(&s);
-        }
-    }
-
-    // --- frontier bookkeeping -------------------------------------------
-
-    /// The frontier contribution of subtask `s`: `Some(max)` when it has no END entry and a max.
-    fn contribution(&self, s: u32) -> Option<u64> {
-        if self.ends.contains_key(&s) {
-            return None;
-        }
-        self.slot(s).and_then(|slot| slot.max)
-    }
-
-    fn detach(&mut self, s: u32) {
-        if let Some(m) = self.contribution(s) {
-            if let Some(n) = self.frontier.get_mut(&m) {
-                *n -= 1;
-                if *n == 0 {
-                    self.frontier.remove(&m);
-                }
-            }
-            self.tracked -= 1;
-        }
-    }
-
-    fn attach(&mut self, s: u32) {
-        if let Some(m) = self.contribution(s) {
-            *self.frontier.entry(m).or_insert(0) += 1;
-            self.tracked += 1;
-        }
-        self.prune(s);
+        self.slots.get_mut(i)
     }
 
     // --- queries ---------------------------------------------------------
@@ -223,12 +197,14 @@ impl Slots {
 
     /// Subtask `s`'s ordinary entry for checkpoint `c`.
     pub fn entry(&self, s: u32, c: u64) -> Option<&SlotEntry> {
-        self.slot(s).and_then(|slot| slot.entries.get(&c))
+        let slot = self.slot(s)?;
+        let i = slot.find(c).ok()?;
+        slot.entries.get(i).map(|h| &h.entry)
     }
 
     /// Size of the held entries for checkpoint `c`.
     pub fn bytes_at(&self, c: u64) -> u64 {
-        self.bytes_at.get(&c).copied().unwrap_or(0)
+        self.checkpoints.bytes(c)
     }
 
     /// Size of every ended slot's held entries and END entry: an upper
@@ -244,8 +220,9 @@ impl Slots {
 
     /// Size of subtask `s`'s entry for `c`, if it holds one.
     pub fn entry_bytes(&self, s: u32, c: u64) -> u64 {
-        self.entry(s, c)
-            .map_or(0, |e| committables_bytes(&e.committables))
+        self.slot(s)
+            .and_then(|slot| slot.find(c).ok().map(|i| slot.entries[i].bytes))
+            .unwrap_or(0)
     }
 
     /// Size of subtask `s`'s END entry, if it has one.
@@ -257,7 +234,7 @@ impl Slots {
 
     /// Whether subtask `s` holds an END entry.
     pub fn has_end(&self, s: u32) -> bool {
-        self.ends.contains_key(&s)
+        self.slot(s).is_some_and(|slot| slot.ended)
     }
 
     /// Whether every slot holds an END entry.
@@ -277,29 +254,33 @@ impl Slots {
         if open == 0 || u64::from(self.tracked) < open {
             return None;
         }
-        self.frontier.keys().next().copied()
+        self.frontier.min()
     }
 
     /// The ordinary entries of subtask `s`, in checkpoint order.
-    pub fn entries_of(&self, s: u32) -> impl Iterator<Item = (u64, &SlotEntry)> + '_ {
+    pub fn entries_of(
+        &self,
+        s: u32,
+    ) -> impl ExactSizeIterator<Item = (u64, &SlotEntry)> + Clone + '_ {
         self.slot(s)
-            .into_iter()
-            .flat_map(|slot| slot.entries.iter().map(|(c, e)| (*c, e)))
+            .map_or(&[][..], |slot| slot.entries.as_slice())
+            .iter()
+            .map(|h| (h.checkpoint, &h.entry))
     }
 
     /// Whether any ordinary entry is buffered.
     pub fn has_ordinary(&self) -> bool {
-        !self.index.is_empty()
+        !self.checkpoints.is_empty()
     }
 
     /// The lowest checkpoint id with an ordinary entry.
     pub fn first_checkpoint(&self) -> Option<u64> {
-        self.index.keys().next().copied()
+        self.checkpoints.first()
     }
 
     /// Checkpoint ids with at least one ordinary entry, up to `t` inclusive.
     pub fn checkpoints_up_to(&self, t: u64) -> Vec<u64> {
-        self.index.range(..=t).map(|(c, _)| *c).collect()
+        self.checkpoints.up_to(t).collect()
     }
 
     /// Whether any ordinary entry for checkpoint `c` carries committables.
@@ -307,12 +288,18 @@ impl Slots {
         self.each_entry(c).any(|(_, e)| !e.committables.is_empty())
     }
 
-    /// Entries for checkpoint `c`, in subtask order.
+    /// Puts the entries for checkpoint `c` in subtask order (they are,
+    /// unless they arrived out of order): call before [`Self::each_entry`]
+    /// where the order matters.
+    pub fn order(&mut self, c: u64) {
+        self.checkpoints.order(c);
+    }
+
+    /// Entries for checkpoint `c`, in subtask order after [`Self::order`].
     pub fn each_entry(&self, c: u64) -> impl Iterator<Item = (u32, &SlotEntry)> + '_ {
-        self.index
-            .get(&c)
-            .into_iter()
-            .flat_map(|subtasks| subtasks.iter())
+        self.checkpoints
+            .subtasks(c)
+            .iter()
             .filter_map(move |s| self.entry(*s, c).map(|e| (*s, e)))
     }
 
@@ -324,7 +311,7 @@ impl Slots {
         let mut open_with_entry = 0u64;
         let mut min = Watermark::PosInf;
         for (s, e) in self.each_entry(c) {
-            if !self.ends.contains_key(&s) {
+            if !self.has_end(s) {
                 open_with_entry += 1;
             }
             min = min.min(Watermark::of(e.watermark));
@@ -350,73 +337,93 @@ impl Slots {
     /// Inserts or replaces the ordinary entry `c` of subtask `s` (max unchanged).
     pub fn put_entry(&mut self, s: u32, c: u64, entry: SlotEntry) {
         let bytes = committables_bytes(&entry.committables);
-        let slot = self.slot_or_default(s);
-        let old = slot
-            .entries
-            .insert(c, entry)
-            .map_or(0, |e| committables_bytes(&e.committables));
-        slot.held = slot.held.saturating_sub(old).saturating_add(bytes);
-        let at = self.bytes_at.entry(c).or_insert(0);
-        *at = at.saturating_sub(old).saturating_add(bytes);
-        if self.ends.contains_key(&s) {
-            self.ended_bytes = self.ended_bytes.saturating_sub(old).saturating_add(bytes);
-        }
-        self.index.entry(c).or_default().insert(s);
+        self.put_sized_entry(s, c, entry, bytes);
     }
 
-    /// Accounts for subtask `s`'s entry for `c` (`bytes`) leaving its slot.
-    fn forget_bytes(&mut self, s: u32, c: u64, bytes: u64) {
-        if let Some(slot) = self.slot_mut(s) {
-            slot.held = slot.held.saturating_sub(bytes);
-        }
-        if let Some(at) = self.bytes_at.get_mut(&c) {
-            *at = at.saturating_sub(bytes);
-            if *at == 0 && !self.index.contains_key(&c) {
-                self.bytes_at.remove(&c);
+    /// As [`Self::put_entry`], with the entry's size already counted
+    /// (`limits::committables_bytes`).
+    pub fn put_sized_entry(&mut self, s: u32, c: u64, entry: SlotEntry, bytes: u64) {
+        let Some(slot) = self.slot_mut(s) else {
+            return;
+        };
+        let ended = slot.ended;
+        let held = Held {
+            checkpoint: c,
+            bytes,
+            entry,
+        };
+        let old = match slot.find(c) {
+            Ok(i) => Some(core::mem::replace(&mut slot.entries[i], held).bytes),
+            Err(i) => {
+                slot.entries.insert(i, held);
+                None
             }
+        };
+        let old_bytes = old.unwrap_or(0);
+        slot.held = slot.held.saturating_sub(old_bytes).saturating_add(bytes);
+        match old {
+            Some(old) => self.checkpoints.resize(c, old, bytes),
+            None => self.checkpoints.add(c, s, bytes),
         }
-        if self.ends.contains_key(&s) {
-            self.ended_bytes = self.ended_bytes.saturating_sub(bytes);
+        if ended {
+            self.ended_bytes = self
+                .ended_bytes
+                .saturating_sub(old_bytes)
+                .saturating_add(bytes);
         }
     }
 
     /// Sets subtask `s`'s highest reported checkpoint.
     pub fn set_max(&mut self, s: u32, max: Option<u64>) {
-        self.detach(s);
-        self.slot_or_default(s).max = max;
-        self.attach(s);
+        let Some(slot) = self.slot_mut(s) else {
+            return;
+        };
+        let (old, ended) = (core::mem::replace(&mut slot.max, max), slot.ended);
+        if !ended {
+            self.retrack(old, max);
+        }
+    }
+
+    /// Moves one slot's frontier contribution from `old` to `new`.
+    fn retrack(&mut self, old: Option<u64>, new: Option<u64>) {
+        if old == new {
+            return;
+        }
+        if let Some(m) = old {
+            self.frontier.remove(m);
+            self.tracked -= 1;
+        }
+        if let Some(m) = new {
+            self.frontier.add(m);
+            self.tracked += 1;
+        }
     }
 
     /// Sets or clears subtask `s`'s END entry.
     pub fn set_end(&mut self, s: u32, end: Option<EndEntry>) {
-        self.detach(s);
-        if self.ends.contains_key(&s) {
-            let before = self.held_bytes(s).saturating_add(self.end_bytes(s));
+        let Some(slot) = self.slot_mut(s) else {
+            return;
+        };
+        let (was, held, max) = (slot.ended, slot.held, slot.max);
+        slot.ended = end.is_some();
+        if was {
+            let before = held.saturating_add(self.end_bytes(s));
             self.ended_bytes = self.ended_bytes.saturating_sub(before);
-        }
-        if let Some(e) = &end {
-            let after = self
-                .held_bytes(s)
-                .saturating_add(committables_bytes(&e.committables));
-            self.ended_bytes = self.ended_bytes.saturating_add(after);
         }
         match end {
             Some(e) => {
+                let after = held.saturating_add(committables_bytes(&e.committables));
+                self.ended_bytes = self.ended_bytes.saturating_add(after);
                 self.ends.insert(s, e);
+                if !was {
+                    self.retrack(max, None);
+                }
             }
             None => {
                 self.ends.remove(&s);
-            }
-        }
-        self.attach(s);
-    }
-
-    fn unindex(&mut self, s: u32, c: u64) {
-        if let Some(set) = self.index.get_mut(&c) {
-            set.remove(&s);
-            if set.is_empty() {
-                self.index.remove(&c);
-                self.bytes_at.remove(&c);
+                if was {
+                    self.retrack(None, max);
+                }
             }
         }
     }
@@ -424,43 +431,38 @@ impl Slots {
     /// Drops ordinary entries above `r` (all with `None`) and sets max to the
     /// highest remaining entry: a region failover (SEMANTICS 6.1).
     pub fn reset_ordinary(&mut self, s: u32, r: Option<u64>) {
-        self.detach(s);
-        let dropped: Vec<(u64, u64)> = match self.slot_mut(s) {
-            Some(slot) => {
-                let dropped = match r {
-                    Some(r) if r < u64::MAX => slot.entries.split_off(&(r + 1)),
-                    Some(_) => BTreeMap::new(),
-                    None => core::mem::take(&mut slot.entries),
-                };
-                slot.max = slot.entries.keys().next_back().copied();
-                dropped
-                    .into_iter()
-                    .map(|(c, e)| (c, committables_bytes(&e.committables)))
-                    .collect()
-            }
-            None => Vec::new(),
+        let Some(slot) = self.slot_mut(s) else {
+            return;
         };
-        for (c, bytes) in dropped {
-            self.forget_bytes(s, c, bytes);
-            self.unindex(s, c);
+        let keep = match r {
+            Some(r) => slot.entries.partition_point(|h| h.checkpoint <= r),
+            None => 0,
+        };
+        let dropped: Vec<Held> = slot.entries.split_off(keep);
+        let max = slot.entries.last().map(|h| h.checkpoint);
+        let ended = slot.ended;
+        let mut gone = 0u64;
+        for h in &dropped {
+            gone = gone.saturating_add(h.bytes);
+            self.checkpoints.remove_one(h.checkpoint, s, h.bytes);
         }
-        self.attach(s);
+        if let Some(slot) = self.slot_mut(s) {
+            slot.held = slot.held.saturating_sub(gone);
+        }
+        if ended {
+            self.ended_bytes = self.ended_bytes.saturating_sub(gone);
+        }
+        self.set_max(s, max);
     }
 
     /// Removes every ordinary entry (after the final commit's END snapshot,
     /// which holds them, is durable). `max` values stay.
     pub fn clear_ordinary(&mut self) {
-        self.index.clear();
-        self.bytes_at.clear();
+        self.checkpoints.clear();
         for slot in &mut self.slots {
             slot.entries.clear();
             slot.held = 0;
         }
-        self.spill.retain(|_, slot| {
-            slot.entries.clear();
-            slot.held = 0;
-            slot.max.is_some()
-        });
         self.ended_bytes = self.ends.values().fold(0u64, |sum, e| {
             sum.saturating_add(committables_bytes(&e.committables))
         });
@@ -468,41 +470,80 @@ impl Slots {
 
     /// Clears the savepoint flag of every held entry for checkpoint `c`.
     pub fn clear_savepoint_flags(&mut self, c: u64) {
-        // Copied out of the index: the slots are borrowed mutably below (an
-        // abort is rare; events never come here).
-        let Some(subtasks) = self
-            .index
-            .get(&c)
-            .map(|set| set.iter().copied().collect::<Vec<u32>>())
-        else {
-            return;
-        };
-        for s in subtasks {
-            if let Some(e) = self.slot_mut(s).and_then(|slot| slot.entries.get_mut(&c)) {
-                e.savepoint = false;
+        for s in self.checkpoints.subtasks(c) {
+            if let Some(slot) = self.slots.get_mut(*s as usize) {
+                if let Ok(i) = slot.find(c) {
+                    slot.entries[i].entry.savepoint = false;
+                }
             }
         }
     }
 
     /// Removes every ordinary entry for checkpoint `c` (after its snapshot is durable).
     pub fn remove_checkpoint(&mut self, c: u64) {
-        let Some(subtasks) = self.index.remove(&c) else {
+        let Some(subtasks) = self.checkpoints.remove(c) else {
             return;
         };
-        self.bytes_at.remove(&c);
-        for s in subtasks {
-            let removed = self.slot_mut(s).and_then(|slot| {
-                let e = slot.entries.remove(&c)?;
-                let bytes = committables_bytes(&e.committables);
-                slot.held = slot.held.saturating_sub(bytes);
-                Some(bytes)
-            });
-            if let Some(bytes) = removed {
-                if self.ends.contains_key(&s) {
-                    self.ended_bytes = self.ended_bytes.saturating_sub(bytes);
-                }
+        for s in &subtasks {
+            let Some(slot) = self.slots.get_mut(*s as usize) else {
+                continue;
+            };
+            let Ok(i) = slot.find(c) else {
+                continue;
+            };
+            let bytes = slot.entries.remove(i).bytes;
+            slot.held = slot.held.saturating_sub(bytes);
+            if slot.ended {
+                self.ended_bytes = self.ended_bytes.saturating_sub(bytes);
             }
-            self.prune(s);
+        }
+        self.checkpoints.recycle(subtasks);
+    }
+
+    /// Installs the ended slots of restored state bytes, ascending by
+    /// subtask, into slots that hold nothing (`start` of a restore): one pass
+    /// that fills each slot directly and builds the END entries' map in bulk
+    /// from the sorted input, instead of one incremental update of every
+    /// aggregate per slot. Ended slots are not in the frontier. A subtask
+    /// out of range or out of order is skipped (the decoder rejects both).
+    pub fn restore_ended(&mut self, restored: impl Iterator<Item = RestoredSlot>) {
+        let mut ends = Vec::new();
+        let mut last: Option<u32> = None;
+        for (s, end, entries, max) in restored {
+            if last.is_some_and(|l| s <= l) || self.has_end(s) {
+                continue;
+            }
+            if self.slot_mut(s).is_none() {
+                continue;
+            }
+            last = Some(s);
+            let slot = &mut self.slots[s as usize];
+            let old_max = slot.max;
+            slot.ended = true;
+            slot.max = max.max(entries.last().map(|(c, _)| *c)).max(old_max);
+            for (c, entry) in entries {
+                let bytes = committables_bytes(&entry.committables);
+                slot.held = slot.held.saturating_add(bytes);
+                slot.entries.push(Held {
+                    checkpoint: c,
+                    bytes,
+                    entry,
+                });
+                self.checkpoints.add(c, s, bytes);
+            }
+            self.ended_bytes = self
+                .ended_bytes
+                .saturating_add(slot.held)
+                .saturating_add(committables_bytes(&end.committables));
+            // It was open with its old max, if any: no longer in the frontier.
+            self.retrack(old_max, None);
+            ends.push((s, end));
+        }
+        if self.ends.is_empty() {
+            // Sorted and distinct: built in bulk.
+            self.ends = ends.into_iter().collect();
+        } else {
+            self.ends.extend(ends);
         }
     }
 }

@@ -92,16 +92,26 @@ impl Coordinator {
                 entries: Vec::new(),
             });
         }
-        let slots: Vec<u32> = persisted.keys().copied().collect();
+        // Installed in one pass over the sorted state (the slots are all
+        // empty here); a finished writer's slot covers `r` and the savepoint
+        // flags of its entries count (see `install_persisted`).
+        for (_, held) in persisted.iter().filter(|(s, _)| finished.contains(s)) {
+            for (c, e) in &held.entries {
+                if e.savepoint {
+                    self.savepoints.flagged(*c);
+                }
+            }
+        }
+        self.slots.restore_ended(persisted.iter().map(|(s, held)| {
+            let max = finished.contains(s).then_some(r);
+            (*s, held.end.clone(), held.entries.clone(), max)
+        }));
         self.phase = Phase::Restoring(Recovery {
             checkpoint: r,
             persisted,
             restored: finished,
             wrote: false,
         });
-        for s in slots {
-            self.install_persisted(s);
-        }
         let held = self.slots.ended_bytes();
         if held > self.limits.max_snapshot_bytes {
             return Err(Error::invalid_config(format!(
@@ -232,7 +242,8 @@ impl Coordinator {
             } else if high.is_some_and(|h| e.checkpoint <= h) {
                 // Already in the table.
             } else {
-                self.accept_entry(s, e)?;
+                let bytes = committables_bytes(&e.committables);
+                self.accept_entry(s, e, bytes)?;
             }
         }
         // A writer restored from r has reported everything up to r.
@@ -275,7 +286,8 @@ impl Coordinator {
             } else {
                 // Kept even if already committed: the recovery filter skips them, and
                 // their savepoint flags still count (a missing tag is re-created).
-                self.accept_entry(s, e)?;
+                let bytes = committables_bytes(&e.committables);
+                self.accept_entry(s, e, bytes)?;
             }
         }
         if let Some(end) = &end {

@@ -4,7 +4,8 @@
 //! coordinator and two writer helpers over an in-memory table. One
 //! checkpoint goes through the order Flink uses (SEMANTICS 1, 5): the
 //! coordinator takes its state first, then each writer reports what it wrote
-//! and its entry is delivered as an event, then the checkpoint completes and
+//! and the entries are delivered as one batch of events (`events`: one
+//! crossing into the component for the burst), then the checkpoint completes and
 //! the coordinator commits. The host forwards the outcome's committed-up-to
 //! to the writers, which lets them drop what was committed. Finally the
 //! table is read back through the component and the snapshot printed.
@@ -20,7 +21,7 @@
 
 use std::error::Error;
 
-use sink_coordinator::{Config, MemStorage, Snapshot};
+use sink_coordinator::{Config, MemStorage, Snapshot, WriterEvent};
 use sink_coordinator_host::clock::SystemClock;
 use sink_coordinator_host::env::{HostEnv, Shared};
 use sink_coordinator_host::{ComponentCoordinator, ComponentTable, ComponentWriter, Runtime};
@@ -46,13 +47,23 @@ fn run() -> Result<Snapshot, Box<dyn Error>> {
     // it; each writer's `state()` is stored with the writer's own state.
     let checkpoint = 1;
     let _coordinator_state = coordinator.checkpoint(checkpoint)?;
+    let mut events = Vec::new();
     for (subtask, writer) in (0u32..).zip(writers.iter_mut()) {
         // A committable is opaque to the coordinator: here a file name.
         let file = format!("data/part-{subtask}-{checkpoint}.parquet").into_bytes();
         let entry = writer.report(checkpoint, &[file], Some(1_000), false)?;
         let _writer_state = writer.state()?;
-        coordinator.event(subtask, 0, entry)?;
+        // One event alone: `coordinator.event(subtask, 0, entry)`.
+        events.push(WriterEvent {
+            subtask,
+            attempt: 0,
+            entry,
+        });
     }
+    // The events that arrived together go in one crossing; on an error the
+    // failure says how many were applied (resend the rest after `declined`
+    // or `storage`).
+    coordinator.events(events)?;
 
     let outcome = coordinator.checkpoint_complete(checkpoint)?;
     println!(

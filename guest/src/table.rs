@@ -244,16 +244,72 @@ impl TableLog {
 
     /// Reads the table again. Returns the identifier of a create of this
     /// instance for `user` that reported an error but is found to have landed.
+    ///
+    /// A loaded view only probes forward from its latest snapshot: snapshots
+    /// are immutable and their ids dense, so what the view holds is still
+    /// true and only later ids can be new (one `get` when nothing landed,
+    /// against three through the hint). The create in doubt, the view's
+    /// latest + 1, is the first snapshot the probe reads.
     pub fn refresh(&mut self, st: &mut dyn Storage, user: &str) -> Result<Option<u64>> {
-        self.load(st)?;
+        if !self.loaded {
+            self.load(st)?;
+            return self.settle_uncertain(st, user, None);
+        }
+        let watched = self.advance(st, self.latest, None, self.uncertain.map(|(id, _)| id))?;
+        self.settle_uncertain(st, user, watched)
+    }
+
+    /// Probes forward from snapshot `latest` (whose users are `users`, or
+    /// the view's own when `None`) until a missing id, then installs the
+    /// result as the view: it changes only once the whole read succeeded.
+    /// Returns snapshot `watch` if the probe read it.
+    fn advance(
+        &mut self,
+        st: &mut dyn Storage,
+        mut latest: u64,
+        mut users: Option<BTreeMap<String, UserMark>>,
+        watch: Option<u64>,
+    ) -> Result<Option<Snapshot>> {
+        let mut watched = None;
+        while let Some(next) = latest.checked_add(1) {
+            let Some(s) = read_snapshot(st, next)? else {
+                break;
+            };
+            if watch == Some(next) {
+                watched = Some(s.snapshot);
+            }
+            latest = next;
+            users = Some(s.users);
+        }
+        self.latest = latest;
+        if let Some(users) = users {
+            self.users = users;
+        }
+        self.loaded = true;
+        self.stale = false;
+        Ok(watched)
+    }
+
+    /// Whether the create in doubt landed, once the view is current: the
+    /// snapshot at its id (already read, or read now) is `user`'s with its
+    /// identifier.
+    fn settle_uncertain(
+        &mut self,
+        st: &mut dyn Storage,
+        user: &str,
+        read: Option<Snapshot>,
+    ) -> Result<Option<u64>> {
         let Some((id, identifier)) = self.uncertain else {
             return Ok(None);
         };
         if id > self.latest {
             return Ok(None);
         }
-        let landed = read_snapshot(st, id)?
-            .is_some_and(|s| s.snapshot.commit_user == user && s.snapshot.identifier == identifier);
+        let snapshot = match read {
+            Some(s) => Some(s),
+            None => read_snapshot(st, id)?.map(|s| s.snapshot),
+        };
+        let landed = snapshot.is_some_and(|s| s.commit_user == user && s.identifier == identifier);
         self.uncertain = None;
         Ok(landed.then_some(identifier))
     }
@@ -286,17 +342,7 @@ impl TableLog {
                 users = s.users;
             }
         }
-        while let Some(s) = match latest.checked_add(1) {
-            Some(next) => read_snapshot(st, next)?,
-            None => None,
-        } {
-            latest = s.snapshot.id;
-            users = s.users;
-        }
-        self.latest = latest;
-        self.users = users;
-        self.loaded = true;
-        self.stale = false;
+        self.advance(st, latest, Some(users), None)?;
         Ok(())
     }
 

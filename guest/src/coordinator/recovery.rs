@@ -85,7 +85,12 @@ impl Coordinator {
             )));
         }
         self.commit_user = state.commit_user;
-        let mut persisted: BTreeMap<u32, EndedSlot> = state.slots.into_iter().collect();
+        // Inserted, not collected: `collect` into a map sorts first, one
+        // stable-sort copy more in the component (issue 10); same map.
+        let mut persisted: BTreeMap<u32, EndedSlot> = BTreeMap::new();
+        for (s, e) in state.slots {
+            persisted.insert(s, e);
+        }
         for &s in &finished {
             persisted.entry(s).or_insert_with(|| EndedSlot {
                 end: EndEntry::synthesized(),

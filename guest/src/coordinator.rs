@@ -609,7 +609,7 @@ impl Coordinator {
         };
         let slots = ended
             .iter()
-            .map(|(s, e)| (*s, e, self.slots.entries_of(*s).collect()));
+            .map(|(s, e)| (*s, e, self.slots.entries_of(*s)));
         Ok(state_codec::encode(
             &self.commit_user,
             self.config.parallelism,

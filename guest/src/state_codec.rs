@@ -13,6 +13,7 @@
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use serde::ser::{SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -43,95 +44,207 @@ pub struct CoordinatorState {
     pub slots: Vec<(u32, EndedSlot)>,
 }
 
+/// Committables as the wire holds them (a sequence of byte strings),
+/// decoded straight into the owned vectors the slots keep: no borrowed
+/// list in between (restoring a large state allocates once per list and
+/// committable, not twice).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+struct Committables(Vec<Vec<u8>>);
+
+impl Serialize for Committables {
+    fn serialize<S: Serializer>(&self, s: S) -> core::result::Result<S::Ok, S::Error> {
+        CommittablesRef(&self.0).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Committables {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> core::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Committables;
+            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str("a sequence of byte strings")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> core::result::Result<Committables, A::Error> {
+                // Grown as items arrive, never sized from the declared
+                // length (which bad bytes may inflate).
+                let mut items = Vec::new();
+                while let Some(b) = seq.next_element::<Bytes<'de>>()? {
+                    items.push(b.to_vec());
+                }
+                Ok(Committables(items))
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
 #[derive(Serialize, Deserialize)]
-struct EndWire<'a> {
-    #[serde(borrow)]
-    committables: Seq<Bytes<'a>>,
+struct EndWire {
+    committables: Committables,
     watermark: Option<i64>,
     synthesized: bool,
 }
 
 #[derive(Serialize, Deserialize)]
-struct EntryWire<'a> {
+struct EntryWire {
     checkpoint: u64,
-    #[serde(borrow)]
-    committables: Seq<Bytes<'a>>,
+    committables: Committables,
     watermark: Option<i64>,
     savepoint: bool,
 }
 
 #[derive(Serialize, Deserialize)]
-struct SlotWire<'a> {
-    #[serde(borrow)]
-    end: EndWire<'a>,
-    #[serde(borrow)]
-    entries: Seq<EntryWire<'a>>,
+struct SlotWire {
+    end: EndWire,
+    entries: Seq<EntryWire>,
 }
 
 #[derive(Serialize, Deserialize)]
 struct StateV1<'a> {
     commit_user: &'a str,
     parallelism: u32,
-    #[serde(borrow)]
-    end_entries: Seq<(u32, EndWire<'a>)>,
+    end_entries: Seq<(u32, EndWire)>,
 }
 
 #[derive(Serialize, Deserialize)]
 struct StateV2<'a> {
     commit_user: &'a str,
     parallelism: u32,
-    #[serde(borrow)]
-    slots: Seq<(u32, SlotWire<'a>)>,
+    slots: Seq<(u32, SlotWire)>,
 }
 
-fn byte_refs(v: &[Vec<u8>]) -> Seq<Bytes<'_>> {
-    Seq(v.iter().map(|b| wire::bytes(b)).collect())
+// Encoding serializes views of the coordinator's own values, so that taking
+// state builds no intermediate vector per slot or entry. Each view writes
+// exactly what the `*Wire` type of the same shape writes (postcard writes a
+// struct as its fields in order, a sequence as its length and items), which
+// the golden states check byte for byte.
+
+/// Committables as `Seq<Bytes>` writes them.
+struct CommittablesRef<'a>(&'a [Vec<u8>]);
+
+impl Serialize for CommittablesRef<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> core::result::Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|b| wire::bytes(b)))
+    }
 }
 
-fn owned(v: Seq<Bytes<'_>>) -> Vec<Vec<u8>> {
-    v.0.into_iter().map(|b| b.to_vec()).collect()
+/// As `EndWire`.
+#[derive(Serialize)]
+struct EndRef<'a> {
+    committables: CommittablesRef<'a>,
+    watermark: Option<i64>,
+    synthesized: bool,
 }
 
-/// One ended slot to encode: subtask, END entry, ordinary entries in checkpoint order.
-pub type EncodeSlot<'a> = (u32, &'a EndEntry, Vec<(u64, &'a SlotEntry)>);
+/// As `EntryWire`.
+#[derive(Serialize)]
+struct EntryRef<'a> {
+    checkpoint: u64,
+    committables: CommittablesRef<'a>,
+    watermark: Option<i64>,
+    savepoint: bool,
+}
+
+/// As `Seq<EntryWire>`; serialized twice (size, then bytes), hence `Clone`.
+struct EntriesRef<E>(E);
+
+impl<'a, E> Serialize for EntriesRef<E>
+where
+    E: ExactSizeIterator<Item = (u64, &'a SlotEntry)> + Clone,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> core::result::Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.clone().map(|(c, e)| EntryRef {
+            checkpoint: c,
+            committables: CommittablesRef(&e.committables),
+            watermark: e.watermark,
+            savepoint: e.savepoint,
+        }))
+    }
+}
+
+/// As `SlotWire`.
+struct SlotRef<'a, E> {
+    end: &'a EndEntry,
+    entries: E,
+}
+
+impl<'a, E> Serialize for SlotRef<'a, E>
+where
+    E: ExactSizeIterator<Item = (u64, &'a SlotEntry)> + Clone,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> core::result::Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("SlotWire", 2)?;
+        st.serialize_field(
+            "end",
+            &EndRef {
+                committables: CommittablesRef(&self.end.committables),
+                watermark: self.end.watermark,
+                synthesized: self.end.synthesized,
+            },
+        )?;
+        st.serialize_field("entries", &EntriesRef(self.entries.clone()))?;
+        st.end()
+    }
+}
+
+/// As `StateV2`.
+struct StateRef<'u, I> {
+    commit_user: &'u str,
+    parallelism: u32,
+    slots: I,
+}
+
+impl<'a, I, E> Serialize for StateRef<'_, I>
+where
+    I: ExactSizeIterator<Item = EncodeSlot<'a, E>> + Clone,
+    E: ExactSizeIterator<Item = (u64, &'a SlotEntry)> + Clone,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> core::result::Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("StateV2", 3)?;
+        st.serialize_field("commit_user", self.commit_user)?;
+        st.serialize_field("parallelism", &self.parallelism)?;
+        let slots = self
+            .slots
+            .clone()
+            .map(|(s, end, entries)| (s, SlotRef { end, entries }));
+        st.serialize_field("slots", &SeqOf(slots))?;
+        st.end()
+    }
+}
+
+/// A sequence of the items of an exact-size iterator.
+struct SeqOf<I>(I);
+
+impl<I> Serialize for SeqOf<I>
+where
+    I: ExactSizeIterator + Clone,
+    I::Item: Serialize,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> core::result::Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.clone())
+    }
+}
+
+/// One ended slot to encode: subtask, END entry, ordinary entries in
+/// checkpoint order (an iterator, walked twice: size, then bytes).
+pub type EncodeSlot<'a, E> = (u32, &'a EndEntry, E);
 
 /// Encodes the state: commit user, parallelism and the ended slots, in subtask order.
-pub fn encode<'a>(
-    commit_user: &str,
-    parallelism: u32,
-    slots: impl Iterator<Item = EncodeSlot<'a>>,
-) -> Vec<u8> {
-    let slots = slots
-        .map(|(s, end, entries)| {
-            let end = EndWire {
-                committables: byte_refs(&end.committables),
-                watermark: end.watermark,
-                synthesized: end.synthesized,
-            };
-            let entries = entries
-                .into_iter()
-                .map(|(c, e)| EntryWire {
-                    checkpoint: c,
-                    committables: byte_refs(&e.committables),
-                    watermark: e.watermark,
-                    savepoint: e.savepoint,
-                })
-                .collect();
-            (
-                s,
-                SlotWire {
-                    end,
-                    entries: Seq(entries),
-                },
-            )
-        })
-        .collect();
+pub fn encode<'a, I, E>(commit_user: &str, parallelism: u32, slots: I) -> Vec<u8>
+where
+    I: ExactSizeIterator<Item = EncodeSlot<'a, E>> + Clone,
+    E: ExactSizeIterator<Item = (u64, &'a SlotEntry)> + Clone,
+{
     wire::encode(
         CURRENT_VERSION,
-        &StateV2 {
+        &StateRef {
             commit_user,
             parallelism,
-            slots: Seq(slots),
+            slots,
         },
     )
 }
@@ -207,14 +320,14 @@ pub fn decode(bytes: &[u8]) -> Result<CoordinatorState> {
             entries.push((
                 e.checkpoint,
                 SlotEntry {
-                    committables: owned(e.committables),
+                    committables: e.committables.0,
                     watermark: e.watermark,
                     savepoint: e.savepoint,
                 },
             ));
         }
         let end = EndEntry {
-            committables: owned(w.end.committables),
+            committables: w.end.committables.0,
             watermark: w.end.watermark,
             synthesized: w.end.synthesized,
         };
@@ -233,6 +346,20 @@ mod tests {
     use alloc::vec;
     use proptest::prelude::*;
 
+    /// `encode` of slots given with their entries as vectors.
+    fn enc<'a>(
+        user: &str,
+        p: u32,
+        slots: impl IntoIterator<Item = (u32, &'a EndEntry, Vec<(u64, &'a SlotEntry)>)>,
+    ) -> Vec<u8> {
+        let slots: Vec<_> = slots.into_iter().collect();
+        encode(
+            user,
+            p,
+            slots.into_iter().map(|(s, e, v)| (s, e, v.into_iter())),
+        )
+    }
+
     fn end(data: &[&str], w: Option<i64>) -> EndEntry {
         EndEntry {
             committables: data.iter().map(|d| d.as_bytes().to_vec()).collect(),
@@ -249,11 +376,64 @@ mod tests {
             watermark: Some(3),
             savepoint: true,
         };
-        encode(
+        enc(
             "job-1",
             4,
-            [(1u32, &e, vec![(7u64, &o)]), (3u32, &s, vec![])].into_iter(),
+            [(1u32, &e, vec![(7u64, &o)]), (3u32, &s, vec![])],
         )
+    }
+
+    /// The views write exactly what the wire types write.
+    #[test]
+    fn views_encode_like_the_wire_types() {
+        let e = end(&["f1", "f2"], Some(-5));
+        let o = SlotEntry {
+            committables: vec![b"o7".to_vec(), vec![]],
+            watermark: None,
+            savepoint: true,
+        };
+        fn wire_slot<'a>(
+            s: u32,
+            e: &'a EndEntry,
+            entries: &[(u64, &'a SlotEntry)],
+        ) -> (u32, SlotWire) {
+            (
+                s,
+                SlotWire {
+                    end: EndWire {
+                        committables: Committables(e.committables.clone()),
+                        watermark: e.watermark,
+                        synthesized: e.synthesized,
+                    },
+                    entries: Seq(entries
+                        .iter()
+                        .map(|(c, x)| EntryWire {
+                            checkpoint: *c,
+                            committables: Committables(x.committables.clone()),
+                            watermark: x.watermark,
+                            savepoint: x.savepoint,
+                        })
+                        .collect()),
+                },
+            )
+        }
+        let expected = wire::encode(
+            2,
+            &StateV2 {
+                commit_user: "job-ü",
+                parallelism: 300,
+                slots: Seq(vec![
+                    wire_slot(2, &e, &[(3, &o), (900, &o)]),
+                    wire_slot(299, &e, &[]),
+                ]),
+            },
+        );
+        let got = enc(
+            "job-ü",
+            300,
+            [(2u32, &e, vec![(3u64, &o), (900, &o)]), (299, &e, vec![])],
+        );
+        assert_eq!(got, expected);
     }
 
     #[test]
@@ -278,7 +458,7 @@ mod tests {
                 end_entries: Seq(vec![(
                     1,
                     EndWire {
-                        committables: Seq(vec![wire::bytes(b"e")]),
+                        committables: Committables(vec![b"e".to_vec()]),
                         watermark: None,
                         synthesized: false,
                     },
@@ -350,7 +530,7 @@ mod tests {
             .contains("unknown format version 9"));
         // Out of range: subtask 7 with parallelism 4.
         let e = end(&[], None);
-        let bad = encode("u", 4, [(7u32, &e, vec![])].into_iter());
+        let bad = enc("u", 4, [(7u32, &e, vec![])]);
         assert!(decode(&bad).unwrap_err().message.contains("subtask 7"));
         // Ordinary entries out of order.
         let o = SlotEntry {
@@ -358,12 +538,12 @@ mod tests {
             watermark: None,
             savepoint: false,
         };
-        let bad = encode("u", 4, [(0u32, &e, vec![(5, &o), (5, &o)])].into_iter());
+        let bad = enc("u", 4, [(0u32, &e, vec![(5, &o), (5, &o)])]);
         assert!(decode(&bad).unwrap_err().message.contains("out of order"));
-        let bad = encode("u", 4, [(0u32, &e, vec![(crate::END, &o)])].into_iter());
+        let bad = enc("u", 4, [(0u32, &e, vec![(crate::END, &o)])]);
         assert!(decode(&bad).is_err());
-        assert!(decode(&encode("", 1, core::iter::empty())).is_err());
-        assert!(decode(&encode("u", 0, core::iter::empty())).is_err());
+        assert!(decode(&enc("", 1, core::iter::empty())).is_err());
+        assert!(decode(&enc("u", 0, core::iter::empty())).is_err());
     }
 
     proptest! {

@@ -28,13 +28,10 @@ pub fn decode_state(bytes: &[u8]) -> Result<StateView, String> {
     let again = state_codec::encode(
         &state.commit_user,
         state.parallelism,
-        state.slots.iter().map(|(s, slot)| {
-            (
-                *s,
-                &slot.end,
-                slot.entries.iter().map(|(c, e)| (*c, e)).collect(),
-            )
-        }),
+        state
+            .slots
+            .iter()
+            .map(|(s, slot)| (*s, &slot.end, slot.entries.iter().map(|(c, e)| (*c, e)))),
     );
     if again != bytes {
         return Err("the state bytes do not round-trip (decode, encode)".into());

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import ctypes
 from ctypes import byref
-from typing import Any, List, Optional, Sequence, Set, Tuple
+from itertools import repeat
+from typing import Any, Iterable, List, Optional, Sequence, Set, Tuple
 
 from wasmtime import _ffi as ffi
 from wasmtime.component import Record, Variant
@@ -114,28 +115,12 @@ class _List(Conv):
             raise TypeError("expected list value")
         raw = ffi.wasmtime_component_vallist_t()
         ffi.wasmtime_component_vallist_new_uninit(raw, len(val))
-        done = 0
-        try:
-            for e in val:
-                self.element.to_c(store, e, ctypes.pointer(raw.data[done]))
-                done += 1
-        except BaseException:
-            _neutralise(raw.data, done, len(val))
-            ffi.wasmtime_component_vallist_delete(byref(raw))
-            raise
+        _lower_into(store, raw, zip(repeat(self.element), val), len(val), ffi.wasmtime_component_vallist_delete)
         ptr.contents.kind = _LIST
         ptr.contents.of.list = raw
 
     def from_c(self, c: Any) -> Any:
-        data = c.of.list.data
-        out = []
-        try:
-            for i in range(c.of.list.size):
-                out.append(self.element.from_c(data[i]))
-                data[i].kind = _BOOL
-        finally:
-            ffi.wasmtime_component_vallist_delete(byref(c.of.list))
-        return out
+        return _lift_from(c.of.list, repeat(self.element), ffi.wasmtime_component_vallist_delete)
 
 
 class _Record(Conv):
@@ -189,28 +174,12 @@ class _Tuple(Conv):
             raise TypeError("expected a tuple of %d" % len(self.elements))
         raw = ffi.wasmtime_component_valtuple_t()
         ffi.wasmtime_component_valtuple_new_uninit(raw, len(val))
-        done = 0
-        try:
-            for conv, e in zip(self.elements, val):
-                conv.to_c(store, e, ctypes.pointer(raw.data[done]))
-                done += 1
-        except BaseException:
-            _neutralise(raw.data, done, len(val))
-            ffi.wasmtime_component_valtuple_delete(byref(raw))
-            raise
+        _lower_into(store, raw, zip(self.elements, val), len(val), ffi.wasmtime_component_valtuple_delete)
         ptr.contents.kind = _TUPLE
         ptr.contents.of.tuple = raw
 
     def from_c(self, c: Any) -> Any:
-        data = c.of.tuple.data
-        out = []
-        try:
-            for i, conv in zip(range(c.of.tuple.size), self.elements):
-                out.append(conv.from_c(data[i]))
-                data[i].kind = _BOOL
-        finally:
-            ffi.wasmtime_component_valtuple_delete(byref(c.of.tuple))
-        return tuple(out)
+        return tuple(_lift_from(c.of.tuple, self.elements, ffi.wasmtime_component_valtuple_delete))
 
 
 class _Cases(Conv):
@@ -275,6 +244,34 @@ class _Cases(Conv):
         boxed.contents.of.boolean = False
         ffi.wasmtime_component_val_delete(boxed)
         return Variant(name, payload) if self.tagged else payload
+
+
+def _lower_into(store: Any, raw: Any, pairs: Iterable[Tuple[Conv, Any]], n: int, delete: Any) -> None:
+    """Lowers each (converter, value) into ``raw.data`` (a list or tuple of
+    ``n`` values made uninitialised); on a failure releases what was written
+    and ``raw`` itself."""
+    done = 0
+    try:
+        for conv, v in pairs:
+            conv.to_c(store, v, ctypes.pointer(raw.data[done]))
+            done += 1
+    except BaseException:
+        _neutralise(raw.data, done, n)
+        delete(byref(raw))
+        raise
+
+
+def _lift_from(seq: Any, convs: Iterable[Conv], delete: Any) -> List[Any]:
+    """Lifts the values of a C list or tuple, then releases it."""
+    data = seq.data
+    out = []
+    try:
+        for i, conv in zip(range(seq.size), convs):
+            out.append(conv.from_c(data[i]))
+            data[i].kind = _BOOL
+    finally:
+        delete(byref(seq))
+    return out
 
 
 def _neutralise(data: Any, start: int, end: int) -> None:

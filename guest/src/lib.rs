@@ -52,6 +52,8 @@ pub mod writer;
 
 #[cfg(target_arch = "wasm32")]
 mod bindings;
+#[cfg(target_arch = "wasm32")]
+mod heap;
 
 pub use batch::{BatchError, WriterEvent};
 pub use coordinator::Coordinator;

@@ -388,12 +388,8 @@ class Coordinator:
             raise hint_error
 
     def mark_final_done_after_write(self):
-        self.final_done = True
-        for sl in self.slots.values():
-            sl.entries.clear()
-            sl.end = None
-        self.passed.add(END)
-        self.passed_max = END
+        # the same state as learning it from the table (mark_final_done)
+        self.mark_final_done()
 
     def target(self):
         if self.completed is None:

@@ -4,7 +4,8 @@
 //! component's limits are settable and large committables commit on both
 //! paths alike.
 
-use std::path::PathBuf;
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const HEAD: &str = r#""config": {"parallelism": 1, "commit_user": "job-1"}"#;
@@ -15,10 +16,31 @@ fn scratch() -> PathBuf {
     dir
 }
 
-fn file(name: &str, bytes: &[u8]) -> PathBuf {
+/// A file in this process's scratch directory, removed on drop; the directory
+/// goes with its last file (tests run in parallel threads and share it, so
+/// only an empty directory is removed).
+struct TempFile(PathBuf);
+
+impl Deref for TempFile {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+        if let Some(dir) = self.0.parent() {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+fn file(name: &str, bytes: &[u8]) -> TempFile {
     let path = scratch().join(name);
     std::fs::write(&path, bytes).unwrap();
-    path
+    TempFile(path)
 }
 
 fn sinkcoord(args: &[&str]) -> Output {
@@ -42,7 +64,11 @@ fn commit_trace(committable: &str) -> String {
 #[test]
 fn numeric_options_out_of_range_exit_2_at_parse_time() {
     // The trace does not exist: a range check that ran later would exit 1.
-    let missing = scratch().join("no-such-trace.json");
+    // Not in the scratch directory: nothing would remove it if this test ran last.
+    let missing = std::env::temp_dir().join(format!(
+        "sinkcoord-hardening-cli-{}-no-such-trace.json",
+        std::process::id()
+    ));
     let missing = missing.to_str().unwrap();
     let cases: &[&[&str]] = &[
         &["replay", "--fuel", "0", missing],
@@ -176,7 +202,7 @@ fn huge_echoed_input_is_truncated() {
         assert!(err.len() < 2000, "{name}: {} bytes on stderr", err.len());
         assert_eq!(err.trim_end().lines().count(), 1, "{name}: {err}");
         assert!(err.contains("bytes"), "{name}: the cut is marked: {err}");
-        let _ = std::fs::remove_file(path);
+        drop(path);
     }
 }
 

@@ -9,11 +9,18 @@ CARGO="${CARGO:-cargo}"
 "$CARGO" build --release -p sink-coordinator-flink
 NATIVE="$ROOT/target/release/libsinkcoord_flink.so"
 OUT="$ROOT/target/flink"
-rm -rf "$OUT/classes" "$OUT/test-classes" "$OUT/tmp"
-mkdir -p "$OUT/classes" "$OUT/test-classes" "$OUT/tmp"
+# Java's and Flink's scratch files (the extracted RPC jar, flink-dist-cache-*,
+# flink-io-*, flink-netty-shuffle-*, minicluster_*: ~30 MB a run) go to
+# $OUT/javatmp, emptied before and after the run, so /tmp stays clean;
+# -XX:-UsePerfData keeps hsperfdata out of /tmp.
+JTMP="$OUT/javatmp"
+rm -rf "$OUT/classes" "$OUT/test-classes" "$OUT/tmp" "$JTMP"
+mkdir -p "$OUT/classes" "$OUT/test-classes" "$OUT/tmp" "$JTMP"
+trap 'rm -rf "$JTMP"' EXIT
 javac -Xlint:deprecation -d "$OUT/classes" -cp "$LIB/*" $(find hosts/flink/src/main/java -name '*.java')
 javac -d "$OUT/test-classes" -cp "$OUT/classes:$LIB/*" $(find hosts/flink/src/test/java -name '*.java')
-exec java -Xmx1g \
+java -Xmx1g -XX:-UsePerfData \
+  -Djava.io.tmpdir="$JTMP" \
   -Dsinkcoord.native.library="$NATIVE" \
   -Dsinkcoord.test.dir="$OUT/tmp" \
   -Dlog4j2.configurationFile="$ROOT/hosts/flink/src/test/resources/log4j2-test.properties" \

@@ -90,6 +90,10 @@ final class CrashTest {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("-Xmx512m");
+        // The killed job's scratch files (Flink's io.tmp.dirs default) land in
+        // the directory test.sh empties, not in /tmp.
+        command.add("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
+        command.add("-XX:-UsePerfData");
         command.add("-Dsinkcoord.native.library="
                 + System.getProperty("sinkcoord.native.library", ""));
         String log4j = System.getProperty("log4j2.configurationFile");

@@ -134,7 +134,7 @@ impl Coordinator {
     /// hold committed-up-to back even if this run fails later (SEMANTICS
     /// 5.5). Otherwise (a replay of committed work) the tag pass looks.
     fn no_snapshot_for(&mut self, c: u64) {
-        if self.log.user_high(&self.commit_user).is_none_or(|h| h < c) {
+        if self.log.own_high().is_none_or(|h| h < c) {
             self.savepoints.no_snapshot(c);
         }
     }
@@ -235,7 +235,7 @@ impl Coordinator {
             .collect();
         let watermark = self.slots.end_watermark();
         // Savepoints whose entries go into the END snapshot get no snapshot of their own.
-        let high = self.log.user_high(&self.commit_user);
+        let high = self.log.own_high();
         let inside: Vec<u64> = self
             .savepoints
             .pending_in(self.completed.map_or(0, |c| c.saturating_add(1)).min(END)..END)

@@ -113,6 +113,8 @@ impl Coordinator {
     pub fn new(config: Config, restore: Option<RestorePoint>) -> Self {
         let parallelism = config.parallelism;
         let savepoints = Savepoints::new(config.savepoint_auto_tag, config.tag_time_retained_ms);
+        let mut log = TableLog::default();
+        log.watch(&config.commit_user);
         Coordinator {
             commit_user: config.commit_user.clone(),
             config,
@@ -121,7 +123,7 @@ impl Coordinator {
             completed: None,
             committed_through: None,
             final_done: false,
-            log: TableLog::default(),
+            log,
             savepoints,
             up_to: None,
             passed: Vec::new(),
@@ -342,7 +344,7 @@ impl Coordinator {
             self.log.load(env)?;
             // An END snapshot of this commit user found by the first read:
             // the final commit happened (SEMANTICS 5.3).
-            self.final_done |= self.log.has_final(&self.commit_user);
+            self.final_done |= self.log.own_high() == Some(END);
         } else if self.log.needs_read() {
             // After a storage error: a create of ours may have landed. Only
             // our own END snapshot counts as our final commit (one another
@@ -357,9 +359,7 @@ impl Coordinator {
     /// Highest identifier this commit user committed, or highest checkpoint
     /// this instance ran a commit for, whichever is higher (SEMANTICS 3 rule 2).
     pub(crate) fn committed_high(&self) -> Option<u64> {
-        self.log
-            .user_high(&self.commit_user)
-            .max(self.committed_through)
+        self.log.own_high().max(self.committed_through)
     }
 
     // --- start ---------------------------------------------------------------

@@ -85,6 +85,7 @@ impl Coordinator {
             )));
         }
         self.commit_user = state.commit_user;
+        self.log.watch(&self.commit_user);
         // Inserted, not collected: `collect` into a map sorts first, one
         // stable-sort copy more in the component (issue 10); same map.
         let mut persisted: BTreeMap<u32, EndedSlot> = BTreeMap::new();

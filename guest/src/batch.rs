@@ -1,4 +1,5 @@
-//! A batch of writer events (WIT `coordinator.events`, added in 0.2.1):
+//! A batch of writer events (WIT `coordinator.events`, added in 0.2.1, and
+//! `events-packed`, added in 0.2.2):
 //! applied in order exactly as if `event` were called for each, stopping at
 //! the first error, with one merged outcome. The component's export, the
 //! native replay and the benchmarks share this loop, so a batch means the
@@ -10,7 +11,7 @@ use core::fmt;
 
 use crate::env::Env;
 use crate::error::Error;
-use crate::types::{Entry, Lifecycle, Outcome};
+use crate::types::{checkpoint_name, Entry, Lifecycle, Outcome};
 use crate::Coordinator;
 
 /// One writer event of a batch: the arguments of one `event` call.
@@ -123,9 +124,88 @@ pub fn events(
     env: &mut dyn Env,
     events: impl IntoIterator<Item = WriterEvent>,
 ) -> Result<Outcome, Box<BatchError>> {
+    apply(coordinator, env, &mut events.into_iter().map(Ok))
+}
+
+/// One writer event of `events-packed` (WIT 0.2.2): a [`WriterEvent`]
+/// whose committables are one block (see [`crate::packed`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PackedEvent {
+    /// The writer subtask.
+    pub subtask: u32,
+    /// Its attempt (informational, SEMANTICS 2).
+    pub attempt: u32,
+    /// The entry's checkpoint.
+    pub checkpoint: u64,
+    /// The entry's committables as one block.
+    pub committables: Vec<u8>,
+    /// The entry's watermark.
+    pub watermark: Option<i64>,
+    /// The entry's savepoint flag.
+    pub savepoint: bool,
+}
+
+impl PackedEvent {
+    /// The event as the core takes it, or the fatal `invalid-event` of a
+    /// malformed block (naming the subtask and checkpoint).
+    pub fn unpack(self) -> Result<WriterEvent, Error> {
+        let PackedEvent {
+            subtask: s,
+            attempt,
+            checkpoint,
+            committables,
+            watermark,
+            savepoint,
+        } = self;
+        let committables = crate::packed::unpack(&committables).map_err(|e| {
+            Error::invalid_event(alloc::format!(
+                "event of subtask {s} for checkpoint {}: {e}",
+                checkpoint_name(checkpoint)
+            ))
+        })?;
+        Ok(WriterEvent {
+            subtask: s,
+            attempt,
+            entry: Entry {
+                checkpoint,
+                committables,
+                watermark,
+                savepoint,
+            },
+        })
+    }
+}
+
+/// [`events`] for packed events (WIT `events-packed`): the same loop; an
+/// event whose block is malformed is the failing event, a fatal
+/// `invalid-event` that fails the instance like any content that breaks a
+/// rule.
+pub fn events_packed(
+    coordinator: &mut Coordinator,
+    env: &mut dyn Env,
+    events: impl IntoIterator<Item = PackedEvent>,
+) -> Result<Outcome, Box<BatchError>> {
+    apply(
+        coordinator,
+        env,
+        &mut events.into_iter().map(PackedEvent::unpack),
+    )
+}
+
+/// The loop of both: one copy in the component (`dyn`), not one per
+/// iterator type with `event` inlined into each.
+fn apply(
+    coordinator: &mut Coordinator,
+    env: &mut dyn Env,
+    events: &mut dyn Iterator<Item = Result<WriterEvent, Error>>,
+) -> Result<Outcome, Box<BatchError>> {
     let mut merged = Merged::new(coordinator.state(), coordinator.committed_up_to());
-    for (i, e) in events.into_iter().enumerate() {
-        match coordinator.event(env, e.subtask, e.attempt, e.entry) {
+    for (i, e) in events.enumerate() {
+        let result = match e {
+            Ok(e) => coordinator.event(env, e.subtask, e.attempt, e.entry),
+            Err(error) => Err(coordinator.refuse(error)),
+        };
+        match result {
             Ok(o) => merged.add(o),
             Err(error) => {
                 return Err(Box::new(BatchError {
@@ -260,6 +340,118 @@ mod tests {
             prop_assert_eq!(e1, e2);
             prop_assert_eq!(env1.storage.map, env2.storage.map);
         }
+    }
+
+    fn packed(e: &WriterEvent) -> PackedEvent {
+        PackedEvent {
+            subtask: e.subtask,
+            attempt: e.attempt,
+            checkpoint: e.entry.checkpoint,
+            committables: crate::packed::pack(&e.entry.committables),
+            watermark: e.entry.watermark,
+            savepoint: e.entry.savepoint,
+        }
+    }
+
+    proptest! {
+        /// `events-packed` is `events`: the same outcomes, errors and table.
+        #[test]
+        fn a_packed_batch_is_the_batch(steps in steps(), on_end in any::<bool>()) {
+            let mode = if on_end { FinalCommitMode::OnEndInput } else { FinalCommitMode::OnCheckpoint };
+            let evs: Vec<WriterEvent> = steps
+                .iter()
+                .map(|&(s, cp, n, sp)| WriterEvent {
+                    subtask: s,
+                    attempt: 1,
+                    entry: entry(if cp == 5 { u64::MAX >> 1 } else { cp }, n, sp),
+                })
+                .collect();
+            let mut results = Vec::new();
+            for pack in [false, true] {
+                let mut env = MemEnv::default();
+                let mut c = Coordinator::new(config(3, mode), None);
+                c.start(&mut env).unwrap();
+                let r = if pack {
+                    events_packed(&mut c, &mut env, evs.iter().map(packed))
+                } else {
+                    events(&mut c, &mut env, evs.clone())
+                };
+                let r = r.map_err(|e| (e.applied, e.outcome, e.error.kind, e.error.message));
+                results.push((r, c.state(), env.storage.map));
+            }
+            prop_assert_eq!(&results[0], &results[1]);
+        }
+    }
+
+    #[test]
+    fn a_malformed_block_is_a_fatal_invalid_event_naming_subtask_and_checkpoint() {
+        let blocks: [(&[u8], &str); 5] = [
+            (&[1, 3, b'a'], "is truncated at byte 2"),
+            (
+                &[1, 1, b'a', b'b'],
+                "has bytes after its last committable (1)",
+            ),
+            (&[0x81, 0x00, 1, b'a'], "has an overlong number at byte 0"),
+            (&[], "is truncated at byte 0"),
+            (&[0xff, 0xff, 0xff, 0xff, 0x0f], "is truncated at byte 5"),
+        ];
+        for (block, why) in blocks {
+            let mut env = MemEnv::default();
+            let mut c = Coordinator::new(config(2, FinalCommitMode::OnCheckpoint), None);
+            c.start(&mut env).unwrap();
+            let good = packed(&WriterEvent {
+                subtask: 0,
+                attempt: 0,
+                entry: entry(3, 2, false),
+            });
+            let mut bad = good.clone();
+            bad.subtask = 1;
+            bad.checkpoint = u64::MAX >> 1;
+            bad.committables = block.to_vec();
+            let e =
+                events_packed(&mut c, &mut env, alloc::vec![good.clone(), bad, good]).unwrap_err();
+            assert_eq!(e.applied, 1, "{block:?}");
+            assert_eq!(e.error.kind, ErrorKind::InvalidEvent);
+            assert_eq!(
+                e.error.message,
+                alloc::format!(
+                    "event of subtask 1 for checkpoint END: the committables block {why}"
+                )
+            );
+            assert_eq!(e.outcome.state, Lifecycle::Failed);
+            assert_eq!(c.state(), Lifecycle::Failed);
+        }
+    }
+
+    /// A block beyond a limit decodes, and the limit refuses it as for `event`.
+    #[test]
+    fn a_block_beyond_a_limit_is_refused_by_the_limit() {
+        let mut env = MemEnv::default();
+        let mut c = Coordinator::new(config(1, FinalCommitMode::OnCheckpoint), None);
+        c.set_limits(crate::Limits {
+            max_committable_bytes: 4,
+            ..crate::Limits::DEFAULT
+        })
+        .unwrap();
+        c.start(&mut env).unwrap();
+        let ev = WriterEvent {
+            subtask: 0,
+            attempt: 0,
+            entry: Entry {
+                checkpoint: 1,
+                committables: alloc::vec![alloc::vec![1u8; 5]],
+                watermark: None,
+                savepoint: false,
+            },
+        };
+        let e = events_packed(&mut c, &mut env, [packed(&ev)]).unwrap_err();
+        assert_eq!(e.error.kind, ErrorKind::InvalidEvent);
+        assert!(
+            e.error.message.contains("max-committable-bytes"),
+            "{}",
+            e.error.message
+        );
+        assert_eq!(c.state(), Lifecycle::Failed);
     }
 
     #[test]

@@ -109,6 +109,20 @@ fn batch_outcome(o: crate::Outcome) -> wt::BatchOutcome {
     }
 }
 
+fn batch_result(
+    r: Result<crate::Outcome, alloc::boxed::Box<crate::BatchError>>,
+) -> Result<wt::BatchOutcome, wt::BatchError> {
+    r.map(batch_outcome).map_err(|e| {
+        let e = *e;
+        wt::BatchError {
+            // A list's length fits in u32 on wasm32.
+            applied: e.applied as u32,
+            outcome: batch_outcome(e.outcome),
+            error: error(e.error),
+        }
+    })
+}
+
 fn entry_in(e: wt::Entry) -> crate::Entry {
     crate::Entry {
         checkpoint: e.checkpoint,
@@ -220,17 +234,29 @@ impl wc::GuestCoordinator for CoordinatorResource {
             attempt: e.attempt,
             entry: entry_in(e.entry),
         });
-        crate::batch::events(&mut self.0.borrow_mut(), &mut Imports, events)
-            .map(batch_outcome)
-            .map_err(|e| {
-                let e = *e;
-                wt::BatchError {
-                    // A list's length fits in u32 on wasm32.
-                    applied: e.applied as u32,
-                    outcome: batch_outcome(e.outcome),
-                    error: error(e.error),
-                }
-            })
+        batch_result(crate::batch::events(
+            &mut self.0.borrow_mut(),
+            &mut Imports,
+            events,
+        ))
+    }
+    fn events_packed(
+        &self,
+        events: Vec<wt::PackedEvent>,
+    ) -> Result<wt::BatchOutcome, wt::BatchError> {
+        let events = events.into_iter().map(|e| crate::batch::PackedEvent {
+            subtask: e.subtask,
+            attempt: e.attempt,
+            checkpoint: e.checkpoint,
+            committables: e.committables,
+            watermark: e.watermark,
+            savepoint: e.savepoint,
+        });
+        batch_result(crate::batch::events_packed(
+            &mut self.0.borrow_mut(),
+            &mut Imports,
+            events,
+        ))
     }
     fn restored(
         &self,

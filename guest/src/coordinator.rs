@@ -270,6 +270,16 @@ impl Coordinator {
         result.map(|()| self.outcome(log))
     }
 
+    /// Refuses input its host glue could not decode (a malformed
+    /// committables block of `events-packed`): the error is returned as a
+    /// call's would be, and a fatal one fails the instance.
+    pub(crate) fn refuse(&mut self, error: Error) -> Error {
+        if error.kind.is_fatal() && !matches!(self.phase, Phase::Closed | Phase::Failed) {
+            self.phase = Phase::Failed;
+        }
+        error
+    }
+
     fn fail_on_fatal<T>(&mut self, result: &Result<T>) {
         if let Err(e) = result {
             if e.kind.is_fatal() && !matches!(self.phase, Phase::Closed | Phase::Failed) {

@@ -35,6 +35,8 @@ pub mod env;
 pub mod error;
 /// Declared size limits.
 pub mod limits;
+/// The committables block of `events-packed` (WIT 0.2.2).
+pub mod packed;
 /// Savepoint auto-tags.
 pub mod savepoint;
 /// Per-writer bookkeeping.

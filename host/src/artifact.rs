@@ -14,14 +14,14 @@
 /// takes only literals.
 macro_rules! embedded_version {
     () => {
-        "0.2.1"
+        "0.2.2"
     };
 }
 
-/// The WIT package version of the embedded component (`0.2.1`).
+/// The WIT package version of the embedded component (`0.2.2`).
 pub const EMBEDDED_WASM_VERSION: &str = embedded_version!();
 
-/// The file name of the embedded artifact (`sink-coordinator-0.2.1.wasm`).
+/// The file name of the embedded artifact (`sink-coordinator-0.2.2.wasm`).
 pub const EMBEDDED_WASM_NAME: &str = concat!("sink-coordinator-", embedded_version!(), ".wasm");
 
 /// The embedded component's bytes.
@@ -58,7 +58,8 @@ pub fn exported_versions(
 /// WIT package `0.2.x` from `0.2.1` on. Within `0.2` versions only add (a
 /// host never calls what it does not know, and `set-limits` came that way);
 /// this host calls `coordinator.events`, added in `0.2.1`, so a `0.2.0`
-/// component is refused (a `0.2.0` host still runs a `0.2.1` component).
+/// component is refused (a `0.2.0` host still runs a later component). It
+/// calls `events-packed` (`0.2.2`) only when the component exports it.
 /// `0.2.0` is not additive over `0.1.0` (the `outcome` record gained
 /// `committed-up-to`, the writer's `checkpoint-complete` became
 /// `committed`), so `0.1.0` is refused too. The upper bound is wasmtime's

@@ -14,15 +14,18 @@
 
 use sink_coordinator::{
     Config, Entry, ErrorKind, FinalCommitMode, Lifecycle, Limits, Outcome, RecoveryMode,
-    RestorePoint, Snapshot, Storage, Tag, WriterEvent,
+    RestorePoint, Snapshot, Storage, Tag,
 };
 use wasmtime::component::ResourceAny;
 use wasmtime::Store;
 
 use crate::clock::ManualClock;
-use crate::engine::{wit, Runtime, SinkCoordinator, StoreData};
+use crate::engine::{wit, Bindings, Runtime, StoreData};
 use crate::env::HostEnv;
-use crate::error::{BatchFailure, BatchResult, HostError, HostResult};
+use crate::error::{HostError, HostResult};
+
+/// `events` and `events-packed`: batches of writer events.
+mod batch;
 
 // ---------------------------------------------------------------------------
 // One Store and its instance
@@ -31,7 +34,7 @@ use crate::error::{BatchFailure, BatchResult, HostError, HostResult};
 /// A Store with its instantiated component, until a trap discards both.
 struct Instance {
     runtime: Runtime,
-    live: Option<(Store<StoreData>, SinkCoordinator)>,
+    live: Option<(Store<StoreData>, Bindings)>,
     /// The Store's environment, recovered after a trap (tables reuse it).
     discarded_env: Option<HostEnv>,
     fuel_per_call: Option<u64>,
@@ -66,10 +69,7 @@ impl Instance {
     fn call<R>(
         &mut self,
         what: &str,
-        f: impl FnOnce(
-            &mut Store<StoreData>,
-            &SinkCoordinator,
-        ) -> wasmtime::Result<Result<R, wit::Error>>,
+        f: impl FnOnce(&mut Store<StoreData>, &Bindings) -> wasmtime::Result<Result<R, wit::Error>>,
     ) -> HostResult<R> {
         let Some((store, bindings)) = self.live.as_mut() else {
             return Err(self.discarded(what));
@@ -96,9 +96,18 @@ impl Instance {
     fn call_infallible<R>(
         &mut self,
         what: &str,
-        f: impl FnOnce(&mut Store<StoreData>, &SinkCoordinator) -> wasmtime::Result<R>,
+        f: impl FnOnce(&mut Store<StoreData>, &Bindings) -> wasmtime::Result<R>,
     ) -> HostResult<R> {
         self.call(what, |store, bindings| f(store, bindings).map(Ok))
+    }
+
+    /// Discards the Store as a trap would (the batch fallback's fatal
+    /// error that the guest never saw); later calls report `reason`.
+    fn discard(&mut self, reason: &str) {
+        if let Some((store, _)) = self.live.take() {
+            self.discarded_env = Some(store.into_data().env);
+        }
+        self.trap = Some(reason.to_string());
     }
 
     /// The error of a call on a discarded Store (`illegal-state`, as for any
@@ -225,7 +234,7 @@ impl ComponentCoordinator {
         what: &str,
         f: impl FnOnce(
             &mut Store<StoreData>,
-            &SinkCoordinator,
+            &Bindings,
             ResourceAny,
         ) -> wasmtime::Result<Result<wit::Outcome, wit::Error>>,
     ) -> HostResult<Outcome> {
@@ -278,57 +287,6 @@ impl ComponentCoordinator {
                 .coordinator()
                 .call_event(s, h, subtask, attempt, &entry)
         })
-    }
-
-    /// `events` (WIT 0.2.1): many writer events in one crossing, applied in
-    /// order exactly as if [`Self::event`] were called for each, stopping at
-    /// the first error; one merged outcome (committed snapshots and tags
-    /// concatenated, restart-required ORed, the last state and
-    /// committed-up-to). See [`BatchFailure`] for what an error says.
-    pub fn events(&mut self, events: Vec<WriterEvent>) -> BatchResult {
-        let events: Vec<wit::WriterEvent> = events
-            .into_iter()
-            .map(|e| wit::WriterEvent {
-                subtask: e.subtask,
-                attempt: e.attempt,
-                entry: to_wit_entry(e.entry),
-            })
-            .collect();
-        let handle = self.handle;
-        let result = self.instance.call_infallible("events", |s, b| {
-            b.sink_coordinator_coordinator()
-                .coordinator()
-                .call_events(s, handle, &events)
-        });
-        match result {
-            Ok(Ok(o)) => {
-                let outcome = from_wit_batch_outcome(o);
-                self.known_up_to = outcome.committed_up_to;
-                Ok(outcome)
-            }
-            Ok(Err(e)) => {
-                let outcome = from_wit_batch_outcome(e.outcome);
-                self.known_up_to = outcome.committed_up_to;
-                Err(Box::new(BatchFailure {
-                    applied: e.applied as usize,
-                    outcome,
-                    error: from_wit_error(e.error),
-                }))
-            }
-            // A trap: the Store is gone, nothing is known of the batch.
-            Err(error) => Err(Box::new(BatchFailure {
-                applied: 0,
-                outcome: Outcome {
-                    state: Lifecycle::Failed,
-                    committed: Vec::new(),
-                    tags_created: Vec::new(),
-                    tags_deleted: Vec::new(),
-                    restart_required: false,
-                    committed_up_to: self.known_up_to,
-                },
-                error,
-            })),
-        }
     }
 
     /// `restored`: a writer's replay after restoring from `checkpoint`.
@@ -538,10 +496,7 @@ impl ComponentTable {
     fn call<R>(
         &mut self,
         what: &str,
-        f: impl FnOnce(
-            &mut Store<StoreData>,
-            &SinkCoordinator,
-        ) -> wasmtime::Result<Result<R, wit::Error>>,
+        f: impl FnOnce(&mut Store<StoreData>, &Bindings) -> wasmtime::Result<Result<R, wit::Error>>,
     ) -> HostResult<R> {
         if !self.instance.is_live() {
             if let Some(env) = self.instance.discarded_env.take() {

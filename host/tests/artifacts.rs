@@ -87,7 +87,8 @@ fn the_newest_artifact_is_the_embedded_one() {
     assert_eq!(newest.as_deref(), Some(EMBEDDED_WASM_VERSION));
 }
 
-/// This host (0.2.1, it calls `events`) does not run a 0.1.0 or 0.2.0
+/// This host (it calls `events`, added in 0.2.1, and `events-packed` when
+/// the component has it, 0.2.2 on) does not run a 0.1.0 or 0.2.0
 /// component: loading it fails with one message naming the range this host
 /// runs and the version found (not a missing import or export), never a
 /// panic or a later trap.
@@ -96,7 +97,7 @@ fn an_older_component_is_refused_at_load() {
     for old in ["0.1.0", "0.2.0"] {
         let bytes = std::fs::read(dist().join(format!("sink-coordinator-{old}.wasm"))).unwrap();
         let err = match Runtime::new(&bytes, RuntimeOptions::default()) {
-            Ok(_) => panic!("the {old} component loaded into the 0.2.1 host"),
+            Ok(_) => panic!("the {old} component loaded into this host"),
             Err(e) => e,
         };
         assert_eq!(
@@ -138,8 +139,30 @@ fn a_component_without_the_interfaces_is_refused_at_load() {
 /// with 0.2.1's `events` (the lifting of `list<writer-event>`, the compact
 /// outcome's lowering and the merge: +6.4 KB); 207,916 with two sorts fewer
 /// in the table log; 181,420 with the core's slots in `Vec`s; 177,789 with
-/// recovery's sort gone.
+/// recovery's sort gone; 179,076 with 0.2.2's `events-packed` (+4.9 KB)
+/// and the table's tag listing without a sort function (-3.3 KB).
 const SIZE_BUDGET_BYTES: usize = 180_000;
+
+/// The 0.2.1 artifact still runs in this host: it has no `events-packed`,
+/// so batches go through `events` (testkit/tests/batch.rs compares them).
+#[test]
+fn the_0_2_1_component_runs_without_events_packed() {
+    let bytes = std::fs::read(dist().join("sink-coordinator-0.2.1.wasm")).unwrap();
+    let runtime = Runtime::new(&bytes, RuntimeOptions::default()).unwrap();
+    let env = sink_coordinator_host::env::HostEnv::detached();
+    let config = sink_coordinator::Config::new(1, "old-component");
+    let mut c =
+        sink_coordinator_host::ComponentCoordinator::new(&runtime, env, &config, None).unwrap();
+    assert!(!c.has_events_packed());
+    let current = Runtime::embedded().unwrap();
+    let env = sink_coordinator_host::env::HostEnv::detached();
+    let c2 = sink_coordinator_host::ComponentCoordinator::new(&current, env, &config, None);
+    assert!(c2.unwrap().has_events_packed());
+    assert_eq!(
+        c.start().unwrap().state,
+        sink_coordinator::Lifecycle::Running
+    );
+}
 
 #[test]
 fn embedded_component_within_its_size_budget() {

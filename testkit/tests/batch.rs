@@ -1,5 +1,6 @@
 //! `events` (WIT 0.2.1): a batch of writer events, through the component
-//! and natively, gives the same outcomes, errors and table as the same
+//! (0.2.2 through `events-packed`, the 0.2.1 artifact through `events`) and
+//! natively, gives the same outcomes, errors and table as the same
 //! events sent one by one through the native core's `event` — including
 //! fatal errors in the middle of a batch and storage faults, after which the
 //! host resends from the failing event as the WIT tells it to.
@@ -13,7 +14,7 @@ use sink_coordinator_host::clock::ManualClock;
 use sink_coordinator_host::env::Shared;
 use sink_coordinator_host::error::HostErrorKind;
 use sink_coordinator_host::storage::{CallKind, Fault, FaultMode, FaultyStorage, MemStorage};
-use sink_coordinator_host::Runtime;
+use sink_coordinator_host::{Runtime, RuntimeOptions};
 use std::sync::OnceLock;
 
 use sink_coordinator_testkit::driver::{CoordinatorApi, Engine};
@@ -176,12 +177,25 @@ fn run(engine: &Engine, batched: bool, final_commit: FinalCommitMode, plan: &[St
     seen
 }
 
-/// The component compiled once for every case.
-fn engines() -> (Engine, Engine) {
-    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
-    let runtime =
-        RUNTIME.get_or_init(|| Runtime::embedded().expect("the embedded component loads"));
-    (Engine::NATIVE, Engine::Component(runtime.clone()))
+/// The components compiled once for every case: native, the embedded
+/// component (batches through `events-packed`), and the 0.2.1 artifact
+/// (which has no `events-packed`: batches through `events`).
+fn engines() -> [Engine; 3] {
+    static RUNTIMES: OnceLock<(Runtime, Runtime)> = OnceLock::new();
+    let (current, v021) = RUNTIMES.get_or_init(|| {
+        let current = Runtime::embedded().expect("the embedded component loads");
+        let v021 = Runtime::new(
+            include_bytes!("../../dist/sink-coordinator-0.2.1.wasm"),
+            RuntimeOptions::default(),
+        )
+        .expect("the 0.2.1 component loads");
+        (current, v021)
+    });
+    [
+        Engine::NATIVE,
+        Engine::Component(current.clone()),
+        Engine::Component(v021.clone()),
+    ]
 }
 
 proptest! {
@@ -193,13 +207,14 @@ proptest! {
         on_end_input in any::<bool>(),
     ) {
         let mode = if on_end_input { FinalCommitMode::OnEndInput } else { FinalCommitMode::OnCheckpoint };
-        let (native, component) = engines();
+        let [native, component, v021] = engines();
         let expected = run(&native, false, mode, &plan);
         if std::env::var_os("BATCH_TEST_SHOW").is_some() {
             eprintln!("{}", expected.join("\n"));
         }
         prop_assert_eq!(&run(&native, true, mode, &plan), &expected, "native batch");
         prop_assert_eq!(&run(&component, true, mode, &plan), &expected, "component batch");
+        prop_assert_eq!(&run(&v021, true, mode, &plan), &expected, "0.2.1 component batch");
     }
 }
 
@@ -208,8 +223,7 @@ proptest! {
 /// the component and the native core agree.
 #[test]
 fn a_fatal_error_in_a_batch_names_the_event_and_keeps_the_earlier_ones() {
-    let (native, component) = engines();
-    for engine in [native, component] {
+    for engine in engines() {
         let storage = Shared::new(FaultyStorage::new(MemStorage::default()));
         let clock = Shared::new(ManualClock::new(0, 1));
         let mut driver = engine

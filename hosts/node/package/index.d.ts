@@ -125,7 +125,8 @@ export declare class Coordinator {
   start(): Outcome;
   event(subtask: number, attempt: number, entry: EntryInput): Outcome;
   /**
-   * Many writer events in one crossing (component 0.2.1): applied in order as
+   * Many writer events in one crossing (component 0.2.1 on; a 0.2.2
+   * component gets them through `events-packed`): applied in order as
    * `event` would, stopping at the first error, which is thrown with
    * `applied` (the failing event's index) and `outcome` (the applied events'
    * merged outcome). Returns the merged outcome: committed snapshots and tags
@@ -195,5 +196,11 @@ export declare class IncompatibleComponent extends Error {
 }
 
 export declare const COMPATIBLE_VERSIONS: string;
+/**
+ * Committables as one block (WIT 0.2.2 `packed-event`): an unsigned LEB128
+ * count, then per committable an unsigned LEB128 length and its bytes.
+ */
+export function packCommittables(committables: Iterable<Uint8Array>): Uint8Array;
+
 /** The component's version if this package runs it (else throws IncompatibleComponent). */
 export declare function checkVersion(exportNames: Iterable<string>): string;

@@ -98,6 +98,45 @@ const entryArg = (e) => ({
   savepoint: Boolean(e.savepoint),
 });
 
+const lebLength = (n) => {
+  let k = 1;
+  for (; n >= 0x80; n = Math.floor(n / 0x80)) k++;
+  return k;
+};
+const lebWrite = (out, pos, n) => {
+  for (; n >= 0x80; n = Math.floor(n / 0x80)) out[pos++] = (n % 0x80) | 0x80;
+  out[pos++] = n;
+  return pos;
+};
+
+/**
+ * The committables as one block (WIT 0.2.2 `packed-event`): an unsigned
+ * LEB128 count, then per committable an unsigned LEB128 length and its
+ * bytes; one Uint8Array, sized before it is written.
+ */
+export function packCommittables(committables) {
+  const list = Array.from(committables);
+  let size = lebLength(list.length);
+  for (const c of list) size += lebLength(c.length) + c.length;
+  const out = new Uint8Array(size);
+  let pos = lebWrite(out, 0, list.length);
+  for (const c of list) {
+    pos = lebWrite(out, pos, c.length);
+    out.set(c, pos);
+    pos += c.length;
+  }
+  return out;
+}
+
+const packedArg = (e) => ({
+  subtask: e.subtask,
+  attempt: e.attempt,
+  checkpoint: u64(e.entry.checkpoint),
+  committables: packCommittables(e.entry.committables),
+  watermark: optU64(e.entry.watermark),
+  savepoint: Boolean(e.entry.savepoint),
+});
+
 /** A batch's compact outcome (WIT `batch-outcome`) as a full Outcome. */
 const batchOutcome = (o) => ({
   state: o.state,
@@ -201,12 +240,19 @@ export class Coordinator extends Handle {
    * An error is thrown as its kind's class with `applied` (the failing event's
    * index: the events before it stay applied; after `declined` or `storage`
    * resend from there) and `outcome` (what the applied events did).
+   *
+   * A 0.2.2 component gets the batch through `events-packed`: each event's
+   * committables cross as one block (one guest allocation per event instead
+   * of one per committable); a 0.2.1 component gets `events`.
    */
   events(events) {
-    const batch = Array.from(events, (e) => ({ subtask: e.subtask, attempt: e.attempt, entry: entryArg(e.entry) }));
+    const packed = typeof this.#c.eventsPacked === 'function';
+    const batch = packed
+      ? Array.from(events, packedArg)
+      : Array.from(events, (e) => ({ subtask: e.subtask, attempt: e.attempt, entry: entryArg(e.entry) }));
     return this.call(() => {
       try {
-        return batchOutcome(this.#c.events(batch));
+        return batchOutcome(packed ? this.#c.eventsPacked(batch) : this.#c.events(batch));
       } catch (e) {
         const p = e && Object.hasOwn(e, 'payload') ? e.payload : undefined;
         if (p && p.error && typeof p.error.kind === 'string' && ERRORS[p.error.kind]) {

@@ -21,8 +21,8 @@ test('the package is the installed tarball, with its component and declarations'
   for (const f of ['index.d.ts', 'component/sink-coordinator.d.ts', 'component/interfaces/sink-coordinator-types.d.ts']) {
     assert.ok(existsSync(join(dir, f)), f);
   }
-  assert.equal(sc.Runtime.default().version, '0.2.1');
-  const dist = readFileSync(join(REPO, 'dist', 'sink-coordinator-0.2.1.wasm.sha256'), 'utf8').split(' ')[0];
+  assert.equal(sc.Runtime.default().version, '0.2.2');
+  const dist = readFileSync(join(REPO, 'dist', 'sink-coordinator-0.2.2.wasm.sha256'), 'utf8').split(' ')[0];
   assert.equal(sc.Runtime.default().sha256, dist);
 });
 
@@ -59,6 +59,13 @@ test('commit, tags and a restored coordinator', () => {
   const again = new sc.Coordinator({ parallelism: 2, commitUser: 'job-1' }, storage, { clock, restore: { checkpoint: 1, state } });
   assert.deepEqual([...again.start().committed], []);
   assert.equal(table.listSnapshots().length, 1);
+});
+
+test('packCommittables writes one block: a LEB128 count, then LEB128 lengths and bytes', () => {
+  assert.deepEqual([...sc.packCommittables([bytes('ab'), new Uint8Array(0)])], [2, 2, 97, 98, 0]);
+  const big = sc.packCommittables([new Uint8Array(300)]);
+  assert.deepEqual([...big.subarray(0, 3)], [1, 0xac, 0x02]);
+  assert.equal(big.length, 303);
 });
 
 test('a batch of events is the same events one by one', () => {

@@ -131,6 +131,25 @@ class Api(unittest.TestCase):
         self.assertEqual(cm.exception.outcome.state, sc.Lifecycle.FAILED)
         self.assertEqual(c.state(), sc.Lifecycle.FAILED)
 
+    def test_a_0_2_1_component_batches_through_events(self) -> None:
+        """The 0.2.2 package sends batches through ``events-packed``; a 0.2.1
+        component has none and gets ``events``: the same results."""
+        old = sc.Runtime.from_file(os.path.join(REPO, "dist", "sink-coordinator-0.2.1.wasm"))
+
+        def run(runtime: "sc.Runtime | None") -> object:
+            storage = sc.MemoryStorage()
+            c = sc.Coordinator(config(2), storage, sc.ManualClock(5), runtime=runtime)
+            c.start()
+            ev = [sc.WriterEvent(s, 1, sc.Entry(1, [b"a" * 200, b"", bytes(range(256))], -3)) for s in (0, 1)]
+            seen = [c.events(ev)]
+            c.checkpoint(1)
+            seen.append(c.checkpoint_complete(1))
+            return seen, sc.Table(storage).list_snapshots()
+
+        self.assertEqual(run(old), run(None))
+        self.assertEqual(sc.pack_committables([b"ab", b""]), bytes([2, 2]) + b"ab" + bytes([0]))
+        self.assertEqual(sc.pack_committables([b"x" * 300])[:3], bytes([1, 0xAC, 0x02]))
+
     def test_one_exception_class_per_error_kind(self) -> None:
         c = sc.Coordinator(config(), sc.MemoryStorage())
         with self.assertRaises(sc.IllegalStateError) as cm:

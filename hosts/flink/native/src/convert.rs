@@ -7,6 +7,8 @@
 use jni::objects::{JByteArray, JObject, JObjectArray, JValue};
 use jni::sys::jsize;
 use jni::JNIEnv;
+use sink_coordinator_host::core::batch::PackedEvent;
+use sink_coordinator_host::core::packed::{leb_len, leb_push};
 use sink_coordinator_host::core::{Entry, Outcome, Snapshot, Tag};
 use sink_coordinator_host::BatchResult;
 
@@ -83,6 +85,68 @@ pub fn entry(env: &mut JNIEnv<'_>, object: &JObject<'_>) -> CallResult<Entry> {
     Ok(Entry {
         checkpoint: checkpoint_id(checkpoint, "entry checkpoint")?,
         committables: committables_vec,
+        watermark: has_watermark.then_some(watermark),
+        savepoint,
+    })
+}
+
+/// A Java `Entry` → the `events-packed` event of `subtask`: the
+/// committables are copied from the Java arrays straight into one block
+/// (WIT 0.2.2 `packed-event`), sized before it is written: one allocation
+/// per event, none per committable.
+pub fn packed_event(
+    env: &mut JNIEnv<'_>,
+    subtask: u32,
+    attempt: u32,
+    object: &JObject<'_>,
+) -> CallResult<PackedEvent> {
+    if object.is_null() {
+        return Err(Fail::Usage("an entry is null".to_string()));
+    }
+    let checkpoint = env.get_field(object, "checkpoint", "J")?.j()?;
+    let committables = JObjectArray::from(env.get_field(object, "committables", "[[B")?.l()?);
+    let has_watermark = env.get_field(object, "hasWatermark", "Z")?.z()?;
+    let watermark = env.get_field(object, "watermark", "J")?.j()?;
+    let savepoint = env.get_field(object, "savepoint", "Z")?.z()?;
+    let n = if committables.is_null() {
+        0
+    } else {
+        env.get_array_length(&committables)?
+    };
+    // First pass: the lengths, so that the block is allocated once.
+    let mut lengths = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
+    for i in 0..n {
+        let element = JByteArray::from(env.get_object_array_element(&committables, i)?);
+        if element.is_null() {
+            return Err(Fail::Usage(format!("committable {i} is null")));
+        }
+        lengths.push(usize::try_from(env.get_array_length(&element)?).unwrap_or(0));
+        env.delete_local_ref(element)?;
+    }
+    let size = lengths.iter().fold(leb_len(lengths.len() as u64), |s, &l| {
+        s + leb_len(l as u64) + l
+    });
+    let mut block = Vec::with_capacity(size);
+    leb_push(&mut block, lengths.len() as u64);
+    for (i, &len) in (0..n).zip(&lengths) {
+        let element = JByteArray::from(env.get_object_array_element(&committables, i)?);
+        leb_push(&mut block, len as u64);
+        let start = block.len();
+        block.resize(start + len, 0);
+        // SAFETY: i8 and u8 have the same size and alignment, and the
+        // slice is borrowed only for this copy.
+        let target = unsafe {
+            std::slice::from_raw_parts_mut(block[start..].as_mut_ptr().cast::<i8>(), len)
+        };
+        env.get_byte_array_region(&element, 0, target)?;
+        env.delete_local_ref(element)?;
+    }
+    env.delete_local_ref(committables)?;
+    Ok(PackedEvent {
+        subtask,
+        attempt,
+        checkpoint: checkpoint_id(checkpoint, "entry checkpoint")?,
+        committables: block,
         watermark: has_watermark.then_some(watermark),
         savepoint,
     })

@@ -5,9 +5,7 @@ use jni::objects::{JByteArray, JClass, JIntArray, JObject, JObjectArray, JString
 use jni::sys::{jboolean, jbyteArray, jint, jlong, jobject, jstring};
 use jni::JNIEnv;
 use sink_coordinator_host::clock::SystemClock;
-use sink_coordinator_host::core::{
-    Config, FinalCommitMode, Outcome, RecoveryMode, RestorePoint, WriterEvent,
-};
+use sink_coordinator_host::core::{Config, FinalCommitMode, Outcome, RecoveryMode, RestorePoint};
 use sink_coordinator_host::env::HostEnv;
 use sink_coordinator_host::storage::LocalDirStorage;
 use sink_coordinator_host::{ComponentCoordinator, HostResult};
@@ -152,7 +150,9 @@ pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinato
 
 /// `BatchOutcome coordinatorEvents(long handle, int[] subtasks, int[]
 /// attempts, Entry[] entries)`: event i is `(subtasks[i], attempts[i],
-/// entries[i])`, all of them in one crossing (WIT 0.2.1 `events`). An error
+/// entries[i])`, all of them in one crossing (WIT 0.2.2 `events-packed`:
+/// each entry's committables are copied from Java into one block, see
+/// `convert::packed_event`; a 0.2.1 component gets `events`). An error
 /// the component reports is returned inside the result, with how many events
 /// were applied before it and what they did, so the caller can resend from
 /// there; only a misuse or a JNI failure throws.
@@ -178,17 +178,19 @@ pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinato
         let mut a = vec![0; len];
         env.get_int_array_region(&attempts, 0, &mut a)?;
         let mut batch = Vec::with_capacity(len);
-        for ((subtask, attempt), entry) in
-            s.into_iter().zip(a).zip(convert::entries(env, &entries)?)
-        {
-            batch.push(WriterEvent {
-                subtask: subtask_index(subtask)?,
-                attempt: u32::try_from(attempt).unwrap_or(0),
-                entry,
-            });
+        for (i, (subtask, attempt)) in (0..n).zip(s.into_iter().zip(a)) {
+            let entry = env.get_object_array_element(&entries, i)?;
+            let attempt = u32::try_from(attempt).unwrap_or(0);
+            batch.push(convert::packed_event(
+                env,
+                subtask_index(subtask)?,
+                attempt,
+                &entry,
+            )?);
+            env.delete_local_ref(entry)?;
         }
         // SAFETY: the Java wrapper passes its live handle (call.rs).
-        let result = unsafe { with_handle::<Handle>(handle)? }.events(batch);
+        let result = unsafe { with_handle::<Handle>(handle)? }.events_packed(&batch);
         convert::to_batch_outcome(env, len, result)
     })
     .into_raw()

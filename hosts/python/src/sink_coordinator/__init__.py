@@ -28,7 +28,7 @@ from .errors import (
     StorageError,
     TrapError,
 )
-from .handles import Coordinator, Table, Writer
+from .handles import Coordinator, Table, Writer, pack_committables
 from .runtime import COMPONENT_VERSION, Runtime, embedded_wasm
 from .storage import Clock, DirectoryStorage, ManualClock, MemoryStorage, Storage, SystemClock
 from .types import (
@@ -86,4 +86,5 @@ __all__ = [
     "WriterEvent",
     "check_version",
     "embedded_wasm",
+    "pack_committables",
 ]

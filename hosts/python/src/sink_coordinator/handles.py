@@ -72,6 +72,37 @@ def _event_record(e: WriterEvent) -> Record:
     return r
 
 
+def _leb128(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def pack_committables(committables: Sequence[bytes]) -> bytes:
+    """The committables as one block (WIT 0.2.2 ``packed-event``): an unsigned
+    LEB128 count, then per committable an unsigned LEB128 length and its
+    bytes."""
+    parts = [_leb128(len(committables))]
+    for c in committables:
+        parts.append(_leb128(len(c)))
+        parts.append(bytes(c))
+    return b"".join(parts)
+
+
+def _packed_record(e: WriterEvent) -> Record:
+    r = Record()
+    setattr(r, "subtask", e.subtask)
+    setattr(r, "attempt", e.attempt)
+    setattr(r, "checkpoint", e.entry.checkpoint)
+    setattr(r, "committables", pack_committables(e.entry.committables))
+    setattr(r, "watermark", e.entry.watermark)
+    setattr(r, "savepoint", e.entry.savepoint)
+    return r
+
+
 def _snapshot(record: Any) -> Snapshot:
     d = _fields(record)
     return Snapshot(
@@ -165,6 +196,8 @@ class Coordinator(_Handle):
         runtime: Optional[Runtime] = None,
     ) -> None:
         super().__init__(runtime, storage, clock)
+        # Whether the component has ``events-packed`` (0.2.2 on); looked up once.
+        self._packed: Optional[bool] = None
         args = (_record(config), None if restore is None else _record(restore))
         self._handle = self._call(lambda i: i.call("coordinator", "[constructor]coordinator", *args))
 
@@ -184,14 +217,23 @@ class Coordinator(_Handle):
         return _outcome(_unwrap(self._method("event", subtask, attempt, _record(entry))))
 
     def events(self, events: Sequence[WriterEvent]) -> Outcome:
-        """Many writer events in one crossing (component 0.2.1): applied in
+        """Many writer events in one crossing (component 0.2.1 on): applied in
         order exactly as ``event`` would, stopping at the first error; one
         merged ``Outcome`` (committed snapshots and tags concatenated,
         ``restart_required`` ORed, the last state and committed-up-to). An
         error raises its kind's class with ``applied`` (the failing event's
         index: the events before it stay applied; after ``declined`` or
-        ``storage`` resend from there) and ``outcome`` set."""
-        value = self._method("events", [_event_record(e) for e in events])
+        ``storage`` resend from there) and ``outcome`` set.
+
+        A 0.2.2 component gets the batch through ``events-packed``: each
+        event's committables cross as one block (one guest allocation per
+        event instead of one per committable)."""
+        if self._packed is None:
+            self._packed = self._call(lambda i: i.exports("coordinator", "[method]coordinator.events-packed"))
+        if self._packed:
+            value = self._method("events-packed", [_packed_record(e) for e in events])
+        else:
+            value = self._method("events", [_event_record(e) for e in events])
         # ok and err are both records: wasmtime-py tags the result.
         if isinstance(value, Variant) and value.tag == "err":
             p: Any = value.payload

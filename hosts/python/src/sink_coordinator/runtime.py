@@ -22,7 +22,7 @@ from .storage import Clock, Storage
 from .version import check_version
 
 #: The WIT package version of the component inside this package.
-COMPONENT_VERSION = "0.2.1"
+COMPONENT_VERSION = "0.2.2"
 #: Its file name inside the package.
 COMPONENT_FILE = f"sink-coordinator-{COMPONENT_VERSION}.wasm"
 
@@ -136,6 +136,12 @@ class _Instance:
         self.store = Store(runtime.engine)
         self.instance = linker.instantiate(self.store, runtime.component)
         self._funcs: Dict[Tuple[str, str], Any] = {}
+
+    def exports(self, interface: str, name: str) -> bool:
+        """Whether the component exports ``interface#name`` (``events-packed``
+        came in 0.2.2)."""
+        iface = self.instance.get_export_index(self.store, self.runtime.name(interface))
+        return iface is not None and self.instance.get_export_index(self.store, name, iface) is not None
 
     def call(self, interface: str, name: str, *args: Any) -> Any:
         key = (interface, name)

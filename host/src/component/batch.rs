@@ -1,0 +1,197 @@
+//! Batches of writer events on a [`ComponentCoordinator`]: `events` and
+//! `events-packed`.
+//!
+//! A 0.2.2 component gets every batch through `events-packed`: each
+//! event's committables cross as one byte block (`packed-event`), which
+//! wasmtime lowers with one guest allocation per event, where the
+//! `list<list<u8>>` of `events` costs one per committable plus one per
+//! list, each a call into the guest's allocator. A 0.2.1 component has no
+//! `events-packed` and gets `events`.
+
+use sink_coordinator::batch::PackedEvent;
+use sink_coordinator::packed::{pack_into, packed_len};
+use sink_coordinator::{Lifecycle, Outcome, WriterEvent};
+use wasmtime::component::{ComponentType, Lower, ResourceAny};
+
+use super::{from_wit_batch_outcome, from_wit_error, to_wit_entry, ComponentCoordinator};
+use crate::engine::wit;
+use crate::error::{BatchFailure, BatchResult, HostError, HostResult};
+
+/// `packed-event` as the host lowers it: the block is borrowed (from one
+/// buffer for the whole batch, or from the caller's [`PackedEvent`]).
+#[derive(ComponentType, Lower)]
+#[component(record)]
+struct PackedArg<'a> {
+    subtask: u32,
+    attempt: u32,
+    checkpoint: u64,
+    committables: &'a [u8],
+    watermark: Option<i64>,
+    savepoint: bool,
+}
+
+type PackedParams<'a, 'b> = (ResourceAny, &'a [PackedArg<'b>]);
+type BatchReturn = (Result<wit::BatchOutcome, wit::BatchError>,);
+
+impl ComponentCoordinator {
+    /// Whether the component has `events-packed` (WIT 0.2.2 on), which
+    /// [`Self::events`] and [`Self::events_packed`] then use.
+    pub fn has_events_packed(&self) -> bool {
+        self.instance
+            .live
+            .as_ref()
+            .is_some_and(|(_, b)| b.events_packed.is_some())
+    }
+
+    /// `events` (WIT 0.2.1): many writer events in one crossing, applied in
+    /// order exactly as if [`Self::event`] were called for each, stopping at
+    /// the first error; one merged outcome (committed snapshots and tags
+    /// concatenated, restart-required ORed, the last state and
+    /// committed-up-to). See [`BatchFailure`] for what an error says.
+    ///
+    /// A 0.2.2 component gets the batch through `events-packed`: the
+    /// committables of all events are packed into one buffer (one host
+    /// allocation per batch, one guest allocation per event).
+    pub fn events(&mut self, events: Vec<WriterEvent>) -> BatchResult {
+        if !self.has_events_packed() {
+            return self.events_unpacked(events);
+        }
+        let size = events
+            .iter()
+            .map(|e| packed_len(&e.entry.committables))
+            .sum();
+        let mut blocks = Vec::with_capacity(size);
+        let mut ends = Vec::with_capacity(events.len());
+        for e in &events {
+            pack_into(&e.entry.committables, &mut blocks);
+            ends.push(blocks.len());
+        }
+        let mut start = 0;
+        let args: Vec<PackedArg<'_>> = events
+            .iter()
+            .zip(ends)
+            .map(|(e, end)| {
+                let committables = &blocks[start..end];
+                start = end;
+                PackedArg {
+                    subtask: e.subtask,
+                    attempt: e.attempt,
+                    checkpoint: e.entry.checkpoint,
+                    committables,
+                    watermark: e.entry.watermark,
+                    savepoint: e.entry.savepoint,
+                }
+            })
+            .collect();
+        self.call_packed(&args)
+    }
+
+    /// `events-packed` (WIT 0.2.2): [`Self::events`] with each event's
+    /// committables already packed (see `sink_coordinator::packed`), passed
+    /// to the guest as they are. An event whose block is malformed is the
+    /// failing event, a fatal `invalid-event`.
+    ///
+    /// A 0.2.1 component gets the unpacked events through `events`; a
+    /// malformed block there fails the batch at that event the same way,
+    /// and the host discards the instance (it cannot make the guest fail).
+    pub fn events_packed(&mut self, events: &[PackedEvent]) -> BatchResult {
+        if self.has_events_packed() {
+            let args: Vec<PackedArg<'_>> = events
+                .iter()
+                .map(|e| PackedArg {
+                    subtask: e.subtask,
+                    attempt: e.attempt,
+                    checkpoint: e.checkpoint,
+                    committables: &e.committables,
+                    watermark: e.watermark,
+                    savepoint: e.savepoint,
+                })
+                .collect();
+            return self.call_packed(&args);
+        }
+        let mut unpacked = Vec::with_capacity(events.len());
+        for e in events {
+            match e.clone().unpack() {
+                Ok(e) => unpacked.push(e),
+                Err(error) => {
+                    let applied = unpacked.len();
+                    let mut outcome = self.events_unpacked(unpacked)?;
+                    self.instance.discard(&error.message);
+                    outcome.state = Lifecycle::Failed;
+                    return Err(Box::new(BatchFailure {
+                        applied,
+                        outcome,
+                        error: HostError::from(error),
+                    }));
+                }
+            }
+        }
+        self.events_unpacked(unpacked)
+    }
+
+    fn call_packed(&mut self, args: &[PackedArg<'_>]) -> BatchResult {
+        let handle = self.handle;
+        let result = self.instance.call_infallible("events-packed", |store, b| {
+            let func = b.events_packed.ok_or_else(|| {
+                wasmtime::format_err!("the component has no events-packed function")
+            })?;
+            let typed = func.typed::<PackedParams<'_, '_>, BatchReturn>(&*store)?;
+            let (r,) = typed.call(&mut *store, (handle, args))?;
+            Ok(r)
+        });
+        self.batch_result(result)
+    }
+
+    fn events_unpacked(&mut self, events: Vec<WriterEvent>) -> BatchResult {
+        let events: Vec<wit::WriterEvent> = events
+            .into_iter()
+            .map(|e| wit::WriterEvent {
+                subtask: e.subtask,
+                attempt: e.attempt,
+                entry: to_wit_entry(e.entry),
+            })
+            .collect();
+        let handle = self.handle;
+        let result = self.instance.call_infallible("events", |s, b| {
+            b.sink_coordinator_coordinator()
+                .coordinator()
+                .call_events(s, handle, &events)
+        });
+        self.batch_result(result)
+    }
+
+    fn batch_result(
+        &mut self,
+        result: HostResult<Result<wit::BatchOutcome, wit::BatchError>>,
+    ) -> BatchResult {
+        match result {
+            Ok(Ok(o)) => {
+                let outcome = from_wit_batch_outcome(o);
+                self.known_up_to = outcome.committed_up_to;
+                Ok(outcome)
+            }
+            Ok(Err(e)) => {
+                let outcome = from_wit_batch_outcome(e.outcome);
+                self.known_up_to = outcome.committed_up_to;
+                Err(Box::new(BatchFailure {
+                    applied: e.applied as usize,
+                    outcome,
+                    error: from_wit_error(e.error),
+                }))
+            }
+            // A trap: the Store is gone, nothing is known of the batch.
+            Err(error) => Err(Box::new(BatchFailure {
+                applied: 0,
+                outcome: Outcome {
+                    state: Lifecycle::Failed,
+                    committed: Vec::new(),
+                    tags_created: Vec::new(),
+                    tags_deleted: Vec::new(),
+                    restart_required: false,
+                    committed_up_to: self.known_up_to,
+                },
+                error,
+            })),
+        }
+    }
+}

@@ -140,7 +140,7 @@ fn commit(table: &str, user: &str, checkpoints: u64, tag: &str) -> Result<String
     for cp in 1..=checkpoints {
         let entry = Entry {
             checkpoint: cp,
-            committables: vec![format!("{tag}-{cp}").into_bytes()],
+            committables: vec![format!("{tag}-{cp}").into_bytes()].into(),
             watermark: None,
             savepoint: false,
         };

@@ -77,7 +77,7 @@ fn table_with_snapshots(dir: &Path, n: u64) {
             0,
             Entry {
                 checkpoint: cp,
-                committables: vec![format!("c{cp}").into_bytes()],
+                committables: vec![format!("c{cp}").into_bytes()].into(),
                 watermark: None,
                 savepoint: false,
             },

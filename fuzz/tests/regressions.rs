@@ -22,7 +22,7 @@ fn end_event_after_complete_end_does_not_panic() {
     c.start(&mut env).unwrap();
     let entry = |checkpoint, savepoint| Entry {
         checkpoint,
-        committables: vec![],
+        committables: Default::default(),
         watermark: None,
         savepoint,
     };

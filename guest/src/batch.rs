@@ -12,7 +12,7 @@ use core::fmt;
 use crate::env::Env;
 use crate::error::Error;
 use crate::types::{checkpoint_name, Entry, Lifecycle, Outcome};
-use crate::Coordinator;
+use crate::{Committables, Coordinator};
 
 /// One writer event of a batch: the arguments of one `event` call.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -157,7 +157,8 @@ impl PackedEvent {
             watermark,
             savepoint,
         } = self;
-        let committables = crate::packed::unpack(&committables).map_err(|e| {
+        // The block is kept as it is: the core holds committables packed.
+        let committables = Committables::from_packed(committables).map_err(|e| {
             Error::invalid_event(alloc::format!(
                 "event of subtask {s} for checkpoint {}: {e}",
                 checkpoint_name(checkpoint)
@@ -347,7 +348,7 @@ mod tests {
             subtask: e.subtask,
             attempt: e.attempt,
             checkpoint: e.entry.checkpoint,
-            committables: crate::packed::pack(&e.entry.committables),
+            committables: e.entry.committables.as_packed().to_vec(),
             watermark: e.entry.watermark,
             savepoint: e.entry.savepoint,
         }
@@ -439,7 +440,7 @@ mod tests {
             attempt: 0,
             entry: Entry {
                 checkpoint: 1,
-                committables: alloc::vec![alloc::vec![1u8; 5]],
+                committables: alloc::vec![alloc::vec![1u8; 5]].into(),
                 watermark: None,
                 savepoint: false,
             },

@@ -126,7 +126,8 @@ fn batch_result(
 fn entry_in(e: wt::Entry) -> crate::Entry {
     crate::Entry {
         checkpoint: e.checkpoint,
-        committables: e.committables,
+        // One packed copy of the lowered lists (see `committables`).
+        committables: crate::Committables::from(e.committables),
         watermark: e.watermark,
         savepoint: e.savepoint,
     }
@@ -135,7 +136,7 @@ fn entry_in(e: wt::Entry) -> crate::Entry {
 fn entry_out(e: crate::Entry) -> wt::Entry {
     wt::Entry {
         checkpoint: e.checkpoint,
-        committables: e.committables,
+        committables: e.committables.to_vecs(),
         watermark: e.watermark,
         savepoint: e.savepoint,
     }

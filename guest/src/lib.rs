@@ -10,6 +10,7 @@
 //!
 //! Modules, one per concern:
 //! - [`batch`]: many writer events in one call, one merged outcome;
+//! - [`committables`]: an entry's committables as one packed buffer;
 //! - [`slots`]: per-writer bookkeeping and the incremental commit frontier;
 //! - [`commit`]: the commit rule (ordinary, final and recovery commits);
 //! - [`savepoint`]: savepoint auto-tags;
@@ -27,6 +28,8 @@ extern crate alloc;
 pub mod batch;
 /// The commit rule.
 pub mod commit;
+/// An entry's committables as one buffer.
+pub mod committables;
 /// The coordinator: lifecycle and calls.
 pub mod coordinator;
 /// The effects: storage and clock.
@@ -54,10 +57,11 @@ pub mod writer;
 
 #[cfg(target_arch = "wasm32")]
 mod bindings;
-#[cfg(target_arch = "wasm32")]
+#[cfg(any(target_arch = "wasm32", test))]
 mod heap;
 
 pub use batch::{BatchError, WriterEvent};
+pub use committables::Committables;
 pub use coordinator::Coordinator;
 pub use env::{Clock, Env, MemEnv, MemStorage, StepClock, Storage, StorageError};
 pub use error::{Error, ErrorKind, Result};

@@ -22,8 +22,8 @@
 //! END totals are kept up to date by `slots`.
 
 use alloc::format;
-use alloc::vec::Vec;
 
+use crate::committables::Committables;
 use crate::error::{Error, Result};
 use crate::types::checkpoint_name;
 
@@ -59,12 +59,12 @@ impl Default for Limits {
     }
 }
 
-/// The size of a list of committables, as the limits count it.
-pub fn committables_bytes(committables: &[Vec<u8>]) -> u64 {
-    committables.iter().fold(0u64, |sum, c| {
-        sum.saturating_add(c.len() as u64)
-            .saturating_add(COMMITTABLE_OVERHEAD_BYTES)
-    })
+/// The size of a list of committables, as the limits count it (O(1): the
+/// list keeps its count and byte total).
+pub fn committables_bytes(committables: &Committables) -> u64 {
+    (committables.len() as u64)
+        .saturating_mul(COMMITTABLE_OVERHEAD_BYTES)
+        .saturating_add(committables.total_bytes())
 }
 
 impl Limits {
@@ -99,22 +99,24 @@ impl Limits {
         what: &str,
         s: u32,
         checkpoint: u64,
-        committables: &[Vec<u8>],
+        committables: &Committables,
     ) -> Result<u64> {
-        let mut total = 0u64;
-        for (i, c) in committables.iter().enumerate() {
-            let len = c.len() as u64;
-            if len > self.max_committable_bytes {
-                return Err(Error::invalid_event(format!(
-                    "{what} of subtask {s} for checkpoint {}: committable {i} holds {len} bytes, more than max-committable-bytes {}",
-                    checkpoint_name(checkpoint),
-                    self.max_committable_bytes
-                )));
-            }
-            total = total
-                .saturating_add(len)
-                .saturating_add(COMMITTABLE_OVERHEAD_BYTES);
+        // The list keeps its longest committable and its total: O(1) unless
+        // one is too long, when the first such is found for the message.
+        if committables.largest() > self.max_committable_bytes {
+            let max = self.max_committable_bytes;
+            let (i, len) = committables
+                .iter()
+                .map(|c| c.len() as u64)
+                .enumerate()
+                .find(|(_, len)| *len > max)
+                .unwrap_or((0, committables.largest()));
+            return Err(Error::invalid_event(format!(
+                "{what} of subtask {s} for checkpoint {}: committable {i} holds {len} bytes, more than max-committable-bytes {max}",
+                checkpoint_name(checkpoint),
+            )));
         }
+        let total = committables_bytes(committables);
         if total > self.max_event_bytes {
             return Err(Error::invalid_event(format!(
                 "{what} of subtask {s} for checkpoint {}: the entry holds {total} bytes ({} committables), more than max-event-bytes {}",
@@ -182,15 +184,25 @@ mod tests {
             max_snapshot_bytes: 100,
         };
         let ok = vec![vec![0u8; 10], vec![]];
-        assert_eq!(l.check_entry("event", 3, 7, &ok).unwrap(), 10 + 2 * 16);
-        let e = l.check_entry("event", 3, 7, &[vec![0u8; 11]]).unwrap_err();
+        assert_eq!(
+            l.check_entry("event", 3, 7, &ok.into()).unwrap(),
+            10 + 2 * 16
+        );
+        let e = l
+            .check_entry("event", 3, 7, &vec![vec![0u8; 11]].into())
+            .unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidEvent);
         assert_eq!(
             e.message,
             "event of subtask 3 for checkpoint 7: committable 0 holds 11 bytes, more than max-committable-bytes 10"
         );
         let e = l
-            .check_entry("event", 3, crate::END, &[vec![0u8; 9], vec![0u8; 9]])
+            .check_entry(
+                "event",
+                3,
+                crate::END,
+                &vec![vec![0u8; 9], vec![0u8; 9]].into(),
+            )
             .unwrap_err();
         assert_eq!(
             e.message,
@@ -208,8 +220,8 @@ mod tests {
 
     #[test]
     fn many_empty_committables_count() {
-        let many = vec![Vec::new(); 1000];
-        assert_eq!(committables_bytes(&many), 16_000);
+        let many: Vec<Vec<u8>> = vec![Vec::new(); 1000];
+        assert_eq!(committables_bytes(&many.into()), 16_000);
     }
 
     // --- enforced by the coordinator -------------------------------------

@@ -97,33 +97,9 @@ pub fn pack<C: AsRef<[u8]>>(committables: &[C]) -> Vec<u8> {
 /// allocated from a count before the bytes behind it are seen: a count
 /// above the bytes left is truncation.
 pub fn unpack(block: &[u8]) -> Result<Vec<Vec<u8>>, UnpackError> {
-    let mut at = 0;
-    let count = leb_read(block, &mut at)?;
-    // Each committable takes at least its length byte.
-    if count > (block.len() - at) as u64 {
-        return Err(UnpackError::Truncated { at: block.len() });
-    }
-    let mut out = Vec::with_capacity(count as usize);
-    for _ in 0..count {
-        let start = at;
-        let len = leb_read(block, &mut at)?;
-        let len = usize::try_from(len).map_err(|_| UnpackError::TooLarge {
-            at: start,
-            value: len,
-        })?;
-        let end = at
-            .checked_add(len)
-            .filter(|&end| end <= block.len())
-            .ok_or(UnpackError::Truncated { at })?;
-        out.push(block[at..end].to_vec());
-        at = end;
-    }
-    if at != block.len() {
-        return Err(UnpackError::Trailing {
-            bytes: block.len() - at,
-        });
-    }
-    Ok(out)
+    // One validation for both: the core keeps a block as it is
+    // (`Committables::from_packed`).
+    crate::Committables::from_packed(block.to_vec()).map(|c| c.to_vecs())
 }
 
 /// The length of `v` as an unsigned LEB128 number (for hosts that write a
@@ -148,7 +124,7 @@ pub fn leb_push(out: &mut Vec<u8>, mut v: u64) {
 
 /// Reads one unsigned LEB128 number at `*at`, in its shortest form and at
 /// most 64 bits, and moves `*at` past it.
-fn leb_read(block: &[u8], at: &mut usize) -> Result<u64, UnpackError> {
+pub(crate) fn leb_read(block: &[u8], at: &mut usize) -> Result<u64, UnpackError> {
     let start = *at;
     let mut value = 0u64;
     for i in 0..10 {

@@ -23,6 +23,7 @@
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
+use crate::committables::Committables;
 use crate::limits::committables_bytes;
 use crate::types::MAX_PARALLELISM;
 
@@ -36,7 +37,7 @@ use frontier::Frontier;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SlotEntry {
     /// The committables, in report order.
-    pub committables: Vec<Vec<u8>>,
+    pub committables: Committables,
     /// The watermark (`None`: none yet).
     pub watermark: Option<i64>,
     /// The savepoint flag (cleared for an aborted savepoint).
@@ -47,7 +48,7 @@ pub struct SlotEntry {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EndEntry {
     /// The committables, in report order.
-    pub committables: Vec<Vec<u8>>,
+    pub committables: Committables,
     /// The watermark (`None`: none yet).
     pub watermark: Option<i64>,
     /// Made up for a finished writer whose END entry was not in the state:
@@ -69,7 +70,7 @@ impl EndEntry {
     /// The END entry made up for a finished writer (see `synthesized`).
     pub fn synthesized() -> Self {
         EndEntry {
-            committables: Vec::new(),
+            committables: Committables::new(),
             watermark: None,
             synthesized: true,
         }
@@ -562,7 +563,7 @@ mod tests {
 
     fn end(w: Option<i64>) -> EndEntry {
         EndEntry {
-            committables: alloc::vec![b"e".to_vec()],
+            committables: alloc::vec![b"e".to_vec()].into(),
             watermark: w,
             synthesized: false,
         }

@@ -16,10 +16,11 @@ use alloc::vec::Vec;
 use serde::ser::{SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
 
+use crate::committables::Committables;
 use crate::error::{Error, Result};
 use crate::slots::{EndEntry, SlotEntry};
 use crate::types::{MAX_CHECKPOINT, MAX_PARALLELISM};
-use crate::wire::{self, Bytes, Seq};
+use crate::wire::{self, Seq};
 
 /// The format version `encode` writes.
 pub const CURRENT_VERSION: u32 = 2;
@@ -42,44 +43,6 @@ pub struct CoordinatorState {
     pub parallelism: u32,
     /// In subtask order.
     pub slots: Vec<(u32, EndedSlot)>,
-}
-
-/// Committables as the wire holds them (a sequence of byte strings),
-/// decoded straight into the owned vectors the slots keep: no borrowed
-/// list in between (restoring a large state allocates once per list and
-/// committable, not twice).
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-struct Committables(Vec<Vec<u8>>);
-
-impl Serialize for Committables {
-    fn serialize<S: Serializer>(&self, s: S) -> core::result::Result<S::Ok, S::Error> {
-        CommittablesRef(&self.0).serialize(s)
-    }
-}
-
-impl<'de> Deserialize<'de> for Committables {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> core::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Committables;
-            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                f.write_str("a sequence of byte strings")
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> core::result::Result<Committables, A::Error> {
-                // Grown as items arrive, never sized from the declared
-                // length (which bad bytes may inflate).
-                let mut items = Vec::new();
-                while let Some(b) = seq.next_element::<Bytes<'de>>()? {
-                    items.push(b.to_vec());
-                }
-                Ok(Committables(items))
-            }
-        }
-        d.deserialize_seq(V)
-    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -123,19 +86,10 @@ struct StateV2<'a> {
 // struct as its fields in order, a sequence as its length and items), which
 // the golden states check byte for byte.
 
-/// Committables as `Seq<Bytes>` writes them.
-struct CommittablesRef<'a>(&'a [Vec<u8>]);
-
-impl Serialize for CommittablesRef<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> core::result::Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|b| wire::bytes(b)))
-    }
-}
-
 /// As `EndWire`.
 #[derive(Serialize)]
 struct EndRef<'a> {
-    committables: CommittablesRef<'a>,
+    committables: &'a Committables,
     watermark: Option<i64>,
     synthesized: bool,
 }
@@ -144,7 +98,7 @@ struct EndRef<'a> {
 #[derive(Serialize)]
 struct EntryRef<'a> {
     checkpoint: u64,
-    committables: CommittablesRef<'a>,
+    committables: &'a Committables,
     watermark: Option<i64>,
     savepoint: bool,
 }
@@ -159,7 +113,7 @@ where
     fn serialize<S: Serializer>(&self, s: S) -> core::result::Result<S::Ok, S::Error> {
         s.collect_seq(self.0.clone().map(|(c, e)| EntryRef {
             checkpoint: c,
-            committables: CommittablesRef(&e.committables),
+            committables: &e.committables,
             watermark: e.watermark,
             savepoint: e.savepoint,
         }))
@@ -181,7 +135,7 @@ where
         st.serialize_field(
             "end",
             &EndRef {
-                committables: CommittablesRef(&self.end.committables),
+                committables: &self.end.committables,
                 watermark: self.end.watermark,
                 synthesized: self.end.synthesized,
             },
@@ -302,7 +256,7 @@ pub fn decode(bytes: &[u8]) -> Result<CoordinatorState> {
             )));
         }
         last = Some(s);
-        if w.end.synthesized && (!w.end.committables.0.is_empty() || w.end.watermark.is_some()) {
+        if w.end.synthesized && (!w.end.committables.is_empty() || w.end.watermark.is_some()) {
             return Err(corrupt(&format!(
                 "synthesized END entry of subtask {s} carries data"
             )));
@@ -320,14 +274,14 @@ pub fn decode(bytes: &[u8]) -> Result<CoordinatorState> {
             entries.push((
                 e.checkpoint,
                 SlotEntry {
-                    committables: e.committables.0,
+                    committables: e.committables,
                     watermark: e.watermark,
                     savepoint: e.savepoint,
                 },
             ));
         }
         let end = EndEntry {
-            committables: w.end.committables.0,
+            committables: w.end.committables,
             watermark: w.end.watermark,
             synthesized: w.end.synthesized,
         };
@@ -372,7 +326,7 @@ mod tests {
         let e = end(&["f1", "f2"], Some(-5));
         let s = EndEntry::synthesized();
         let o = SlotEntry {
-            committables: vec![b"o7".to_vec()],
+            committables: vec![b"o7".to_vec()].into(),
             watermark: Some(3),
             savepoint: true,
         };
@@ -388,7 +342,7 @@ mod tests {
     fn views_encode_like_the_wire_types() {
         let e = end(&["f1", "f2"], Some(-5));
         let o = SlotEntry {
-            committables: vec![b"o7".to_vec(), vec![]],
+            committables: vec![b"o7".to_vec(), vec![]].into(),
             watermark: None,
             savepoint: true,
         };
@@ -401,7 +355,7 @@ mod tests {
                 s,
                 SlotWire {
                     end: EndWire {
-                        committables: Committables(e.committables.clone()),
+                        committables: e.committables.clone(),
                         watermark: e.watermark,
                         synthesized: e.synthesized,
                     },
@@ -409,7 +363,7 @@ mod tests {
                         .iter()
                         .map(|(c, x)| EntryWire {
                             checkpoint: *c,
-                            committables: Committables(x.committables.clone()),
+                            committables: x.committables.clone(),
                             watermark: x.watermark,
                             savepoint: x.savepoint,
                         })
@@ -442,7 +396,7 @@ mod tests {
         assert_eq!(st.commit_user, "job-1");
         assert_eq!(st.parallelism, 4);
         assert_eq!(st.slots.len(), 2);
-        assert_eq!(st.slots[0].1.end.committables[1], b"f2".to_vec());
+        assert_eq!(st.slots[0].1.end.committables.to_vecs()[1], b"f2".to_vec());
         assert_eq!(st.slots[0].1.entries[0].0, 7);
         assert!(st.slots[0].1.entries[0].1.savepoint);
         assert!(st.slots[1].1.end.synthesized);
@@ -458,7 +412,7 @@ mod tests {
                 end_entries: Seq(vec![(
                     1,
                     EndWire {
-                        committables: Committables(vec![b"e".to_vec()]),
+                        committables: vec![b"e".to_vec()].into(),
                         watermark: None,
                         synthesized: false,
                     },
@@ -534,7 +488,7 @@ mod tests {
         assert!(decode(&bad).unwrap_err().message.contains("subtask 7"));
         // Ordinary entries out of order.
         let o = SlotEntry {
-            committables: vec![],
+            committables: Committables::new(),
             watermark: None,
             savepoint: false,
         };

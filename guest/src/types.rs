@@ -4,6 +4,8 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use crate::committables::Committables;
+
 /// The reserved checkpoint id meaning "end of input" (Java's `Long.MAX_VALUE`).
 pub const END: u64 = i64::MAX as u64;
 /// Highest ordinary checkpoint id.
@@ -26,7 +28,7 @@ pub struct Entry {
     /// The checkpoint id, or END.
     pub checkpoint: u64,
     /// Opaque serialized committables, in report order.
-    pub committables: Vec<Vec<u8>>,
+    pub committables: Committables,
     /// `None` = no watermark yet: orders below every number.
     pub watermark: Option<i64>,
     /// The checkpoint is a savepoint (SEMANTICS 5.4).

@@ -9,16 +9,17 @@ use alloc::format;
 use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
+use crate::committables::Committables;
 use crate::error::{Error, Result};
 use crate::types::{checkpoint_name, Entry, END, MAX_CHECKPOINT};
-use crate::wire::{self, Bytes, Seq};
+use crate::wire::{self, Seq};
 
 /// The format version of the writer state bytes.
 pub const WRITER_STATE_VERSION: u32 = 1;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Buffered {
-    committables: Vec<Vec<u8>>,
+    committables: Committables,
     watermark: Option<i64>,
     savepoint: bool,
 }
@@ -40,22 +41,38 @@ pub struct Writer {
     used: bool,
 }
 
-#[derive(Serialize, Deserialize)]
-struct EntryWire<'a> {
+/// An entry as the state bytes hold it, decoded (committables packed in
+/// one buffer each, see `committables`).
+#[derive(Deserialize)]
+struct EntryIn {
     checkpoint: u64,
-    #[serde(borrow)]
-    committables: Seq<Bytes<'a>>,
+    committables: Committables,
     watermark: Option<i64>,
     savepoint: bool,
 }
 
-#[derive(Serialize, Deserialize)]
-struct WriterV1<'a> {
+/// As `EntryIn`, encoded from the buffer's own values.
+#[derive(Serialize)]
+struct EntryOut<'a> {
+    checkpoint: u64,
+    committables: &'a Committables,
+    watermark: Option<i64>,
+    savepoint: bool,
+}
+
+#[derive(Deserialize)]
+struct WriterIn {
     last: Option<u64>,
-    #[serde(borrow)]
-    entries: Seq<EntryWire<'a>>,
-    #[serde(borrow)]
-    end: Option<EntryWire<'a>>,
+    entries: Seq<EntryIn>,
+    end: Option<EntryIn>,
+}
+
+/// As `WriterIn` (same fields, same bytes).
+#[derive(Serialize)]
+struct WriterOut<'a> {
+    last: Option<u64>,
+    entries: Seq<EntryOut<'a>>,
+    end: Option<EntryOut<'a>>,
 }
 
 impl Writer {
@@ -108,7 +125,7 @@ impl Writer {
         }
         self.used = true;
         let b = Buffered {
-            committables,
+            committables: Committables::from(committables),
             watermark,
             savepoint,
         };
@@ -131,12 +148,14 @@ impl Writer {
         self.used = true;
         let end = match self.end.take() {
             Some(mut restored) => {
-                restored.committables.extend(committables);
+                let mut all = restored.committables.to_vecs();
+                all.extend(committables);
+                restored.committables = Committables::from(all);
                 restored.watermark = watermark;
                 restored
             }
             None => Buffered {
-                committables,
+                committables: Committables::from(committables),
                 watermark,
                 savepoint: false,
             },
@@ -186,15 +205,15 @@ impl Writer {
 
     /// The buffer as versioned bytes.
     pub fn state(&self) -> Vec<u8> {
-        fn wire(c: u64, b: &Buffered) -> EntryWire<'_> {
-            EntryWire {
+        fn wire(c: u64, b: &Buffered) -> EntryOut<'_> {
+            EntryOut {
                 checkpoint: c,
-                committables: Seq(b.committables.iter().map(|x| wire::bytes(x)).collect()),
+                committables: &b.committables,
                 watermark: b.watermark,
                 savepoint: b.savepoint,
             }
         }
-        let v1 = WriterV1 {
+        let v1 = WriterOut {
             last: self.last,
             entries: Seq(self.entries.iter().map(|(c, b)| wire(*c, b)).collect()),
             end: self.end.as_ref().map(|b| wire(END, b)),
@@ -230,7 +249,7 @@ impl Writer {
         if version != WRITER_STATE_VERSION {
             return Err(corrupt(&wire::DecodeError::UnknownVersion(version)));
         }
-        let v1: WriterV1 = wire::body(rest).map_err(|e| corrupt(&e))?;
+        let v1: WriterIn = wire::body(rest).map_err(|e| corrupt(&e))?;
         let mut events = Vec::with_capacity(v1.entries.0.len() + 1);
         let mut kept = Vec::with_capacity(v1.entries.0.len());
         let mut prev: Option<u64> = None;
@@ -249,7 +268,7 @@ impl Writer {
             }
             prev = Some(e.checkpoint);
             let b = Buffered {
-                committables: e.committables.0.into_iter().map(|c| c.to_vec()).collect(),
+                committables: e.committables,
                 watermark: e.watermark,
                 savepoint: e.savepoint,
             };
@@ -266,7 +285,7 @@ impl Writer {
             }
             Some(e) => {
                 let b = Buffered {
-                    committables: e.committables.0.into_iter().map(|c| c.to_vec()).collect(),
+                    committables: e.committables,
                     watermark: e.watermark,
                     savepoint: false,
                 };
@@ -316,8 +335,21 @@ mod tests {
         for bytes in golden {
             let (version, rest) = wire::version(bytes).unwrap();
             assert_eq!(version, WRITER_STATE_VERSION);
-            let v1: WriterV1 = wire::body(rest).unwrap();
-            assert_eq!(wire::encode(version, &v1), bytes);
+            let v1: WriterIn = wire::body(rest).unwrap();
+            fn out(e: &EntryIn) -> EntryOut<'_> {
+                EntryOut {
+                    checkpoint: e.checkpoint,
+                    committables: &e.committables,
+                    watermark: e.watermark,
+                    savepoint: e.savepoint,
+                }
+            }
+            let again = WriterOut {
+                last: v1.last,
+                entries: Seq(v1.entries.0.iter().map(out).collect()),
+                end: v1.end.as_ref().map(out),
+            };
+            assert_eq!(wire::encode(version, &again), bytes);
         }
     }
 

@@ -148,6 +148,12 @@ pub struct ComponentCoordinator {
     /// The committed-up-to of the last outcome or query (SEMANTICS 5.5):
     /// what the host knows once a trap discarded the Store.
     known_up_to: Option<u64>,
+    /// The lowered events of the last `event` or `events` call, kept so that
+    /// the next call copies its committables into their buffers instead of
+    /// allocating (and later freeing) one vector per committable: the core
+    /// holds each entry's committables packed (`Committables`), the WIT
+    /// takes them as `list<list<u8>>`.
+    scratch: Vec<wit::WriterEvent>,
 }
 
 impl ComponentCoordinator {
@@ -174,6 +180,7 @@ impl ComponentCoordinator {
             instance,
             handle,
             known_up_to: None,
+            scratch: Vec::new(),
         };
         let limits = runtime.options().limits;
         if limits != Limits::default() {
@@ -281,12 +288,24 @@ impl ComponentCoordinator {
 
     /// `event`: a writer's committable event.
     pub fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome> {
-        let entry = to_wit_entry(entry);
-        self.outcome_call("event", |s, b, h| {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        lower_events(&mut scratch, std::iter::once((subtask, attempt, &entry)));
+        let fallback;
+        let lowered = match scratch.first() {
+            Some(event) => &event.entry,
+            None => {
+                // Not reached: `lower_events` lowered the one event.
+                fallback = to_wit_entry(entry);
+                &fallback
+            }
+        };
+        let result = self.outcome_call("event", |s, b, h| {
             b.sink_coordinator_coordinator()
                 .coordinator()
-                .call_event(s, h, subtask, attempt, &entry)
-        })
+                .call_event(s, h, subtask, attempt, lowered)
+        });
+        self.scratch = scratch;
+        result
     }
 
     /// `restored`: a writer's replay after restoring from `checkpoint`.
@@ -570,10 +589,51 @@ fn to_wit_restore(r: &RestorePoint) -> wit::RestorePoint {
     }
 }
 
+/// Lowers `events` into `out` (see `ComponentCoordinator::scratch`),
+/// reusing its vectors: after the first call with entries of the same
+/// shape, nothing is allocated.
+fn lower_events<'a>(
+    out: &mut Vec<wit::WriterEvent>,
+    events: impl ExactSizeIterator<Item = (u32, u32, &'a Entry)>,
+) {
+    out.truncate(events.len());
+    for (i, (subtask, attempt, e)) in events.enumerate() {
+        if i == out.len() {
+            out.push(wit::WriterEvent {
+                subtask,
+                attempt,
+                entry: wit::Entry {
+                    checkpoint: e.checkpoint,
+                    committables: Vec::new(),
+                    watermark: None,
+                    savepoint: false,
+                },
+            });
+        }
+        let w = &mut out[i];
+        w.subtask = subtask;
+        w.attempt = attempt;
+        w.entry.checkpoint = e.checkpoint;
+        w.entry.watermark = e.watermark;
+        w.entry.savepoint = e.savepoint;
+        let lists = &mut w.entry.committables;
+        lists.truncate(e.committables.len());
+        for (j, c) in e.committables.iter().enumerate() {
+            match lists.get_mut(j) {
+                Some(list) => {
+                    list.clear();
+                    list.extend_from_slice(c);
+                }
+                None => lists.push(c.to_vec()),
+            }
+        }
+    }
+}
+
 fn to_wit_entry(e: Entry) -> wit::Entry {
     wit::Entry {
         checkpoint: e.checkpoint,
-        committables: e.committables,
+        committables: e.committables.to_vecs(),
         watermark: e.watermark,
         savepoint: e.savepoint,
     }
@@ -582,7 +642,7 @@ fn to_wit_entry(e: Entry) -> wit::Entry {
 fn from_wit_entry(e: wit::Entry) -> Entry {
     Entry {
         checkpoint: e.checkpoint,
-        committables: e.committables,
+        committables: e.committables.into(),
         watermark: e.watermark,
         savepoint: e.savepoint,
     }

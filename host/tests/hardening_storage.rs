@@ -93,7 +93,7 @@ fn linked_snapshot_directory_is_refused_and_outside_untouched() {
     let mut c = Coordinator::new(Config::new(1, "job"), None);
     let entry = Entry {
         checkpoint: 1,
-        committables: vec![b"c".to_vec()],
+        committables: vec![b"c".to_vec()].into(),
         watermark: None,
         savepoint: false,
     };

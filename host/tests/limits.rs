@@ -24,7 +24,7 @@ const MIB: usize = 1 << 20;
 fn entry(checkpoint: u64, committables: Vec<Vec<u8>>) -> Entry {
     Entry {
         checkpoint,
-        committables,
+        committables: committables.into(),
         watermark: Some(7),
         savepoint: false,
     }
@@ -294,9 +294,12 @@ fn call_past_its_deadline_traps_with_one_line() {
     let runtime = Runtime::new(EMBEDDED_WASM, options).unwrap();
     let mut path = Path::component(&runtime, 1, None);
     path.start().unwrap();
-    // Moving and encoding 128 MiB takes well over 200 ms in the guest.
+    // Lifting and packing 256 MiB (the event: two fresh 256 MiB blocks of
+    // guest memory) takes well over 200 ms in the guest; 128 MiB was too
+    // close once the core kept committables packed (the snapshot's encode
+    // then reuses memory the event freed).
     let err = path
-        .event(0, entry(1, vec![payload(128 * MIB)]))
+        .event(0, entry(1, vec![payload(256 * MIB)]))
         .and_then(|_| path.complete(1))
         .unwrap_err();
     assert_eq!(err.kind, HostErrorKind::Trap, "{err}");

@@ -13,7 +13,7 @@ use sink_coordinator_host::{ComponentCoordinator, HostErrorKind, Runtime, Runtim
 fn entry(checkpoint: u64, committables: Vec<Vec<u8>>) -> Entry {
     Entry {
         checkpoint,
-        committables,
+        committables: committables.into(),
         watermark: Some(7),
         savepoint: false,
     }

@@ -34,13 +34,13 @@ impl Ent {
         debug_assert!(e.watermark.is_none() && !e.savepoint);
         Ent {
             checkpoint: e.checkpoint,
-            committables: e.committables.clone(),
+            committables: e.committables.to_vecs(),
         }
     }
     pub fn entry(&self) -> Entry {
         Entry {
             checkpoint: self.checkpoint,
-            committables: self.committables.clone(),
+            committables: self.committables.as_slice().into(),
             watermark: None,
             savepoint: false,
         }

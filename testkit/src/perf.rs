@@ -340,7 +340,7 @@ pub fn all_ended(engine: &Engine, p: u32) -> Subject {
     for s in 0..p {
         let entry = Entry {
             checkpoint: END,
-            committables: vec![format!("end{s:05}").into_bytes()],
+            committables: vec![format!("end{s:05}").into_bytes()].into(),
             watermark: Some(i64::from(s)),
             savepoint: false,
         };

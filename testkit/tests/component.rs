@@ -326,7 +326,7 @@ fn writer_helper_native_and_component_agree() {
             sent,
             Entry {
                 checkpoint: 1,
-                committables: vec![b"x".to_vec()],
+                committables: vec![b"x".to_vec()].into(),
                 watermark: Some(5),
                 savepoint: true
             }

@@ -275,7 +275,7 @@ fn brief_entries(entries: &[Entry]) -> String {
             };
             format!(
                 "{c}: {} wm {:?}{}",
-                brief_committables(&e.committables),
+                brief_committables(&e.committables.to_vecs()),
                 e.watermark,
                 if e.savepoint { " savepoint" } else { "" }
             )
@@ -317,7 +317,7 @@ fn check_state_bytes(run: &mut Run, g: &GoldenCoordinator, bytes: &[u8], expect_
         .iter()
         .map(|(s, slot)| GoldenEnd {
             subtask: *s,
-            committables: slot.end.committables.clone(),
+            committables: slot.end.committables.to_vecs(),
             watermark: slot.end.watermark,
             synthesized: slot.end.synthesized,
         })
@@ -390,7 +390,7 @@ fn check_end_snapshot(
 fn end_entry(committables: Vec<Vec<u8>>, watermark: Option<i64>) -> Entry {
     Entry {
         checkpoint: END,
-        committables,
+        committables: committables.into(),
         watermark,
         savepoint: false,
     }

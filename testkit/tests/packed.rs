@@ -6,7 +6,6 @@
 //! sends `events`), and old hosts run the 0.2.2 component.
 
 use sink_coordinator::batch::PackedEvent;
-use sink_coordinator::packed::pack;
 use sink_coordinator::{Config, Entry, ErrorKind, Lifecycle, MemStorage, WriterEvent, END};
 use sink_coordinator_host::clock::ManualClock;
 use sink_coordinator_host::env::{HostEnv, Shared};
@@ -40,7 +39,7 @@ fn packed(e: &WriterEvent) -> PackedEvent {
         subtask: e.subtask,
         attempt: e.attempt,
         checkpoint: e.entry.checkpoint,
-        committables: pack(&e.entry.committables),
+        committables: e.entry.committables.as_packed().to_vec(),
         watermark: e.entry.watermark,
         savepoint: e.entry.savepoint,
     }

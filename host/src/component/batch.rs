@@ -9,11 +9,10 @@
 //! `events-packed` and gets `events`.
 
 use sink_coordinator::batch::PackedEvent;
-use sink_coordinator::packed::{pack_into, packed_len};
 use sink_coordinator::{Lifecycle, Outcome, WriterEvent};
 use wasmtime::component::{ComponentType, Lower, ResourceAny};
 
-use super::{from_wit_batch_outcome, from_wit_error, to_wit_entry, ComponentCoordinator};
+use super::{from_wit_batch_outcome, from_wit_error, lower_events, ComponentCoordinator};
 use crate::engine::wit;
 use crate::error::{BatchFailure, BatchResult, HostError, HostResult};
 
@@ -49,38 +48,23 @@ impl ComponentCoordinator {
     /// concatenated, restart-required ORed, the last state and
     /// committed-up-to). See [`BatchFailure`] for what an error says.
     ///
-    /// A 0.2.2 component gets the batch through `events-packed`: the
-    /// committables of all events are packed into one buffer (one host
-    /// allocation per batch, one guest allocation per event).
+    /// A 0.2.2 component gets the batch through `events-packed`: each
+    /// entry's committables are already one block (`Committables` holds
+    /// them packed), lowered as they are (no host allocation but the
+    /// arguments' list, one guest allocation per event).
     pub fn events(&mut self, events: Vec<WriterEvent>) -> BatchResult {
         if !self.has_events_packed() {
             return self.events_unpacked(events);
         }
-        let size = events
-            .iter()
-            .map(|e| packed_len(&e.entry.committables))
-            .sum();
-        let mut blocks = Vec::with_capacity(size);
-        let mut ends = Vec::with_capacity(events.len());
-        for e in &events {
-            pack_into(&e.entry.committables, &mut blocks);
-            ends.push(blocks.len());
-        }
-        let mut start = 0;
         let args: Vec<PackedArg<'_>> = events
             .iter()
-            .zip(ends)
-            .map(|(e, end)| {
-                let committables = &blocks[start..end];
-                start = end;
-                PackedArg {
-                    subtask: e.subtask,
-                    attempt: e.attempt,
-                    checkpoint: e.entry.checkpoint,
-                    committables,
-                    watermark: e.entry.watermark,
-                    savepoint: e.entry.savepoint,
-                }
+            .map(|e| PackedArg {
+                subtask: e.subtask,
+                attempt: e.attempt,
+                checkpoint: e.entry.checkpoint,
+                committables: e.entry.committables.as_packed(),
+                watermark: e.entry.watermark,
+                savepoint: e.entry.savepoint,
             })
             .collect();
         self.call_packed(&args)
@@ -143,20 +127,18 @@ impl ComponentCoordinator {
     }
 
     fn events_unpacked(&mut self, events: Vec<WriterEvent>) -> BatchResult {
-        let events: Vec<wit::WriterEvent> = events
-            .into_iter()
-            .map(|e| wit::WriterEvent {
-                subtask: e.subtask,
-                attempt: e.attempt,
-                entry: to_wit_entry(e.entry),
-            })
-            .collect();
+        let mut scratch = std::mem::take(&mut self.scratch);
+        lower_events(
+            &mut scratch,
+            events.iter().map(|e| (e.subtask, e.attempt, &e.entry)),
+        );
         let handle = self.handle;
         let result = self.instance.call_infallible("events", |s, b| {
             b.sink_coordinator_coordinator()
                 .coordinator()
-                .call_events(s, handle, &events)
+                .call_events(s, handle, &scratch)
         });
+        self.scratch = scratch;
         self.batch_result(result)
     }
 

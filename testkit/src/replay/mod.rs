@@ -383,7 +383,7 @@ impl Replayer<'_> {
                 };
                 let produced = slot.api.report(
                     entry.checkpoint,
-                    entry.committables.clone(),
+                    entry.committables.to_vecs(),
                     entry.watermark,
                     entry.savepoint,
                 );

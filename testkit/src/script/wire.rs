@@ -38,8 +38,8 @@ pub fn option_arg<T>(v: Option<T>, f: impl FnOnce(T) -> Value) -> Value {
 }
 
 /// A `list<list<u8>>` argument.
-pub fn committables_arg(c: &[Vec<u8>]) -> Value {
-    Value::Array(c.iter().map(|b| bytes_arg(b)).collect())
+pub fn committables_arg<B: AsRef<[u8]>>(c: impl IntoIterator<Item = B>) -> Value {
+    Value::Array(c.into_iter().map(|b| bytes_arg(b.as_ref())).collect())
 }
 
 /// An `option<s64>` watermark argument.
@@ -217,7 +217,7 @@ pub fn outcome_of(v: &Value) -> WireResult<Outcome> {
 pub fn entry_of(v: &Value) -> WireResult<Entry> {
     Ok(Entry {
         checkpoint: number(field(v, "checkpoint")?)?,
-        committables: list(field(v, "committables")?, bytes_of)?,
+        committables: list(field(v, "committables")?, bytes_of)?.into(),
         watermark: option(field(v, "watermark")?, number)?,
         savepoint: boolean(field(v, "savepoint")?)?,
     })
@@ -278,7 +278,7 @@ pub fn outcome_value(o: &Outcome) -> Value {
 pub fn entry_value(e: &Entry) -> Value {
     json!({
         "checkpoint": e.checkpoint,
-        "committables": e.committables.iter().map(|c| to_hex(c)).collect::<Vec<_>>(),
+        "committables": e.committables.iter().map(to_hex).collect::<Vec<_>>(),
         "watermark": e.watermark,
         "savepoint": e.savepoint,
     })
@@ -338,7 +338,7 @@ mod tests {
     fn an_entry_round_trips() {
         let e = Entry {
             checkpoint: 7,
-            committables: vec![vec![1, 2]],
+            committables: vec![vec![1, 2]].into(),
             watermark: Some(-3),
             savepoint: true,
         };

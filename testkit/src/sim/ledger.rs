@@ -229,10 +229,10 @@ pub struct Mirror {
     pub aborted: BTreeSet<u64>,
 }
 
-pub fn names(committables: &[Vec<u8>]) -> Vec<String> {
+pub fn names<B: AsRef<[u8]>>(committables: impl IntoIterator<Item = B>) -> Vec<String> {
     committables
-        .iter()
-        .map(|c| String::from_utf8_lossy(c).into_owned())
+        .into_iter()
+        .map(|c| String::from_utf8_lossy(c.as_ref()).into_owned())
         .collect()
 }
 

@@ -363,7 +363,7 @@ impl EntryDoc {
     pub fn into_entry(self) -> Entry {
         Entry {
             checkpoint: self.checkpoint.0,
-            committables: bytes(self.committables),
+            committables: bytes(self.committables).into(),
             watermark: self.watermark.0.map(|w| w.0),
             savepoint: self.savepoint,
         }
@@ -386,9 +386,9 @@ pub(crate) fn bytes(texts: Vec<String>) -> Vec<Vec<u8>> {
 
 /// Committables as written: bytes that are not UTF-8 are written lossily
 /// (a trace cannot hold them).
-pub(crate) fn texts(bytes: &[Vec<u8>]) -> Vec<String> {
+pub(crate) fn texts<B: AsRef<[u8]>>(bytes: impl IntoIterator<Item = B>) -> Vec<String> {
     bytes
-        .iter()
-        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .into_iter()
+        .map(|b| String::from_utf8_lossy(b.as_ref()).into_owned())
         .collect()
 }

@@ -186,7 +186,7 @@ fn op(
             let d: doc::EventDoc = read(text, context)?;
             let entry = Entry {
                 checkpoint: d.checkpoint.0,
-                committables: doc::bytes(d.committables),
+                committables: doc::bytes(d.committables).into(),
                 watermark: d.watermark.0.map(|w| w.0),
                 savepoint: d.savepoint,
             };
@@ -275,7 +275,7 @@ fn op(
             let d: doc::WriteDoc = read(text, context)?;
             let entry = Entry {
                 checkpoint: d.checkpoint.0,
-                committables: doc::bytes(d.committables),
+                committables: doc::bytes(d.committables).into(),
                 watermark: d.watermark.0.map(|w| w.0),
                 savepoint: d.savepoint,
             };

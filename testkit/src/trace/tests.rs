@@ -45,7 +45,7 @@ fn parses_defaults_and_every_op() {
             attempt: 0,
             entry: Entry {
                 checkpoint: 3,
-                committables: vec![b"a".to_vec(), b"b".to_vec()],
+                committables: vec![b"a".to_vec(), b"b".to_vec()].into(),
                 watermark: Some(-5),
                 savepoint: true
             }
@@ -115,7 +115,7 @@ fn parses_writer_ops_with_defaults() {
             subtask: 1,
             entry: Entry {
                 checkpoint: 3,
-                committables: vec![b"a".to_vec()],
+                committables: vec![b"a".to_vec()].into(),
                 watermark: Some(7),
                 savepoint: true
             },

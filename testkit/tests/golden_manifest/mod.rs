@@ -200,7 +200,7 @@ impl GoldenWriter {
             .iter()
             .map(|e| Entry {
                 checkpoint: checkpoint_of(&e["checkpoint"]),
-                committables: committables_of(&e["committables"]),
+                committables: committables_of(&e["committables"]).into(),
                 watermark: watermark_of(&e["watermark"]),
                 savepoint: e["savepoint"].as_bool().expect("manifest: savepoint"),
             })

@@ -149,7 +149,7 @@ fn outcome(o: wit::Outcome) -> Outcome {
 fn to_entry(e: Entry) -> wit::Entry {
     wit::Entry {
         checkpoint: e.checkpoint,
-        committables: e.committables,
+        committables: e.committables.to_vecs(),
         watermark: e.watermark,
         savepoint: e.savepoint,
     }
@@ -158,7 +158,7 @@ fn to_entry(e: Entry) -> wit::Entry {
 fn from_entry(e: wit::Entry) -> Entry {
     Entry {
         checkpoint: e.checkpoint,
-        committables: e.committables,
+        committables: e.committables.into(),
         watermark: e.watermark,
         savepoint: e.savepoint,
     }

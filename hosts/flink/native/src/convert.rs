@@ -45,13 +45,13 @@ pub fn byte_arrays(env: &mut JNIEnv<'_>, array: &JObjectArray<'_>) -> CallResult
 }
 
 /// List of byte strings → `byte[][]`.
-pub fn to_byte_arrays<'local>(
+pub fn to_byte_arrays<'local, B: AsRef<[u8]>>(
     env: &mut JNIEnv<'local>,
-    values: &[Vec<u8>],
+    values: impl ExactSizeIterator<Item = B>,
 ) -> CallResult<JObjectArray<'local>> {
     let array = env.new_object_array(jsize_of(values.len())?, "[B", JObject::null())?;
-    for (i, value) in values.iter().enumerate() {
-        let element = env.byte_array_from_slice(value)?;
+    for (i, value) in values.enumerate() {
+        let element = env.byte_array_from_slice(value.as_ref())?;
         env.set_object_array_element(&array, jsize_of(i)?, &element)?;
         env.delete_local_ref(element)?;
     }
@@ -84,7 +84,7 @@ pub fn entry(env: &mut JNIEnv<'_>, object: &JObject<'_>) -> CallResult<Entry> {
     env.delete_local_ref(committables)?;
     Ok(Entry {
         checkpoint: checkpoint_id(checkpoint, "entry checkpoint")?,
-        committables: committables_vec,
+        committables: committables_vec.into(),
         watermark: has_watermark.then_some(watermark),
         savepoint,
     })
@@ -169,7 +169,7 @@ pub fn entries(env: &mut JNIEnv<'_>, array: &JObjectArray<'_>) -> CallResult<Vec
 
 /// The core's entry → a Java `Entry`.
 pub fn to_entry<'local>(env: &mut JNIEnv<'local>, e: &Entry) -> CallResult<JObject<'local>> {
-    let committables = to_byte_arrays(env, &e.committables)?;
+    let committables = to_byte_arrays(env, e.committables.iter())?;
     let checkpoint = i64::try_from(e.checkpoint)
         .map_err(|_| Fail::Usage(format!("checkpoint {} exceeds a long", e.checkpoint)))?;
     Ok(env.new_object(
@@ -285,7 +285,7 @@ pub fn to_snapshot<'local>(env: &mut JNIEnv<'local>, s: &Snapshot) -> CallResult
     let subtask_array = env.new_int_array(jsize_of(subtasks.len())?)?;
     env.set_int_array_region(&subtask_array, 0, &subtasks)?;
     let payloads: Vec<Vec<u8>> = s.committables.iter().map(|(_, b)| b.clone()).collect();
-    let payload_array = to_byte_arrays(env, &payloads)?;
+    let payload_array = to_byte_arrays(env, payloads.iter())?;
     Ok(env.new_object(
         class("Snapshot"),
         SNAPSHOT_CTOR,

@@ -66,6 +66,7 @@ struct SlotWire {
     entries: Seq<EntryWire>,
 }
 
+#[cfg(test)]
 #[derive(Serialize, Deserialize)]
 struct StateV1<'a> {
     commit_user: &'a str,
@@ -73,6 +74,7 @@ struct StateV1<'a> {
     end_entries: Seq<(u32, EndWire)>,
 }
 
+#[cfg(test)]
 #[derive(Serialize, Deserialize)]
 struct StateV2<'a> {
     commit_user: &'a str,
@@ -205,35 +207,78 @@ where
 
 /// Decodes state bytes of any version; bad bytes are `corrupt-state`.
 pub fn decode(bytes: &[u8]) -> Result<CoordinatorState> {
+    decode_indexed(bytes).map(|d| d.state)
+}
+
+/// Decoded state with what [`decode_slot_at`] needs to decode one slot
+/// again from the same bytes.
+#[derive(Clone, Debug)]
+pub struct IndexedState {
+    /// The decoded state.
+    pub state: CoordinatorState,
+    /// The bytes' format version.
+    pub version: u32,
+    /// Where each slot of `state.slots` starts in the bytes.
+    pub offsets: Vec<usize>,
+}
+
+/// One postcard value off the front of `b`.
+fn take<'a, T: Deserialize<'a>>(
+    b: &'a [u8],
+) -> core::result::Result<(T, &'a [u8]), wire::DecodeError> {
+    postcard::take_from_bytes(b).map_err(|_| wire::DecodeError::Malformed)
+}
+
+/// One slot of a state of `version` off the front of `b`.
+fn take_slot(
+    version: u32,
+    b: &[u8],
+) -> core::result::Result<((u32, SlotWire), &[u8]), wire::DecodeError> {
+    if version == 1 {
+        let ((s, end), rest) = take::<(u32, EndWire)>(b)?;
+        let slot = SlotWire {
+            end,
+            entries: Seq(Vec::new()),
+        };
+        return Ok(((s, slot), rest));
+    }
+    take::<(u32, SlotWire)>(b)
+}
+
+/// The least bytes a slot takes (subtask, committables count, watermark
+/// tag, flag): bounds what a declared slot count may pre-allocate.
+const MIN_SLOT_BYTES: usize = 4;
+
+/// As [`decode`], keeping where each slot starts: the state is read slot by
+/// slot (the same postcard layout as the `State*` types), so that a restore
+/// can keep the bytes and decode one slot again instead of a second copy of
+/// every slot ([`decode_slot_at`]).
+pub fn decode_indexed(bytes: &[u8]) -> Result<IndexedState> {
     let corrupt = |why: &dyn core::fmt::Display| {
         Error::corrupt_state(format!("coordinator state ({} bytes): {why}", bytes.len()))
     };
     let (version, rest) = wire::version(bytes).map_err(|e| corrupt(&e))?;
-    let (commit_user, parallelism, raw) = match version {
-        1 => {
-            let v1: StateV1 = wire::body(rest).map_err(|e| corrupt(&e))?;
-            let slots = v1
-                .end_entries
-                .0
-                .into_iter()
-                .map(|(s, end)| {
-                    (
-                        s,
-                        SlotWire {
-                            end,
-                            entries: Seq(Vec::new()),
-                        },
-                    )
-                })
-                .collect();
-            (v1.commit_user, v1.parallelism, slots)
+    if !(1..=CURRENT_VERSION).contains(&version) {
+        return Err(corrupt(&wire::DecodeError::UnknownVersion(version)));
+    }
+    let structure = || -> core::result::Result<_, wire::DecodeError> {
+        let (commit_user, rest) = take::<&str>(rest)?;
+        let (parallelism, rest) = take::<u32>(rest)?;
+        let (count, mut rest) = take::<usize>(rest)?;
+        let room = count.min(rest.len() / MIN_SLOT_BYTES);
+        let (mut raw, mut offsets) = (Vec::with_capacity(room), Vec::with_capacity(room));
+        for _ in 0..count {
+            offsets.push(bytes.len() - rest.len());
+            let (slot, after) = take_slot(version, rest)?;
+            raw.push(slot);
+            rest = after;
         }
-        2 => {
-            let v2: StateV2 = wire::body(rest).map_err(|e| corrupt(&e))?;
-            (v2.commit_user, v2.parallelism, v2.slots.0)
+        if !rest.is_empty() {
+            return Err(wire::DecodeError::TrailingBytes(rest.len()));
         }
-        v => return Err(corrupt(&wire::DecodeError::UnknownVersion(v))),
+        Ok((commit_user, parallelism, raw, offsets))
     };
+    let (commit_user, parallelism, raw, offsets) = structure().map_err(|e| corrupt(&e))?;
     if commit_user.is_empty() {
         return Err(corrupt(&"empty commit user"));
     }
@@ -256,42 +301,58 @@ pub fn decode(bytes: &[u8]) -> Result<CoordinatorState> {
             )));
         }
         last = Some(s);
-        if w.end.synthesized && (!w.end.committables.is_empty() || w.end.watermark.is_some()) {
-            return Err(corrupt(&format!(
-                "synthesized END entry of subtask {s} carries data"
-            )));
-        }
-        let mut entries = Vec::with_capacity(w.entries.0.len());
-        let mut prev: Option<u64> = None;
-        for e in w.entries.0 {
-            if e.checkpoint > MAX_CHECKPOINT || prev.is_some_and(|p| e.checkpoint <= p) {
-                return Err(corrupt(&format!(
-                    "entries of subtask {s} out of order or out of range at checkpoint {}",
-                    e.checkpoint
-                )));
-            }
-            prev = Some(e.checkpoint);
-            entries.push((
-                e.checkpoint,
-                SlotEntry {
-                    committables: e.committables,
-                    watermark: e.watermark,
-                    savepoint: e.savepoint,
-                },
+        slots.push((s, ended_slot(s, w).map_err(|why| corrupt(&why))?));
+    }
+    Ok(IndexedState {
+        state: CoordinatorState {
+            commit_user: commit_user.to_string(),
+            parallelism,
+            slots,
+        },
+        version,
+        offsets,
+    })
+}
+
+/// One slot's content, checked (the subtask's range and order are the
+/// caller's).
+fn ended_slot(s: u32, w: SlotWire) -> core::result::Result<EndedSlot, String> {
+    if w.end.synthesized && (!w.end.committables.is_empty() || w.end.watermark.is_some()) {
+        return Err(format!("synthesized END entry of subtask {s} carries data"));
+    }
+    let mut entries = Vec::with_capacity(w.entries.0.len());
+    let mut prev: Option<u64> = None;
+    for e in w.entries.0 {
+        if e.checkpoint > MAX_CHECKPOINT || prev.is_some_and(|p| e.checkpoint <= p) {
+            return Err(format!(
+                "entries of subtask {s} out of order or out of range at checkpoint {}",
+                e.checkpoint
             ));
         }
-        let end = EndEntry {
-            committables: w.end.committables,
-            watermark: w.end.watermark,
-            synthesized: w.end.synthesized,
-        };
-        slots.push((s, EndedSlot { end, entries }));
+        prev = Some(e.checkpoint);
+        entries.push((
+            e.checkpoint,
+            SlotEntry {
+                committables: e.committables,
+                watermark: e.watermark,
+                savepoint: e.savepoint,
+            },
+        ));
     }
-    Ok(CoordinatorState {
-        commit_user: commit_user.to_string(),
-        parallelism,
-        slots,
-    })
+    let end = EndEntry {
+        committables: w.end.committables,
+        watermark: w.end.watermark,
+        synthesized: w.end.synthesized,
+    };
+    Ok(EndedSlot { end, entries })
+}
+
+/// Decodes again the slot at `offset` of state bytes that
+/// [`decode_indexed`] accepted (with its `version` and one of its
+/// `offsets`); `None` for anything else.
+pub fn decode_slot_at(bytes: &[u8], version: u32, offset: usize) -> Option<(u32, EndedSlot)> {
+    let ((s, w), _) = take_slot(version, bytes.get(offset..)?).ok()?;
+    Some((s, ended_slot(s, w).ok()?))
 }
 
 #[cfg(test)]
@@ -400,6 +461,22 @@ mod tests {
         assert_eq!(st.slots[0].1.entries[0].0, 7);
         assert!(st.slots[0].1.entries[0].1.savepoint);
         assert!(st.slots[1].1.end.synthesized);
+    }
+
+    /// Every slot decodes again from its offset to what `decode` gave.
+    #[test]
+    fn slots_decode_again_from_their_offsets() {
+        let bytes = sample();
+        let d = decode_indexed(&bytes).unwrap();
+        assert_eq!(d.version, CURRENT_VERSION);
+        assert_eq!(d.offsets.len(), d.state.slots.len());
+        for ((s, slot), at) in d.state.slots.iter().zip(&d.offsets) {
+            assert_eq!(
+                decode_slot_at(&bytes, d.version, *at),
+                Some((*s, slot.clone()))
+            );
+        }
+        assert_eq!(decode_slot_at(&bytes, d.version, bytes.len() + 1), None);
     }
 
     #[test]

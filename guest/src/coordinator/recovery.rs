@@ -3,7 +3,7 @@
 //! `running`, SEMANTICS 6.1), resets while restoring, and the way back to
 //! `running` after the recovery commit (which `commit` runs).
 
-use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::collections::BTreeSet;
 use alloc::format;
 use alloc::vec::Vec;
 
@@ -20,15 +20,73 @@ use crate::types::{checkpoint_name, Entry, Lifecycle, RecoveryMode, RestorePoint
 pub(super) struct Recovery {
     /// The checkpoint restored from.
     checkpoint: u64,
-    /// What the state bytes hold per ended slot (plus a synthesized END
-    /// entry for each finished writer the state has none for): a restore
-    /// event or a reset is applied to this.
-    persisted: BTreeMap<u32, EndedSlot>,
+    /// The restore point's state bytes and their format version: the slots
+    /// got the decoded END entries (moved, not copied), and a restore event
+    /// or a reset, which is applied to what the state held for its slot,
+    /// decodes that one slot again ([`Recovery::persisted`]).
+    state: Vec<u8>,
+    version: u32,
+    /// Per ended slot of the state, ascending by subtask, where it starts
+    /// in `state`; `None` for the synthesized END entry of a finished writer
+    /// the state has none for.
+    ended: Vec<(u32, Option<usize>)>,
     /// Slots that sent their restore event (finished writers from the start).
-    restored: BTreeSet<u32>,
+    restored: SubtaskSet,
     /// The recovery commit wrote a snapshot (in this or an earlier attempt
     /// that failed on storage): decides `restart-required`.
     wrote: bool,
+}
+
+impl Recovery {
+    /// What the state held for slot `s` (see `ended`), if it ended.
+    fn persisted(&self, s: u32) -> Option<EndedSlot> {
+        let i = self.ended.binary_search_by_key(&s, |(t, _)| *t).ok()?;
+        match self.ended.get(i)?.1 {
+            Some(at) => state_codec::decode_slot_at(&self.state, self.version, at).map(|(_, e)| e),
+            None => Some(EndedSlot {
+                end: EndEntry::synthesized(),
+                entries: Vec::new(),
+            }),
+        }
+    }
+}
+
+/// A set of subtasks as one bit each (O(1) updates in any order; at most
+/// `MAX_PARALLELISM` bits), instead of a `BTreeSet`.
+#[derive(Clone, Debug, Default)]
+struct SubtaskSet {
+    words: Vec<u64>,
+    len: u32,
+}
+
+impl SubtaskSet {
+    fn contains(&self, s: u32) -> bool {
+        self.words
+            .get((s / 64) as usize)
+            .is_some_and(|w| w & (1 << (s % 64)) != 0)
+    }
+
+    fn insert(&mut self, s: u32) {
+        let i = (s / 64) as usize;
+        if i >= self.words.len() {
+            self.words.resize(i + 1, 0);
+        }
+        if let Some(w) = self.words.get_mut(i) {
+            if *w & (1 << (s % 64)) == 0 {
+                *w |= 1 << (s % 64);
+                self.len += 1;
+            }
+        }
+    }
+
+    fn remove(&mut self, s: u32) {
+        if let Some(w) = self.words.get_mut((s / 64) as usize) {
+            if *w & (1 << (s % 64)) != 0 {
+                *w &= !(1 << (s % 64));
+                self.len -= 1;
+            }
+        }
+    }
 }
 
 impl Coordinator {
@@ -70,14 +128,15 @@ impl Coordinator {
         log: &mut CallLog,
     ) -> Result<()> {
         let p = self.config.parallelism;
-        let mut finished = BTreeSet::new();
+        let mut finished = SubtaskSet::default();
         for &s in &rp.finished_subtasks {
             self.require_subtask("restore (finished subtasks)", s)?;
             finished.insert(s);
         }
         let r = rp.checkpoint;
         Self::require_checkpoint("restore", r, false)?;
-        let state = state_codec::decode(&rp.state)?;
+        let decoded = state_codec::decode_indexed(&rp.state)?;
+        let state = decoded.state;
         if !state.slots.is_empty() && state.parallelism != p {
             return Err(Error::corrupt_state(format!(
                 "cannot rescale a partly finished sink: the state of checkpoint {r} has parallelism {} and END entries, the configuration has {p}",
@@ -86,35 +145,49 @@ impl Coordinator {
         }
         self.commit_user = state.commit_user;
         self.log.watch(&self.commit_user);
-        // Inserted, not collected: `collect` into a map sorts first, one
-        // stable-sort copy more in the component (issue 10); same map.
-        let mut persisted: BTreeMap<u32, EndedSlot> = BTreeMap::new();
-        for (s, e) in state.slots {
-            persisted.insert(s, e);
+        // The state's ended slots and the finished writers' synthesized END
+        // entries, merged in subtask order (both ascend), moved into the
+        // slots in one pass (they are all empty here); a finished writer's
+        // slot covers `r` and the savepoint flags of its entries count (see
+        // `install_persisted`).
+        let mut unlisted = rp.finished_subtasks;
+        unlisted.sort_unstable();
+        unlisted.dedup();
+        let mut ended = Vec::with_capacity(state.slots.len() + unlisted.len());
+        let mut merged = Vec::with_capacity(state.slots.len() + unlisted.len());
+        let mut extra = unlisted.into_iter().peekable();
+        for ((s, held), at) in state.slots.into_iter().zip(decoded.offsets) {
+            while let Some(f) = extra.next_if(|f| *f < s) {
+                ended.push((f, None));
+                merged.push((f, EndEntry::synthesized(), Vec::new()));
+            }
+            extra.next_if_eq(&s);
+            ended.push((s, Some(at)));
+            merged.push((s, held.end, held.entries));
         }
-        for &s in &finished {
-            persisted.entry(s).or_insert_with(|| EndedSlot {
-                end: EndEntry::synthesized(),
-                entries: Vec::new(),
-            });
+        for f in extra {
+            ended.push((f, None));
+            merged.push((f, EndEntry::synthesized(), Vec::new()));
         }
-        // Installed in one pass over the sorted state (the slots are all
-        // empty here); a finished writer's slot covers `r` and the savepoint
-        // flags of its entries count (see `install_persisted`).
-        for (_, held) in persisted.iter().filter(|(s, _)| finished.contains(s)) {
-            for (c, e) in &held.entries {
-                if e.savepoint {
-                    self.savepoints.flagged(*c);
+        for (s, _, entries) in &merged {
+            if finished.contains(*s) {
+                for (c, e) in entries {
+                    if e.savepoint {
+                        self.savepoints.flagged(*c);
+                    }
                 }
             }
         }
-        self.slots.restore_ended(persisted.iter().map(|(s, held)| {
-            let max = finished.contains(s).then_some(r);
-            (*s, held.end.clone(), held.entries.clone(), max)
-        }));
+        self.slots
+            .restore_ended(merged.into_iter().map(|(s, end, entries)| {
+                let max = finished.contains(s).then_some(r);
+                (s, end, entries, max)
+            }));
         self.phase = Phase::Restoring(Recovery {
             checkpoint: r,
-            persisted,
+            state: rp.state,
+            version: decoded.version,
+            ended,
             restored: finished,
             wrote: false,
         });
@@ -139,8 +212,8 @@ impl Coordinator {
             return;
         };
         let r = rec.checkpoint;
-        let finished = rec.restored.contains(&s);
-        let held = rec.persisted.get(&s).cloned();
+        let finished = rec.restored.contains(s);
+        let held = rec.persisted(s);
         self.slots.reset_ordinary(s, None);
         let Some(held) = held else {
             self.slots.set_end(s, None);
@@ -161,14 +234,14 @@ impl Coordinator {
     /// Restoring, and every slot is restored: the recovery commit is due.
     pub(super) fn recovery_ready(&self) -> bool {
         self.recovery()
-            .is_some_and(|r| r.restored.len() as u64 == u64::from(self.config.parallelism))
+            .is_some_and(|r| r.restored.len == self.config.parallelism)
     }
 
     /// `subtask-reset` while restoring: back to what the state held; the
     /// slot waits for a new restore event.
     pub(super) fn reset_while_restoring(&mut self, s: u32) {
         if let Some(rec) = self.recovery_mut() {
-            rec.restored.remove(&s);
+            rec.restored.remove(s);
         }
         self.install_persisted(s);
     }
@@ -178,7 +251,7 @@ impl Coordinator {
     /// its input while others still restore); nothing commits until the
     /// recovery commit.
     pub(super) fn end_while_restoring(&mut self, s: u32, entry: Entry, bytes: u64) -> Result<()> {
-        let restored = self.recovery().is_some_and(|rec| rec.restored.contains(&s));
+        let restored = self.recovery().is_some_and(|rec| rec.restored.contains(s));
         if !restored {
             return Err(Error::illegal_state(format!(
                 "END event of subtask {s} while the coordinator is restoring and subtask {s} has not sent its restore event"
@@ -284,7 +357,7 @@ impl Coordinator {
         // replaces the first entirely): its ordinary entries replace the
         // state's (a writer that did not finish still holds every entry the
         // table lacks), its END entry replaces the persisted one.
-        let mut end = rec.persisted.get(&s).map(|held| held.end.clone());
+        let mut end = rec.persisted(s).map(|held| held.end);
         self.slots.reset_ordinary(s, None);
         for e in entries {
             if e.checkpoint == END {
@@ -319,5 +392,25 @@ impl Coordinator {
         self.completed = self.completed.max(Some(r));
         self.committed_through = self.committed_through.max(Some(r));
         log.restart_required = rec.wrote && self.config.recovery == RecoveryMode::Restart;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SubtaskSet;
+
+    #[test]
+    fn subtask_set_counts_each_subtask_once() {
+        let mut set = SubtaskSet::default();
+        for s in [5, 70, 5, 0, 1_000_000] {
+            set.insert(s);
+        }
+        assert_eq!(set.len, 4);
+        assert!(set.contains(70) && set.contains(0) && !set.contains(71));
+        set.remove(70);
+        set.remove(70);
+        set.remove(3_000_000);
+        assert_eq!(set.len, 3);
+        assert!(!set.contains(70));
     }
 }

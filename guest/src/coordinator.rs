@@ -349,7 +349,19 @@ impl Coordinator {
     /// "the first successful read of the table this instance makes"). Called
     /// after a call's validation and before it changes anything, so a storage
     /// error leaves the instance as it was and the call can be repeated.
+    #[inline]
     pub(crate) fn read_table(&mut self, env: &mut dyn Env, log: &mut CallLog) -> Result<()> {
+        if self.log.needs_read() {
+            self.read_table_now(env, log)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// [`Self::read_table`] when the view must be read (out of line: most
+    /// calls find it current).
+    #[inline(never)]
+    fn read_table_now(&mut self, env: &mut dyn Env, log: &mut CallLog) -> Result<()> {
         if !self.log.is_loaded() {
             self.log.load(env)?;
             // An END snapshot of this commit user found by the first read:
@@ -494,9 +506,8 @@ impl Coordinator {
                 "subtask {s} reported checkpoint {c} after checkpoint {m}: checkpoints must increase"
             )));
         }
-        // Rule 5.
-        self.accept_entry(s, entry, bytes)?;
-        self.slots.set_max(s, Some(c));
+        // Rule 5: above the slot's max (rule 4), so appended.
+        self.accept_newest(s, entry, bytes)?;
         self.commit_after(read, env, Trigger::Other, log)
     }
 
@@ -546,6 +557,26 @@ impl Coordinator {
         } else {
             0
         };
+        let entry = self.checked_entry(s, e, bytes, replaced)?;
+        self.slots.put_sized_entry(s, c, entry, bytes);
+        Ok(())
+    }
+
+    /// [`Self::accept_entry`] of an event above subtask `s`'s max (rule 5),
+    /// which also becomes its max: appended in one step
+    /// (`Slots::push_reported`).
+    fn accept_newest(&mut self, s: u32, e: Entry, bytes: u64) -> Result<()> {
+        let c = e.checkpoint;
+        let entry = self.checked_entry(s, e, bytes, 0)?;
+        self.slots.push_reported(s, c, entry, bytes);
+        Ok(())
+    }
+
+    /// The limit checks of an entry that replaces one of `replaced` bytes
+    /// (0: none), its savepoint flag noted; the entry as the slot keeps it.
+    #[inline]
+    fn checked_entry(&mut self, s: u32, e: Entry, bytes: u64, replaced: u64) -> Result<SlotEntry> {
+        let c = e.checkpoint;
         let at = self.slots.bytes_at(c).saturating_sub(replaced);
         self.limits
             .check_snapshot(s, c, bytes, c, at.saturating_add(bytes))?;
@@ -557,14 +588,12 @@ impl Coordinator {
         if e.savepoint {
             self.savepoints.flagged(e.checkpoint);
         }
-        let entry = SlotEntry {
+        Ok(SlotEntry {
             committables: e.committables,
             watermark: e.watermark,
             // A late flag for an aborted savepoint is ignored, also in the state bytes.
             savepoint: e.savepoint && !self.savepoints.is_aborted(e.checkpoint),
-        };
-        self.slots.put_sized_entry(s, e.checkpoint, entry, bytes);
-        Ok(())
+        })
     }
 
     fn reset_inner(

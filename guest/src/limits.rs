@@ -93,7 +93,9 @@ impl Limits {
 
     /// Checks one entry's content: each committable and the entry's total.
     /// `what` names the input ("event", "restore event", ...). Returns the
-    /// entry's size.
+    /// entry's size. O(1): the list keeps its longest committable and its
+    /// total; the message is built out of line, only for a refusal.
+    #[inline]
     pub(crate) fn check_entry(
         &self,
         what: &str,
@@ -101,9 +103,25 @@ impl Limits {
         checkpoint: u64,
         committables: &Committables,
     ) -> Result<u64> {
-        // The list keeps its longest committable and its total: O(1) unless
-        // one is too long, when the first such is found for the message.
+        let total = committables_bytes(committables);
+        if committables.largest() <= self.max_committable_bytes && total <= self.max_event_bytes {
+            return Ok(total);
+        }
+        Err(self.entry_refused(what, s, checkpoint, committables, total))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn entry_refused(
+        &self,
+        what: &str,
+        s: u32,
+        checkpoint: u64,
+        committables: &Committables,
+        total: u64,
+    ) -> Error {
         if committables.largest() > self.max_committable_bytes {
+            // The first committable that is too long, for the message.
             let max = self.max_committable_bytes;
             let (i, len) = committables
                 .iter()
@@ -111,26 +129,23 @@ impl Limits {
                 .enumerate()
                 .find(|(_, len)| *len > max)
                 .unwrap_or((0, committables.largest()));
-            return Err(Error::invalid_event(format!(
+            return Error::invalid_event(format!(
                 "{what} of subtask {s} for checkpoint {}: committable {i} holds {len} bytes, more than max-committable-bytes {max}",
                 checkpoint_name(checkpoint),
-            )));
+            ));
         }
-        let total = committables_bytes(committables);
-        if total > self.max_event_bytes {
-            return Err(Error::invalid_event(format!(
-                "{what} of subtask {s} for checkpoint {}: the entry holds {total} bytes ({} committables), more than max-event-bytes {}",
-                checkpoint_name(checkpoint),
-                committables.len(),
-                self.max_event_bytes
-            )));
-        }
-        Ok(total)
+        Error::invalid_event(format!(
+            "{what} of subtask {s} for checkpoint {}: the entry holds {total} bytes ({} committables), more than max-event-bytes {}",
+            checkpoint_name(checkpoint),
+            committables.len(),
+            self.max_event_bytes
+        ))
     }
 
     /// Checks that snapshot `snapshot` would hold at most
     /// `max_snapshot_bytes` once subtask `s`'s entry for `checkpoint`
     /// (`bytes`) is added, bringing it to `total`.
+    #[inline]
     pub(crate) fn check_snapshot(
         &self,
         s: u32,
@@ -142,12 +157,25 @@ impl Limits {
         if total <= self.max_snapshot_bytes {
             return Ok(());
         }
-        Err(Error::invalid_event(format!(
+        Err(self.snapshot_refused(s, checkpoint, bytes, snapshot, total))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn snapshot_refused(
+        &self,
+        s: u32,
+        checkpoint: u64,
+        bytes: u64,
+        snapshot: u64,
+        total: u64,
+    ) -> Error {
+        Error::invalid_event(format!(
             "entry of subtask {s} for checkpoint {} ({bytes} bytes) would make the snapshot of checkpoint {} hold {total} bytes, more than max-snapshot-bytes {}",
             checkpoint_name(checkpoint),
             checkpoint_name(snapshot),
             self.max_snapshot_bytes
-        )))
+        ))
     }
 }
 

@@ -374,6 +374,37 @@ impl Slots {
         }
     }
 
+    /// Appends subtask `s`'s entry for checkpoint `c` above its max and
+    /// every entry it holds (a writer's next report, the usual event) and
+    /// raises its max to `c`: [`Self::put_sized_entry`] and
+    /// [`Self::set_max`] with one slot lookup. Anything else takes that
+    /// general path.
+    pub fn push_reported(&mut self, s: u32, c: u64, entry: SlotEntry, bytes: u64) {
+        let Some(slot) = self.slot_mut(s) else {
+            return;
+        };
+        let above =
+            slot.max.is_none_or(|m| m < c) && slot.entries.last().is_none_or(|h| h.checkpoint < c);
+        if !above {
+            self.put_sized_entry(s, c, entry, bytes);
+            self.set_max(s, Some(c));
+            return;
+        }
+        slot.entries.push(Held {
+            checkpoint: c,
+            bytes,
+            entry,
+        });
+        slot.held = slot.held.saturating_add(bytes);
+        let (old, ended) = (slot.max.replace(c), slot.ended);
+        self.checkpoints.add(c, s, bytes);
+        if ended {
+            self.ended_bytes = self.ended_bytes.saturating_add(bytes);
+        } else {
+            self.retrack(old, Some(c));
+        }
+    }
+
     /// Sets subtask `s`'s highest reported checkpoint.
     pub fn set_max(&mut self, s: u32, max: Option<u64>) {
         let Some(slot) = self.slot_mut(s) else {

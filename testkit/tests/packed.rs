@@ -28,7 +28,7 @@ fn event(subtask: u32, checkpoint: u64, n: usize) -> WriterEvent {
         entry: Entry {
             checkpoint,
             committables: (0..n).map(|i| vec![b'a' + i as u8; 130 * i]).collect(),
-            watermark: Some(-5),
+            watermark: (subtask != 2).then_some(-5 - i64::from(subtask)),
             savepoint: checkpoint == 2,
         },
     }

@@ -10,15 +10,17 @@
 
 use sink_coordinator::batch::PackedEvent;
 use sink_coordinator::{Lifecycle, Outcome, WriterEvent};
+use wasmtime::component::__internal::{InterfaceType, LowerContext};
 use wasmtime::component::{ComponentType, Lower, ResourceAny};
 
 use super::{from_wit_batch_outcome, from_wit_error, lower_events, ComponentCoordinator};
 use crate::engine::wit;
 use crate::error::{BatchFailure, BatchResult, HostError, HostResult};
 
-/// `packed-event` as the host lowers it: the block is borrowed (from one
-/// buffer for the whole batch, or from the caller's [`PackedEvent`]).
-#[derive(ComponentType, Lower)]
+/// `packed-event` as the host lowers it: the block is borrowed (from the
+/// entry's `Committables` or the caller's [`PackedEvent`]). The type check
+/// is derived; the lowering is written out below.
+#[derive(ComponentType)]
 #[component(record)]
 struct PackedArg<'a> {
     subtask: u32,
@@ -27,6 +29,66 @@ struct PackedArg<'a> {
     committables: &'a [u8],
     watermark: Option<i64>,
     savepoint: bool,
+}
+
+/// The canonical ABI layout of `packed-event` (size 48, align 8):
+/// `subtask` at 0, `attempt` at 4, `checkpoint` at 8, the block's pointer
+/// and length at 16 and 20, `watermark`'s discriminant at 24 and value at
+/// 32, `savepoint` at 40.
+const PACKED_EVENT_SIZE: usize = 48;
+
+// SAFETY: `ComponentType` is derived from the same fields, so the type check
+// guarantees the component's `packed-event` has exactly the layout written
+// here (the derive computes the same offsets: checked by the test below).
+// Every write is bounds-checked against the guest's memory.
+unsafe impl Lower for PackedArg<'_> {
+    /// Never used: a `packed-event` only crosses inside a list (memory).
+    fn linear_lower_to_flat<T>(
+        &self,
+        _cx: &mut LowerContext<'_, T>,
+        _ty: InterfaceType,
+        _dst: &mut std::mem::MaybeUninit<Self::Lower>,
+    ) -> wasmtime::Result<()> {
+        Err(wasmtime::format_err!(
+            "a packed-event is lowered only inside a list"
+        ))
+    }
+
+    /// One event: the block through one `cabi_realloc` and one copy, then
+    /// the record's fields in one view of memory (wasmtime's derived
+    /// lowering looks the memory up again for every field).
+    fn linear_lower_to_memory<T>(
+        &self,
+        cx: &mut LowerContext<'_, T>,
+        _ty: InterfaceType,
+        offset: usize,
+    ) -> wasmtime::Result<()> {
+        let out_of_bounds = || wasmtime::format_err!("packed-event out of bounds");
+        let len = self.committables.len();
+        // The block first: the allocation may grow (move) the memory.
+        let ptr = cx.realloc(0, 0, 1, len)?;
+        let memory = cx.as_slice_mut();
+        memory
+            .get_mut(ptr..)
+            .and_then(|m| m.get_mut(..len))
+            .ok_or_else(out_of_bounds)?
+            .copy_from_slice(self.committables);
+        let record: &mut [u8; PACKED_EVENT_SIZE] = memory
+            .get_mut(offset..)
+            .and_then(|m| m.first_chunk_mut())
+            .ok_or_else(out_of_bounds)?;
+        let ptr = u32::try_from(ptr).map_err(|_| out_of_bounds())?;
+        let len = u32::try_from(len).map_err(|_| out_of_bounds())?;
+        record[0..4].copy_from_slice(&self.subtask.to_le_bytes());
+        record[4..8].copy_from_slice(&self.attempt.to_le_bytes());
+        record[8..16].copy_from_slice(&self.checkpoint.to_le_bytes());
+        record[16..20].copy_from_slice(&ptr.to_le_bytes());
+        record[20..24].copy_from_slice(&len.to_le_bytes());
+        record[24] = u8::from(self.watermark.is_some());
+        record[32..40].copy_from_slice(&self.watermark.unwrap_or(0).to_le_bytes());
+        record[40] = u8::from(self.savepoint);
+        Ok(())
+    }
 }
 
 type PackedParams<'a, 'b> = (ResourceAny, &'a [PackedArg<'b>]);
@@ -175,5 +237,17 @@ impl ComponentCoordinator {
                 error,
             })),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The layout written by hand is the canonical ABI's.
+    #[test]
+    fn packed_event_layout() {
+        assert_eq!(<PackedArg<'_> as ComponentType>::SIZE32, PACKED_EVENT_SIZE);
+        assert_eq!(<PackedArg<'_> as ComponentType>::ALIGN32, 8);
     }
 }

@@ -195,14 +195,54 @@ where
     I: ExactSizeIterator<Item = EncodeSlot<'a, E>> + Clone,
     E: ExactSizeIterator<Item = (u64, &'a SlotEntry)> + Clone,
 {
-    wire::encode(
+    let size = encoded_len(commit_user, parallelism, slots.clone());
+    wire::encode_sized(
         CURRENT_VERSION,
         &StateRef {
             commit_user,
             parallelism,
             slots,
         },
+        size,
     )
+}
+
+/// Bytes of an unsigned varint (postcard's integers other than `u8`).
+fn varint_len(v: u64) -> usize {
+    crate::packed::leb_len(v)
+}
+
+/// Bytes of an `Option<i64>` (a tag, then the zigzag varint).
+fn watermark_len(w: Option<i64>) -> usize {
+    w.map_or(1, |v| 1 + varint_len(((v << 1) ^ (v >> 63)) as u64))
+}
+
+/// What [`encode`] writes, counted from the values (a packed committable
+/// list is its own encoding): the output is sized once, without the
+/// serializer's size pass (which walked every slot as a second encode).
+/// Only the capacity depends on it; `exact_size` checks it against
+/// postcard's own count.
+fn encoded_len<'a, I, E>(commit_user: &str, parallelism: u32, slots: I) -> usize
+where
+    I: ExactSizeIterator<Item = EncodeSlot<'a, E>>,
+    E: ExactSizeIterator<Item = (u64, &'a SlotEntry)>,
+{
+    let mut n = varint_len(u64::from(CURRENT_VERSION))
+        + varint_len(commit_user.len() as u64)
+        + commit_user.len()
+        + varint_len(u64::from(parallelism))
+        + varint_len(slots.len() as u64);
+    for (s, end, entries) in slots {
+        n += varint_len(u64::from(s))
+            + end.committables.as_packed().len()
+            + watermark_len(end.watermark)
+            + 1
+            + varint_len(entries.len() as u64);
+        for (c, e) in entries {
+            n += varint_len(c) + e.committables.as_packed().len() + watermark_len(e.watermark) + 1;
+        }
+    }
+    n
 }
 
 /// Decodes state bytes of any version; bad bytes are `corrupt-state`.
@@ -449,6 +489,43 @@ mod tests {
             [(2u32, &e, vec![(3u64, &o), (900, &o)]), (299, &e, vec![])],
         );
         assert_eq!(got, expected);
+    }
+
+    /// The counted size is the encoded size.
+    #[test]
+    fn exact_size() {
+        let e = end(&["f1", ""], Some(i64::MIN));
+        let big = SlotEntry {
+            committables: vec![vec![9u8; 300]; 130].into(),
+            watermark: Some(i64::MAX),
+            savepoint: false,
+        };
+        for (user, slots) in [
+            ("", vec![]),
+            (
+                "job-ü",
+                vec![(
+                    0u32,
+                    &e,
+                    vec![(3u64, &big), (u64::from(u32::MAX) + 7, &big)],
+                )],
+            ),
+            (
+                "u",
+                vec![(200_000u32, &e, vec![]), (999_999, &e, vec![(127, &big)])],
+            ),
+        ] {
+            let n = slots.len();
+            let size = encoded_len(
+                user,
+                300_000,
+                slots
+                    .clone()
+                    .into_iter()
+                    .map(|(s, e, v)| (s, e, v.into_iter())),
+            );
+            assert_eq!(size, enc(user, 300_000, slots).len(), "{user} {n}");
+        }
     }
 
     #[test]

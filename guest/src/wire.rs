@@ -99,6 +99,12 @@ pub fn encode<T: Serialize>(version: u32, body: &T) -> Vec<u8> {
     postcard::to_extend(&value, Vec::with_capacity(size)).unwrap_or_default()
 }
 
+/// As [`encode`], with the output's size counted by the caller (`size`):
+/// only the capacity depends on it.
+pub fn encode_sized<T: Serialize>(version: u32, body: &T, size: usize) -> Vec<u8> {
+    postcard::to_extend(&(version, body), Vec::with_capacity(size)).unwrap_or_default()
+}
+
 /// Splits off the version header.
 pub fn version(bytes: &[u8]) -> Result<(u32, &[u8]), DecodeError> {
     if bytes.is_empty() {

@@ -98,6 +98,7 @@ const entryArg = (e) => ({
   savepoint: Boolean(e.savepoint),
 });
 
+// Lengths of a JavaScript byte array stay below 2^53: division, not `>>>`.
 const lebLength = (n) => {
   let k = 1;
   for (; n >= 0x80; n = Math.floor(n / 0x80)) k++;
@@ -108,6 +109,21 @@ const lebWrite = (out, pos, n) => {
   out[pos++] = n;
   return pos;
 };
+const blockLength = (list) => {
+  let size = lebLength(list.length);
+  for (const c of list) size += lebLength(c.length) + c.length;
+  return size;
+};
+const writeBlock = (out, pos, list) => {
+  pos = lebWrite(out, pos, list.length);
+  for (const c of list) {
+    pos = lebWrite(out, pos, c.length);
+    out.set(c, pos);
+    pos += c.length;
+  }
+  return pos;
+};
+const asArray = (committables) => (Array.isArray(committables) ? committables : Array.from(committables));
 
 /**
  * The committables as one block (WIT 0.2.2 `packed-event`): an unsigned
@@ -115,27 +131,35 @@ const lebWrite = (out, pos, n) => {
  * bytes; one Uint8Array, sized before it is written.
  */
 export function packCommittables(committables) {
-  const list = Array.from(committables);
-  let size = lebLength(list.length);
-  for (const c of list) size += lebLength(c.length) + c.length;
-  const out = new Uint8Array(size);
-  let pos = lebWrite(out, 0, list.length);
-  for (const c of list) {
-    pos = lebWrite(out, pos, c.length);
-    out.set(c, pos);
-    pos += c.length;
-  }
+  const list = asArray(committables);
+  const out = new Uint8Array(blockLength(list));
+  writeBlock(out, 0, list);
   return out;
 }
 
-const packedArg = (e) => ({
-  subtask: e.subtask,
-  attempt: e.attempt,
-  checkpoint: u64(e.entry.checkpoint),
-  committables: packCommittables(e.entry.committables),
-  watermark: optU64(e.entry.watermark),
-  savepoint: Boolean(e.entry.savepoint),
-});
+/**
+ * A batch's `packed-event` arguments: every event's block is a view into
+ * one buffer for the whole batch (one allocation per batch, not per event;
+ * jco copies each view into the guest).
+ */
+const packedArgs = (events) => {
+  const list = Array.from(events);
+  const committables = list.map((e) => asArray(e.entry.committables));
+  const buffer = new Uint8Array(committables.reduce((n, c) => n + blockLength(c), 0));
+  let pos = 0;
+  return list.map((e, i) => {
+    const start = pos;
+    pos = writeBlock(buffer, pos, committables[i]);
+    return {
+      subtask: e.subtask,
+      attempt: e.attempt,
+      checkpoint: u64(e.entry.checkpoint),
+      committables: buffer.subarray(start, pos),
+      watermark: optU64(e.entry.watermark),
+      savepoint: Boolean(e.entry.savepoint),
+    };
+  });
+};
 
 /** A batch's compact outcome (WIT `batch-outcome`) as a full Outcome. */
 const batchOutcome = (o) => ({
@@ -248,7 +272,7 @@ export class Coordinator extends Handle {
   events(events) {
     const packed = typeof this.#c.eventsPacked === 'function';
     const batch = packed
-      ? Array.from(events, packedArg)
+      ? packedArgs(events)
       : Array.from(events, (e) => ({ subtask: e.subtask, attempt: e.attempt, entry: entryArg(e.entry) }));
     return this.call(() => {
       try {

@@ -10,7 +10,7 @@
 //!
 //! Only canonical encodings are held: every varint in its shortest form, no
 //! trailing bytes (the rules of WIT `packed-event`, see [`crate::packed`],
-//! whose [`UnpackError`] names what is wrong), so two equal lists always
+//! whose [`UnpackError`](crate::packed::UnpackError) names what is wrong), so two equal lists always
 //! have equal packed bytes (a resend is compared byte for byte) and
 //! re-encoding state never changes it.
 

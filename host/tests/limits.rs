@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use sink_coordinator::{
     Config, Coordinator, Entry, ErrorKind, Lifecycle, Limits, MemEnv, MemStorage, Outcome,
-    StepClock, END,
+    StepClock, Storage, StorageError, END,
 };
 use sink_coordinator_host::clock::ManualClock;
 use sink_coordinator_host::engine::{EMBEDDED_WASM, MAX_HOSTCALL_RANGE};
@@ -282,6 +282,37 @@ fn runtime_limits_derive_from_the_sizes() {
     assert!(e.contains("max-snapshot-bytes"), "{e}");
 }
 
+/// A storage whose `put-if-absent` advances the engine's epoch past any
+/// call deadline: when the guest resumes it has run out of time, as a guest
+/// stuck in a loop has once the ticker passed its deadline. Deterministic:
+/// nothing depends on how fast this machine moves bytes.
+struct ExpiringStorage {
+    inner: Shared<MemStorage>,
+    engine: wasmtime::Engine,
+}
+
+impl Storage for ExpiringStorage {
+    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        self.inner.get(key)
+    }
+    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
+        // The 200 ms deadline is two ticks; a few more than that.
+        for _ in 0..8 {
+            self.engine.increment_epoch();
+        }
+        self.inner.put_if_absent(key, value)
+    }
+    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
+        self.inner.put(key, value)
+    }
+    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
+        self.inner.delete(key)
+    }
+    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        self.inner.list(prefix)
+    }
+}
+
 /// A call past its deadline traps with a one-line message (and the
 /// instance is discarded, like after any trap).
 #[test]
@@ -292,16 +323,16 @@ fn call_past_its_deadline_traps_with_one_line() {
         ..RuntimeOptions::default()
     };
     let runtime = Runtime::new(EMBEDDED_WASM, options).unwrap();
-    let mut path = Path::component(&runtime, 1, None);
-    path.start().unwrap();
-    // Lifting and packing 256 MiB (the event: two fresh 256 MiB blocks of
-    // guest memory) takes well over 200 ms in the guest; 128 MiB was too
-    // close once the core kept committables packed (the snapshot's encode
-    // then reuses memory the event freed).
-    let err = path
-        .event(0, entry(1, vec![payload(256 * MIB)]))
-        .and_then(|_| path.complete(1))
-        .unwrap_err();
+    let storage = ExpiringStorage {
+        inner: Shared::new(MemStorage::default()),
+        engine: runtime.engine().clone(),
+    };
+    let env = HostEnv::new(storage, ManualClock::new(1000, 1));
+    let mut c = ComponentCoordinator::new(&runtime, env, &Config::new(1, "job"), None).unwrap();
+    c.start().unwrap();
+    c.event(0, 0, entry(1, vec![payload(1000)])).unwrap();
+    // The commit's create runs out the deadline.
+    let err = c.checkpoint_complete(1).unwrap_err();
     assert_eq!(err.kind, HostErrorKind::Trap, "{err}");
     assert!(
         err.message
@@ -309,5 +340,5 @@ fn call_past_its_deadline_traps_with_one_line() {
         "{err}"
     );
     assert!(!err.message.contains('\n'), "{err}");
-    assert_eq!(path.state(), Lifecycle::Failed);
+    assert_eq!(c.state(), Lifecycle::Failed);
 }

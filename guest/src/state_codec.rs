@@ -301,24 +301,46 @@ pub fn decode_indexed(bytes: &[u8]) -> Result<IndexedState> {
     if !(1..=CURRENT_VERSION).contains(&version) {
         return Err(corrupt(&wire::DecodeError::UnknownVersion(version)));
     }
+    // One pass: each slot is checked and converted as it is read, its first
+    // content error kept and reported only after the whole structure, the
+    // commit user and the parallelism passed (the order of the checks).
     let structure = || -> core::result::Result<_, wire::DecodeError> {
         let (commit_user, rest) = take::<&str>(rest)?;
         let (parallelism, rest) = take::<u32>(rest)?;
         let (count, mut rest) = take::<usize>(rest)?;
         let room = count.min(rest.len() / MIN_SLOT_BYTES);
-        let (mut raw, mut offsets) = (Vec::with_capacity(room), Vec::with_capacity(room));
+        let (mut slots, mut offsets) = (Vec::with_capacity(room), Vec::with_capacity(room));
+        let mut bad: Option<String> = None;
+        let mut last: Option<u32> = None;
         for _ in 0..count {
             offsets.push(bytes.len() - rest.len());
-            let (slot, after) = take_slot(version, rest)?;
-            raw.push(slot);
+            let ((s, w), after) = take_slot(version, rest)?;
             rest = after;
+            if bad.is_some() {
+                continue;
+            }
+            if s >= parallelism {
+                bad = Some(format!(
+                    "END entry of subtask {s} outside parallelism {parallelism}"
+                ));
+            } else if last.is_some_and(|l| s <= l) {
+                bad = Some(format!(
+                    "END entries out of order or repeated at subtask {s}"
+                ));
+            } else {
+                last = Some(s);
+                match ended_slot(s, w) {
+                    Ok(slot) => slots.push((s, slot)),
+                    Err(why) => bad = Some(why),
+                }
+            }
         }
         if !rest.is_empty() {
             return Err(wire::DecodeError::TrailingBytes(rest.len()));
         }
-        Ok((commit_user, parallelism, raw, offsets))
+        Ok((commit_user, parallelism, slots, offsets, bad))
     };
-    let (commit_user, parallelism, raw, offsets) = structure().map_err(|e| corrupt(&e))?;
+    let (commit_user, parallelism, slots, offsets, bad) = structure().map_err(|e| corrupt(&e))?;
     if commit_user.is_empty() {
         return Err(corrupt(&"empty commit user"));
     }
@@ -327,21 +349,8 @@ pub fn decode_indexed(bytes: &[u8]) -> Result<IndexedState> {
             "parallelism {parallelism} outside 1..={MAX_PARALLELISM}"
         )));
     }
-    let mut slots = Vec::with_capacity(raw.len());
-    let mut last: Option<u32> = None;
-    for (s, w) in raw {
-        if s >= parallelism {
-            return Err(corrupt(&format!(
-                "END entry of subtask {s} outside parallelism {parallelism}"
-            )));
-        }
-        if last.is_some_and(|l| s <= l) {
-            return Err(corrupt(&format!(
-                "END entries out of order or repeated at subtask {s}"
-            )));
-        }
-        last = Some(s);
-        slots.push((s, ended_slot(s, w).map_err(|why| corrupt(&why))?));
+    if let Some(why) = bad {
+        return Err(corrupt(&why));
     }
     Ok(IndexedState {
         state: CoordinatorState {

@@ -616,17 +616,7 @@ fn lower_events<'a>(
         w.entry.checkpoint = e.checkpoint;
         w.entry.watermark = e.watermark;
         w.entry.savepoint = e.savepoint;
-        let lists = &mut w.entry.committables;
-        lists.truncate(e.committables.len());
-        for (j, c) in e.committables.iter().enumerate() {
-            match lists.get_mut(j) {
-                Some(list) => {
-                    list.clear();
-                    list.extend_from_slice(c);
-                }
-                None => lists.push(c.to_vec()),
-            }
-        }
+        e.committables.copy_into(&mut w.entry.committables);
     }
 }
 

@@ -4,43 +4,16 @@
 //! component's limits are settable and large committables commit on both
 //! paths alike.
 
-use std::ops::Deref;
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::process::{Command, Output};
+
+use common::TempFile;
 
 const HEAD: &str = r#""config": {"parallelism": 1, "commit_user": "job-1"}"#;
 
-fn scratch() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sinkcoord-hardening-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// A file in this process's scratch directory, removed on drop; the directory
-/// goes with its last file (tests run in parallel threads and share it, so
-/// only an empty directory is removed).
-struct TempFile(PathBuf);
-
-impl Deref for TempFile {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-        if let Some(dir) = self.0.parent() {
-            let _ = std::fs::remove_dir(dir);
-        }
-    }
-}
-
 fn file(name: &str, bytes: &[u8]) -> TempFile {
-    let path = scratch().join(name);
-    std::fs::write(&path, bytes).unwrap();
-    TempFile(path)
+    common::temp_file("hardening-cli", name, bytes)
 }
 
 fn sinkcoord(args: &[&str]) -> Output {

@@ -1,39 +1,17 @@
 //! The CLI on malformed traces: exit code 2, nothing on stdout, and a message
 //! on stderr that names the step and the field.
 
-use std::ops::Deref;
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::Command;
+
+use common::TempFile;
 
 const HEAD: &str = r#""config": {"parallelism": 2, "commit_user": "job-1"}"#;
 
-/// A trace file in this process's scratch directory, removed on drop; the
-/// directory goes with its last file (tests run in parallel threads and share
-/// it, so only an empty directory is removed).
-struct TempFile(PathBuf);
-
-impl Deref for TempFile {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-        if let Some(dir) = self.0.parent() {
-            let _ = std::fs::remove_dir(dir);
-        }
-    }
-}
-
 fn temp_file(name: &str, text: &str) -> TempFile {
-    let dir = std::env::temp_dir().join(format!("sinkcoord-malformed-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write trace");
-    TempFile(path)
+    common::temp_file("malformed", name, text.as_bytes())
 }
 
 /// Runs `sinkcoord replay [--native] FILE`; returns (exit code, stdout, stderr).

@@ -361,18 +361,24 @@ impl ComponentCoordinator {
         })
     }
 
+    /// What a failed instance reports: nothing committed, the last
+    /// committed-up-to this handle saw.
+    fn failed_outcome(&self) -> Outcome {
+        Outcome {
+            state: Lifecycle::Failed,
+            committed: Vec::new(),
+            tags_created: Vec::new(),
+            tags_deleted: Vec::new(),
+            restart_required: false,
+            committed_up_to: self.known_up_to,
+        }
+    }
+
     /// Closes the instance. On a discarded instance this succeeds and
     /// reports `failed`, like `close` on any failed instance.
     pub fn close(&mut self) -> HostResult<Outcome> {
         if !self.instance.is_live() {
-            return Ok(Outcome {
-                state: Lifecycle::Failed,
-                committed: Vec::new(),
-                tags_created: Vec::new(),
-                tags_deleted: Vec::new(),
-                restart_required: false,
-                committed_up_to: self.known_up_to,
-            });
+            return Ok(self.failed_outcome());
         }
         self.outcome_call("close", |s, b, h| {
             b.sink_coordinator_coordinator()

@@ -276,8 +276,10 @@ fn runtime_limits_derive_from_the_sizes() {
     assert_eq!(small.call_deadline, Some(Duration::from_millis(60_000)));
     small.validate().unwrap();
 
-    let mut too_small = RuntimeOptions::default();
-    too_small.max_hostcall_bytes = *MAX_HOSTCALL_RANGE.start() as usize;
+    let too_small = RuntimeOptions {
+        max_hostcall_bytes: *MAX_HOSTCALL_RANGE.start() as usize,
+        ..RuntimeOptions::default()
+    };
     let e = too_small.validate().unwrap_err();
     assert!(e.contains("max-snapshot-bytes"), "{e}");
 }

@@ -9,7 +9,7 @@
 //! `events-packed` and gets `events`.
 
 use sink_coordinator::batch::PackedEvent;
-use sink_coordinator::{Lifecycle, Outcome, WriterEvent};
+use sink_coordinator::{Lifecycle, WriterEvent};
 use wasmtime::component::__internal::{InterfaceType, LowerContext};
 use wasmtime::component::{ComponentType, Lower, ResourceAny};
 
@@ -226,14 +226,7 @@ impl ComponentCoordinator {
             // A trap: the Store is gone, nothing is known of the batch.
             Err(error) => Err(Box::new(BatchFailure {
                 applied: 0,
-                outcome: Outcome {
-                    state: Lifecycle::Failed,
-                    committed: Vec::new(),
-                    tags_created: Vec::new(),
-                    tags_deleted: Vec::new(),
-                    restart_required: false,
-                    committed_up_to: self.known_up_to,
-                },
+                outcome: self.failed_outcome(),
                 error,
             })),
         }

@@ -73,13 +73,13 @@ impl Coordinator {
         }
         if self.slots.all_ended() {
             // While every slot holds an END entry, only the final commit commits.
-            let due = match trigger {
-                Trigger::Completion => true,
-                Trigger::EndArrival => {
-                    !self.config.checkpointing
-                        || self.config.final_commit == FinalCommitMode::OnEndInput
-                }
-                Trigger::Other => false,
+            let due = if self.on_checkpoint() {
+                // Once every END entry is in the state of a completed
+                // checkpoint, whatever call runs the rule (SEMANTICS 5.3).
+                self.completed
+                    .is_some_and(|c| self.slots.latest_taken().is_some_and(|t| t <= c))
+            } else {
+                matches!(trigger, Trigger::Completion | Trigger::EndArrival)
             };
             if due {
                 *target = Some(END);
@@ -101,6 +101,12 @@ impl Coordinator {
         Ok(())
     }
 
+    /// The final commit waits for the checkpoint that captured every END
+    /// entry (`final-commit = on-checkpoint` with checkpointing, SEMANTICS 5.3).
+    fn on_checkpoint(&self) -> bool {
+        self.config.checkpointing && self.config.final_commit == FinalCommitMode::OnCheckpoint
+    }
+
     /// Committed-up-to after a run of the commit rule with target `target`
     /// (SEMANTICS 5.5): the target if the run wrote everything; else the
     /// highest checkpoint whose entries this or an earlier run passed; in
@@ -108,7 +114,7 @@ impl Coordinator {
     /// savepoint at or below the target whose tagging did not complete counts
     /// as owed (its snapshot may exist; finding out needs the table). END
     /// once the final commit happened and no tag is owed. Never goes down.
-    fn settle_up_to(&mut self, target: Option<u64>, ok: bool) {
+    pub(crate) fn settle_up_to(&mut self, target: Option<u64>, ok: bool) {
         let Some(t) = target else {
             return;
         };
@@ -218,6 +224,7 @@ impl Coordinator {
     /// before the END snapshot would let the replay from the last completed
     /// checkpoint commit them again under new ids.
     pub(crate) fn final_commit(&mut self, env: &mut dyn Env, log: &mut CallLog) -> Result<()> {
+        self.decide_drained_tags();
         if let Some(completed) = self.completed {
             for c in self.slots.checkpoints_up_to(completed) {
                 self.commit_checkpoint(env, c, log)?;
@@ -255,6 +262,29 @@ impl Coordinator {
         // hint) is retried by a repeated call through `commit_rule`.
         self.final_done = true;
         Ok(())
+    }
+
+    /// A drained stop-with-savepoint (SEMANTICS 5.4, on-checkpoint mode):
+    /// a pending `s <= completed` without a snapshot of its own, when every
+    /// END entry has `taken <= s` (every writer had ended before `s`), gets
+    /// its tag on the END snapshot. Decided once, from the `taken` values
+    /// held now, and remembered until the tag exists.
+    fn decide_drained_tags(&mut self) {
+        if !self.on_checkpoint() {
+            return;
+        }
+        let (Some(completed), Some(taken)) = (self.completed, self.slots.latest_taken()) else {
+            return;
+        };
+        let drained: Vec<u64> = self
+            .savepoints
+            .pending_in(taken..completed.saturating_add(1))
+            .copied()
+            .filter(|s| !self.slots.has_committables(*s))
+            .collect();
+        for s in drained {
+            self.savepoints.tag_on_end(s);
+        }
     }
 
     /// The recovery commit once every slot is restored (SEMANTICS 6.2).

@@ -24,7 +24,7 @@ use crate::types::{
 
 mod recovery;
 
-use recovery::Recovery;
+use recovery::{Recovery, SubtaskSet};
 
 /// What made the commit rule run: decides whether a final commit is due (SEMANTICS 5.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,6 +101,9 @@ pub struct Coordinator {
     /// Checkpoints passed above `up_to`, ascending: kept only while a
     /// pending savepoint may hold committed-up-to below one of them.
     pub(crate) passed: Vec<u64>,
+    /// Subtasks named finished by the restore: their restore events and
+    /// resets are ignored for the instance's lifetime (SEMANTICS 6.2).
+    finished: SubtaskSet,
     /// Size limits checked when input arrives.
     limits: Limits,
     /// The commit rule's early exit is on (see `commit_rule_idle`); only
@@ -127,6 +130,7 @@ impl Coordinator {
             savepoints,
             up_to: None,
             passed: Vec::new(),
+            finished: SubtaskSet::default(),
             limits: Limits::default(),
             rule_shortcut: true,
         }
@@ -447,14 +451,17 @@ impl Coordinator {
             // Rule 1: ignored; only a final commit's failed tagging is retried.
             return self.commit_after(read, env, Trigger::Other, log);
         }
+        let max = self.slots.max(s);
         if c == END {
-            // Replaces any END entry: the newest report is authoritative; the flag is ignored.
+            // Replaces any END entry: the newest report is authoritative; the
+            // flag is ignored. The writer's report for `max + 1`, if any, was
+            // sent after it, so that checkpoint's state holds it (SEMANTICS 3).
             self.check_end(s, bytes)?;
-            let end = EndEntry::reported(entry);
+            let taken = max.map_or(0, |m| m + 1);
+            let end = EndEntry::reported(entry, taken);
             self.slots.set_end(s, Some(end));
             return self.commit_after(read, env, Trigger::EndArrival, log);
         }
-        let max = self.slots.max(s);
         let covered = max.is_some_and(|m| m >= c);
         // Rule 2: committed work.
         if self.committed_high().is_some_and(|h| c <= h) {
@@ -463,10 +470,9 @@ impl Coordinator {
             }
             if self.slots.has_end(s) && entry.committables.is_empty() {
                 // An ended writer's late report for a checkpoint committed on
-                // the strength of its END entry: only `max` and the flag count.
-                if entry.savepoint {
-                    self.savepoints.flagged(c);
-                }
+                // the strength of its END entry: only `max` counts (its flag
+                // is ignored: every writer that had not ended reported `c`,
+                // with the same flag, before `c` could commit).
                 self.slots.set_max(s, Some(c));
                 return self.commit_after(read, env, Trigger::Other, log);
             }
@@ -608,6 +614,10 @@ impl Coordinator {
         if let Some(r) = r {
             Self::require_checkpoint_of("subtask-reset of subtask", s, r, false)?;
         }
+        if self.finished.contains(s) {
+            // Flink may run a finished subtask again: ignored (SEMANTICS 6.2).
+            return Ok(());
+        }
         if self.recovery().is_some() {
             self.reset_while_restoring(s);
             return Ok(());
@@ -617,8 +627,11 @@ impl Coordinator {
         // the commit rule (SEMANTICS 5.2, 8: the input stays accepted).
         let read = self.read_table(env, log);
         if self.final_done {
-            // Ignored; only a final commit's failed tagging is retried.
-            return self.commit_after(read, env, Trigger::Other, log);
+            // Changes nothing and retries no tag (SEMANTICS 5.3); a final
+            // commit just learned from the table still moves committed-up-to.
+            read?;
+            self.settle_up_to(Some(END), true);
+            return Ok(());
         }
         self.slots.reset_ordinary(s, r);
         self.slots.set_end(s, None);
@@ -649,10 +662,20 @@ impl Coordinator {
         let slots = ended
             .iter()
             .map(|(s, e)| (*s, e, self.slots.entries_of(*s)));
+        // The savepoints owed a tag and the aborted ids above the mark
+        // (SEMANTICS 5.4, 7).
+        let owed = self
+            .savepoints
+            .owed(self.final_done, self.committed_through);
+        let aborted = self.savepoints.aborted_above(self.committed_high());
         Ok(state_codec::encode(
             &self.commit_user,
             self.config.parallelism,
             slots,
+            state_codec::Ids {
+                owed: &owed,
+                aborted,
+            },
         ))
     }
 

@@ -1,8 +1,13 @@
 //! Savepoint auto-tags (SEMANTICS 5.4).
 //!
 //! The coordinator's own checkpoint is taken before writers learn that a
-//! checkpoint is a savepoint, so the pending set is not persisted: writers
-//! replay the flag from their state after a failover.
+//! checkpoint is a savepoint, so a pending id whose snapshot does not exist
+//! yet is not persisted: writers replay the flag from their state after a
+//! failover (and a savepoint aborted after the coordinator's checkpoint
+//! does not come back from it). The ids already owed a tag (their snapshot
+//! exists) and the aborted ids above the committed mark are persisted
+//! (SEMANTICS 7): a finished writer has no state, and a writer restarted
+//! below the savepoint never holds its entry again.
 
 use alloc::format;
 use alloc::string::String;
@@ -11,6 +16,7 @@ use alloc::vec::Vec;
 use crate::env::Env;
 use crate::error::Result;
 use crate::table::{self, TableLog};
+use crate::types::END;
 
 /// The name of the auto-tag of savepoint `savepoint`.
 pub fn tag_name(savepoint: u64) -> String {
@@ -59,6 +65,9 @@ pub struct Savepoints {
     enabled: bool,
     retained_ms: Option<u64>,
     pending: IdSet,
+    /// Pending ids of a drained stop-with-savepoint, whose tag points at the
+    /// END snapshot (decided once by the final commit).
+    on_end: IdSet,
     /// Ids aborted during this instance's lifetime: their late flags are ignored.
     aborted: IdSet,
 }
@@ -101,8 +110,9 @@ impl Savepoints {
     }
 
     /// After a commit rule with target `t`: tag every pending `s <= t` whose
-    /// snapshot this commit user wrote, then drop it (tagged or not). An id
-    /// leaves the set only once its tag is durable, so a storage error keeps it.
+    /// snapshot this commit user wrote (for a drained savepoint, its END
+    /// snapshot), then drop it (tagged or not). An id leaves the set only
+    /// once its tag is durable, so a storage error keeps it.
     pub fn tag_up_to(
         &mut self,
         env: &mut dyn Env,
@@ -112,15 +122,68 @@ impl Savepoints {
         out: &mut TagChanges,
     ) -> Result<()> {
         while let Some(&s) = self.pending.0.first().filter(|s| **s <= t) {
-            if let Some(id) = log.find_user_snapshot(env, user, s)? {
+            let mut target = log.find_user_snapshot(env, user, s)?.map(|id| (id, s));
+            if target.is_none() && self.on_end.contains(s) {
+                target = log.find_user_snapshot(env, user, END)?.map(|id| (id, END));
+            }
+            if let Some((id, identifier)) = target {
                 let name = tag_name(s);
-                if table::create_tag(env, &name, id, s, user, self.retained_ms)? {
+                if table::create_tag(env, &name, id, identifier, user, self.retained_ms)? {
                     out.created.push(name);
                 }
             }
             self.pending.remove(s);
+            self.on_end.remove(s);
         }
         Ok(())
+    }
+
+    /// The final commit of a drained stop-with-savepoint (SEMANTICS 5.4):
+    /// pending `s` gets its tag on the END snapshot (unless it has a
+    /// snapshot of its own), and is owed it until the tag exists.
+    pub fn tag_on_end(&mut self, s: u64) {
+        if self.pending.contains(s) {
+            self.on_end.insert(s);
+        }
+    }
+
+    /// The ids owed a tag, for the state bytes (SEMANTICS 5.4, 7): pending
+    /// ids at or below `passed` (the snapshot they point at exists: their
+    /// entries left the slots), every pending id once the final commit
+    /// happened, and the drained ones; each with whether it points at END.
+    pub fn owed(&self, final_done: bool, passed: Option<u64>) -> Vec<(u64, bool)> {
+        self.pending
+            .0
+            .iter()
+            .filter(|s| final_done || passed.is_some_and(|p| **s <= p) || self.on_end.contains(**s))
+            .map(|s| (*s, self.on_end.contains(*s)))
+            .collect()
+    }
+
+    /// The aborted ids above `mark` (the committed mark of SEMANTICS 3 rule
+    /// 2), for the state bytes.
+    pub fn aborted_above(&self, mark: Option<u64>) -> &[u64] {
+        let from = mark.map_or(0, |m| self.aborted.0.partition_point(|c| *c <= m));
+        self.aborted.0.get(from..).unwrap_or_default()
+    }
+
+    /// A restored instance starts with the state's owed and aborted ids
+    /// (ignored with auto-tagging off).
+    pub fn restore(&mut self, owed: &[(u64, bool)], aborted: &[u64]) {
+        if !self.enabled {
+            return;
+        }
+        for &c in aborted {
+            self.aborted.insert(c);
+        }
+        for &(s, on_end) in owed {
+            if !self.aborted.contains(s) {
+                self.pending.insert(s);
+                if on_end {
+                    self.on_end.insert(s);
+                }
+            }
+        }
     }
 
     /// `checkpoint-aborted(s)`: forget the pending id, remember the abort, and
@@ -136,6 +199,7 @@ impl Savepoints {
             return Ok(());
         }
         self.pending.remove(s);
+        self.on_end.remove(s);
         self.aborted.insert(s);
         let name = tag_name(s);
         if table::delete_own_tag(env, &name, user, s)? {
@@ -151,9 +215,12 @@ impl Savepoints {
     }
 
     /// Drops pending savepoint `s`, known to have no snapshot of its own: it
-    /// gets no tag and owes none (SEMANTICS 5.4, 5.5).
+    /// gets no tag and owes none (SEMANTICS 5.4, 5.5); a drained one keeps
+    /// its tag on the END snapshot.
     pub fn no_snapshot(&mut self, s: u64) {
-        self.pending.remove(s);
+        if !self.on_end.contains(s) {
+            self.pending.remove(s);
+        }
     }
 
     /// Pending ids in `range`, ascending.

@@ -18,7 +18,9 @@
 //! - `checkpoints`: per checkpoint, the subtasks holding an entry for it, in
 //!   subtask order, and their size (see `checkpoints`);
 //! - `ended_bytes`: the bytes of every ended slot's held entries and END
-//!   entry (a bound of the END snapshot, which the limits check).
+//!   entry (a bound of the END snapshot, which the limits check);
+//! - `takens`: multiset of the END entries' `taken`, whose maximum decides
+//!   whether the on-checkpoint final commit is due (SEMANTICS 5.3).
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
@@ -54,26 +56,41 @@ pub struct EndEntry {
     /// Made up for a finished writer whose END entry was not in the state:
     /// neutral for the END snapshot's watermark (SEMANTICS 6.2).
     pub synthesized: bool,
+    /// The first checkpoint whose writer state holds this entry (SEMANTICS
+    /// 3): the on-checkpoint final commit waits until every END entry's
+    /// `taken` is completed (5.3).
+    pub taken: u64,
 }
 
 impl EndEntry {
-    /// A writer's reported END entry (its savepoint flag is ignored: end of
-    /// input is never a savepoint).
-    pub fn reported(e: crate::types::Entry) -> Self {
+    /// A writer's reported END entry, first held by the state of checkpoint
+    /// `taken` (its savepoint flag is ignored: end of input is never a
+    /// savepoint).
+    pub fn reported(e: crate::types::Entry, taken: u64) -> Self {
         EndEntry {
             committables: e.committables,
             watermark: e.watermark,
             synthesized: false,
+            taken,
         }
     }
 
-    /// The END entry made up for a finished writer (see `synthesized`).
-    pub fn synthesized() -> Self {
+    /// The END entry made up for a finished writer of a restore from `r`
+    /// (see `synthesized`).
+    pub fn synthesized(r: u64) -> Self {
         EndEntry {
             committables: Committables::new(),
             watermark: None,
             synthesized: true,
+            taken: r,
         }
+    }
+
+    /// The same report as `other` (committables and watermark): a restore
+    /// event that re-delivers the END entry the state holds keeps its
+    /// `taken` (SEMANTICS 3).
+    pub fn same_report(&self, other: &EndEntry) -> bool {
+        self.committables == other.committables && self.watermark == other.watermark
     }
 }
 
@@ -149,6 +166,8 @@ pub struct Slots {
     tracked: u32,
     checkpoints: Checkpoints,
     ended_bytes: u64,
+    /// The END entries' `taken` values (see the module docs).
+    takens: Frontier,
 }
 
 impl Slots {
@@ -162,6 +181,7 @@ impl Slots {
             tracked: 0,
             checkpoints: Checkpoints::default(),
             ended_bytes: 0,
+            takens: Frontier::default(),
         }
     }
 
@@ -246,6 +266,11 @@ impl Slots {
     /// The END entries, by subtask.
     pub fn ends(&self) -> &BTreeMap<u32, EndEntry> {
         &self.ends
+    }
+
+    /// The highest `taken` over the END entries (none without any).
+    pub fn latest_taken(&self) -> Option<u64> {
+        self.takens.max()
     }
 
     /// `min over slots without END of max`, or none while any of them has no max
@@ -441,11 +466,15 @@ impl Slots {
         if was {
             let before = held.saturating_add(self.end_bytes(s));
             self.ended_bytes = self.ended_bytes.saturating_sub(before);
+            if let Some(old) = self.ends.get(&s) {
+                self.takens.remove(old.taken);
+            }
         }
         match end {
             Some(e) => {
                 let after = held.saturating_add(committables_bytes(&e.committables));
                 self.ended_bytes = self.ended_bytes.saturating_add(after);
+                self.takens.add(e.taken);
                 self.ends.insert(s, e);
                 if !was {
                     self.retrack(max, None);
@@ -569,6 +598,7 @@ impl Slots {
                 .saturating_add(committables_bytes(&end.committables));
             // It was open with its old max, if any: no longer in the frontier.
             self.retrack(old_max, None);
+            self.takens.add(end.taken);
             ends.push((s, end));
         }
         if self.ends.is_empty() {
@@ -597,6 +627,7 @@ mod tests {
             committables: alloc::vec![b"e".to_vec()].into(),
             watermark: w,
             synthesized: false,
+            taken: 0,
         }
     }
 

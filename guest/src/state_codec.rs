@@ -9,6 +9,14 @@
 //! - 1 (0.1.0): `{commit_user, parallelism, end_entries: [(subtask, {committables, watermark, synthesized})]}`;
 //! - 2 (0.2.0): `{commit_user, parallelism, slots: [(subtask, {end, entries: [{checkpoint, committables, watermark, savepoint}]})]}`.
 //!   Version 1 bytes decode as slots without ordinary entries.
+//! - 3 (0.2.3, SEMANTICS v2.1): `{commit_user, parallelism, slots: [(subtask, {end, taken, entries})], owed: [(savepoint, on_end)], aborted: [checkpoint]}`:
+//!   each END entry's `taken`, the savepoint ids owed a tag (with whether
+//!   the tag points at the END snapshot) and the aborted ids above the
+//!   committed mark, both ascending without repeats. Written only when the
+//!   state holds an END entry or an id (otherwise version 2, which the
+//!   previous release restores). Version 1 and 2 bytes decode with both
+//!   lists empty and `taken` = END ("not recorded"), which a restore from
+//!   `r` reads as `r` (the coordinator's state at `r` held the entry).
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -22,8 +30,12 @@ use crate::slots::{EndEntry, SlotEntry};
 use crate::types::{MAX_CHECKPOINT, MAX_PARALLELISM};
 use crate::wire::{self, Seq};
 
-/// The format version `encode` writes.
-pub const CURRENT_VERSION: u32 = 2;
+/// The newest format version, which `encode` writes whenever the state
+/// needs it (see the module docs).
+pub const CURRENT_VERSION: u32 = 3;
+
+/// The version `encode` writes for a state with no END entry and no id.
+const PLAIN_VERSION: u32 = 2;
 
 /// What the state holds for one ended slot.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,6 +55,11 @@ pub struct CoordinatorState {
     pub parallelism: u32,
     /// In subtask order.
     pub slots: Vec<(u32, EndedSlot)>,
+    /// Savepoint ids owed a tag, ascending, each with whether the tag points
+    /// at the END snapshot (SEMANTICS 5.4).
+    pub owed: Vec<(u64, bool)>,
+    /// Checkpoint ids known aborted above the committed mark, ascending.
+    pub aborted: Vec<u64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -63,6 +80,14 @@ struct EntryWire {
 #[derive(Serialize, Deserialize)]
 struct SlotWire {
     end: EndWire,
+    entries: Seq<EntryWire>,
+}
+
+/// A slot of version 3: `SlotWire` with the END entry's `taken`.
+#[derive(Serialize, Deserialize)]
+struct SlotWireV3 {
+    end: EndWire,
+    taken: u64,
     entries: Seq<EntryWire>,
 }
 
@@ -122,10 +147,11 @@ where
     }
 }
 
-/// As `SlotWire`.
+/// As `SlotWire`, or `SlotWireV3` with `v3`.
 struct SlotRef<'a, E> {
     end: &'a EndEntry,
     entries: E,
+    v3: bool,
 }
 
 impl<'a, E> Serialize for SlotRef<'a, E>
@@ -133,7 +159,7 @@ where
     E: ExactSizeIterator<Item = (u64, &'a SlotEntry)> + Clone,
 {
     fn serialize<S: Serializer>(&self, s: S) -> core::result::Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("SlotWire", 2)?;
+        let mut st = s.serialize_struct("SlotWire", 3)?;
         st.serialize_field(
             "end",
             &EndRef {
@@ -142,16 +168,36 @@ where
                 synthesized: self.end.synthesized,
             },
         )?;
+        if self.v3 {
+            st.serialize_field("taken", &self.end.taken)?;
+        }
         st.serialize_field("entries", &EntriesRef(self.entries.clone()))?;
         st.end()
     }
 }
 
-/// As `StateV2`.
+/// As `StateV2`, or `StateV3` with `v3`.
 struct StateRef<'u, I> {
     commit_user: &'u str,
     parallelism: u32,
     slots: I,
+    ids: Ids<'u>,
+    v3: bool,
+}
+
+/// The id lists of version 3 (SEMANTICS 5.4, 7).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ids<'a> {
+    /// Savepoint ids owed a tag, ascending, with "points at the END snapshot".
+    pub owed: &'a [(u64, bool)],
+    /// Aborted ids above the committed mark, ascending.
+    pub aborted: &'a [u64],
+}
+
+impl Ids<'_> {
+    fn is_empty(&self) -> bool {
+        self.owed.is_empty() && self.aborted.is_empty()
+    }
 }
 
 impl<'a, I, E> Serialize for StateRef<'_, I>
@@ -160,14 +206,19 @@ where
     E: ExactSizeIterator<Item = (u64, &'a SlotEntry)> + Clone,
 {
     fn serialize<S: Serializer>(&self, s: S) -> core::result::Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("StateV2", 3)?;
+        let mut st = s.serialize_struct("StateV3", 5)?;
         st.serialize_field("commit_user", self.commit_user)?;
         st.serialize_field("parallelism", &self.parallelism)?;
+        let v3 = self.v3;
         let slots = self
             .slots
             .clone()
-            .map(|(s, end, entries)| (s, SlotRef { end, entries }));
+            .map(|(s, end, entries)| (s, SlotRef { end, entries, v3 }));
         st.serialize_field("slots", &SeqOf(slots))?;
+        if v3 {
+            st.serialize_field("owed", self.ids.owed)?;
+            st.serialize_field("aborted", self.ids.aborted)?;
+        }
         st.end()
     }
 }
@@ -189,19 +240,25 @@ where
 /// checkpoint order (an iterator, walked twice: size, then bytes).
 pub type EncodeSlot<'a, E> = (u32, &'a EndEntry, E);
 
-/// Encodes the state: commit user, parallelism and the ended slots, in subtask order.
-pub fn encode<'a, I, E>(commit_user: &str, parallelism: u32, slots: I) -> Vec<u8>
+/// Encodes the state: commit user, parallelism, the ended slots in subtask
+/// order and the id lists; version 2 when there is no slot and no id, else
+/// version 3 (see the module docs).
+pub fn encode<'a, I, E>(commit_user: &str, parallelism: u32, slots: I, ids: Ids<'_>) -> Vec<u8>
 where
     I: ExactSizeIterator<Item = EncodeSlot<'a, E>> + Clone,
     E: ExactSizeIterator<Item = (u64, &'a SlotEntry)> + Clone,
 {
-    let size = encoded_len(commit_user, parallelism, slots.clone());
+    let v3 = slots.len() > 0 || !ids.is_empty();
+    let version = if v3 { CURRENT_VERSION } else { PLAIN_VERSION };
+    let size = encoded_len(commit_user, parallelism, slots.clone(), ids, v3);
     wire::encode_sized(
-        CURRENT_VERSION,
+        version,
         &StateRef {
             commit_user,
             parallelism,
             slots,
+            ids,
+            v3,
         },
         size,
     )
@@ -222,7 +279,13 @@ fn watermark_len(w: Option<i64>) -> usize {
 /// serializer's size pass (which walked every slot as a second encode).
 /// Only the capacity depends on it; `exact_size` checks it against
 /// postcard's own count.
-fn encoded_len<'a, I, E>(commit_user: &str, parallelism: u32, slots: I) -> usize
+fn encoded_len<'a, I, E>(
+    commit_user: &str,
+    parallelism: u32,
+    slots: I,
+    ids: Ids<'_>,
+    v3: bool,
+) -> usize
 where
     I: ExactSizeIterator<Item = EncodeSlot<'a, E>>,
     E: ExactSizeIterator<Item = (u64, &'a SlotEntry)>,
@@ -232,11 +295,18 @@ where
         + commit_user.len()
         + varint_len(u64::from(parallelism))
         + varint_len(slots.len() as u64);
+    if v3 {
+        n += varint_len(ids.owed.len() as u64)
+            + ids.owed.iter().map(|(c, _)| varint_len(*c) + 1).sum::<usize>()
+            + varint_len(ids.aborted.len() as u64)
+            + ids.aborted.iter().map(|c| varint_len(*c)).sum::<usize>();
+    }
     for (s, end, entries) in slots {
         n += varint_len(u64::from(s))
             + end.committables.as_packed().len()
             + watermark_len(end.watermark)
             + 1
+            + if v3 { varint_len(end.taken) } else { 0 }
             + varint_len(entries.len() as u64);
         for (c, e) in entries {
             n += varint_len(c) + e.committables.as_packed().len() + watermark_len(e.watermark) + 1;
@@ -273,17 +343,33 @@ fn take<'a, T: Deserialize<'a>>(
 fn take_slot(
     version: u32,
     b: &[u8],
-) -> core::result::Result<((u32, SlotWire), &[u8]), wire::DecodeError> {
-    if version == 1 {
-        let ((s, end), rest) = take::<(u32, EndWire)>(b)?;
-        let slot = SlotWire {
-            end,
-            entries: Seq(Vec::new()),
-        };
-        return Ok(((s, slot), rest));
+) -> core::result::Result<((u32, SlotWireV3), &[u8]), wire::DecodeError> {
+    match version {
+        1 => {
+            let ((s, end), rest) = take::<(u32, EndWire)>(b)?;
+            let slot = SlotWireV3 {
+                end,
+                taken: NOT_RECORDED,
+                entries: Seq(Vec::new()),
+            };
+            Ok(((s, slot), rest))
+        }
+        2 => {
+            let ((s, w), rest) = take::<(u32, SlotWire)>(b)?;
+            let slot = SlotWireV3 {
+                end: w.end,
+                taken: NOT_RECORDED,
+                entries: w.entries,
+            };
+            Ok(((s, slot), rest))
+        }
+        _ => take::<(u32, SlotWireV3)>(b),
     }
-    take::<(u32, SlotWire)>(b)
 }
+
+/// The `taken` of an END entry from version 1 or 2 bytes, which did not
+/// record it: a restore from `r` reads it as `r` (`min(taken, r)`).
+pub const NOT_RECORDED: u64 = crate::types::END;
 
 /// The least bytes a slot takes (subtask, committables count, watermark
 /// tag, flag): bounds what a declared slot count may pre-allocate.
@@ -335,12 +421,22 @@ pub fn decode_indexed(bytes: &[u8]) -> Result<IndexedState> {
                 }
             }
         }
+        let (mut owed, mut aborted) = (Seq(Vec::new()), Seq(Vec::new()));
+        if version >= 3 {
+            (owed, rest) = take::<Seq<(u64, bool)>>(rest)?;
+            (aborted, rest) = take::<Seq<u64>>(rest)?;
+        }
         if !rest.is_empty() {
             return Err(wire::DecodeError::TrailingBytes(rest.len()));
         }
-        Ok((commit_user, parallelism, slots, offsets, bad))
+        if bad.is_none() {
+            bad = check_ids("owed savepoint", owed.0.iter().map(|(c, _)| *c))
+                .or_else(|| check_ids("aborted checkpoint", aborted.0.iter().copied()));
+        }
+        Ok((commit_user, parallelism, slots, offsets, bad, owed.0, aborted.0))
     };
-    let (commit_user, parallelism, slots, offsets, bad) = structure().map_err(|e| corrupt(&e))?;
+    let (commit_user, parallelism, slots, offsets, bad, owed, aborted) =
+        structure().map_err(|e| corrupt(&e))?;
     if commit_user.is_empty() {
         return Err(corrupt(&"empty commit user"));
     }
@@ -357,17 +453,39 @@ pub fn decode_indexed(bytes: &[u8]) -> Result<IndexedState> {
             commit_user: commit_user.to_string(),
             parallelism,
             slots,
+            owed,
+            aborted,
         },
         version,
         offsets,
     })
 }
 
+/// The first problem of an id list: out of range, out of order or repeated.
+fn check_ids(what: &str, ids: impl Iterator<Item = u64>) -> Option<String> {
+    let mut prev: Option<u64> = None;
+    for c in ids {
+        if c > MAX_CHECKPOINT || prev.is_some_and(|p| c <= p) {
+            return Some(format!(
+                "{what} ids out of order, repeated or out of range at {c}"
+            ));
+        }
+        prev = Some(c);
+    }
+    None
+}
+
 /// One slot's content, checked (the subtask's range and order are the
 /// caller's).
-fn ended_slot(s: u32, w: SlotWire) -> core::result::Result<EndedSlot, String> {
+fn ended_slot(s: u32, w: SlotWireV3) -> core::result::Result<EndedSlot, String> {
     if w.end.synthesized && (!w.end.committables.is_empty() || w.end.watermark.is_some()) {
         return Err(format!("synthesized END entry of subtask {s} carries data"));
+    }
+    if w.taken > crate::types::END {
+        return Err(format!(
+            "END entry of subtask {s}: taken {} is out of range",
+            w.taken
+        ));
     }
     let mut entries = Vec::with_capacity(w.entries.0.len());
     let mut prev: Option<u64> = None;
@@ -392,6 +510,7 @@ fn ended_slot(s: u32, w: SlotWire) -> core::result::Result<EndedSlot, String> {
         committables: w.end.committables,
         watermark: w.end.watermark,
         synthesized: w.end.synthesized,
+        taken: w.taken,
     };
     Ok(EndedSlot { end, entries })
 }
@@ -417,10 +536,22 @@ mod tests {
         slots: impl IntoIterator<Item = (u32, &'a EndEntry, Vec<(u64, &'a SlotEntry)>)>,
     ) -> Vec<u8> {
         let slots: Vec<_> = slots.into_iter().collect();
+        enc_ids(user, p, slots, Ids::default())
+    }
+
+    /// `encode` with id lists.
+    fn enc_ids<'a>(
+        user: &str,
+        p: u32,
+        slots: impl IntoIterator<Item = (u32, &'a EndEntry, Vec<(u64, &'a SlotEntry)>)>,
+        ids: Ids<'_>,
+    ) -> Vec<u8> {
+        let slots: Vec<_> = slots.into_iter().collect();
         encode(
             user,
             p,
             slots.into_iter().map(|(s, e, v)| (s, e, v.into_iter())),
+            ids,
         )
     }
 
@@ -429,21 +560,35 @@ mod tests {
             committables: data.iter().map(|d| d.as_bytes().to_vec()).collect(),
             watermark: w,
             synthesized: false,
+            taken: 4,
         }
+    }
+
+    #[derive(Serialize)]
+    struct StateV3<'a> {
+        commit_user: &'a str,
+        parallelism: u32,
+        slots: Seq<(u32, SlotWireV3)>,
+        owed: Vec<(u64, bool)>,
+        aborted: Vec<u64>,
     }
 
     fn sample() -> Vec<u8> {
         let e = end(&["f1", "f2"], Some(-5));
-        let s = EndEntry::synthesized();
+        let s = EndEntry::synthesized(2);
         let o = SlotEntry {
             committables: vec![b"o7".to_vec()].into(),
             watermark: Some(3),
             savepoint: true,
         };
-        enc(
+        enc_ids(
             "job-1",
             4,
             [(1u32, &e, vec![(7u64, &o)]), (3u32, &s, vec![])],
+            Ids {
+                owed: &[(2, false), (6, true)],
+                aborted: &[8],
+            },
         )
     }
 
@@ -460,15 +605,16 @@ mod tests {
             s: u32,
             e: &'a EndEntry,
             entries: &[(u64, &'a SlotEntry)],
-        ) -> (u32, SlotWire) {
+        ) -> (u32, SlotWireV3) {
             (
                 s,
-                SlotWire {
+                SlotWireV3 {
                     end: EndWire {
                         committables: e.committables.clone(),
                         watermark: e.watermark,
                         synthesized: e.synthesized,
                     },
+                    taken: e.taken,
                     entries: Seq(entries
                         .iter()
                         .map(|(c, x)| EntryWire {
@@ -482,22 +628,44 @@ mod tests {
             )
         }
         let expected = wire::encode(
-            2,
-            &StateV2 {
+            3,
+            &StateV3 {
                 commit_user: "job-ü",
                 parallelism: 300,
                 slots: Seq(vec![
                     wire_slot(2, &e, &[(3, &o), (900, &o)]),
                     wire_slot(299, &e, &[]),
                 ]),
+                owed: vec![(1, true), (300, false)],
+                aborted: vec![7, 1 << 40],
             },
         );
-        let got = enc(
+        let got = enc_ids(
             "job-ü",
             300,
             [(2u32, &e, vec![(3u64, &o), (900, &o)]), (299, &e, vec![])],
+            Ids {
+                owed: &[(1, true), (300, false)],
+                aborted: &[7, 1 << 40],
+            },
         );
         assert_eq!(got, expected);
+        // Nothing that needs version 3: version 2, which the previous release reads.
+        let plain = wire::encode(
+            2,
+            &StateV2 {
+                commit_user: "job-ü",
+                parallelism: 300,
+                slots: Seq(vec![]),
+            },
+        );
+        assert_eq!(enc("job-ü", 300, []), plain);
+        // An id alone needs version 3.
+        let ids = Ids {
+            owed: &[],
+            aborted: &[3],
+        };
+        assert_eq!(wire::version(&enc_ids("u", 1, [], ids)).unwrap().0, 3);
     }
 
     /// The counted size is the encoded size.
@@ -508,6 +676,10 @@ mod tests {
             committables: vec![vec![9u8; 300]; 130].into(),
             watermark: Some(i64::MAX),
             savepoint: false,
+        };
+        let ids = Ids {
+            owed: &[(3, true), (u64::from(u32::MAX), false)],
+            aborted: &[1, 200],
         };
         for (user, slots) in [
             ("", vec![]),
@@ -525,15 +697,20 @@ mod tests {
             ),
         ] {
             let n = slots.len();
-            let size = encoded_len(
-                user,
-                300_000,
-                slots
-                    .clone()
-                    .into_iter()
-                    .map(|(s, e, v)| (s, e, v.into_iter())),
-            );
-            assert_eq!(size, enc(user, 300_000, slots).len(), "{user} {n}");
+            for (ids, v3) in [(Ids::default(), n > 0), (ids, true)] {
+                let size = encoded_len(
+                    user,
+                    300_000,
+                    slots
+                        .clone()
+                        .into_iter()
+                        .map(|(s, e, v)| (s, e, v.into_iter())),
+                    ids,
+                    v3,
+                );
+                let got = enc_ids(user, 300_000, slots.clone(), ids).len();
+                assert_eq!(size, got, "{user} {n} {v3}");
+            }
         }
     }
 
@@ -547,6 +724,12 @@ mod tests {
         assert_eq!(st.slots[0].1.entries[0].0, 7);
         assert!(st.slots[0].1.entries[0].1.savepoint);
         assert!(st.slots[1].1.end.synthesized);
+        assert_eq!(
+            (st.slots[0].1.end.taken, st.slots[1].1.end.taken),
+            (4, 2)
+        );
+        assert_eq!(st.owed, vec![(2, false), (6, true)]);
+        assert_eq!(st.aborted, vec![8]);
     }
 
     /// Every slot decodes again from its offset to what `decode` gave.
@@ -584,7 +767,10 @@ mod tests {
         );
         let st = decode(&v1).unwrap();
         assert_eq!(st.slots.len(), 1);
-        assert_eq!(st.slots[0].1.end, end(&["e"], None));
+        let mut expected = end(&["e"], None);
+        expected.taken = NOT_RECORDED;
+        assert_eq!(st.slots[0].1.end, expected);
+        assert!(st.owed.is_empty() && st.aborted.is_empty());
         assert!(st.slots[0].1.entries.is_empty());
     }
 
@@ -659,6 +845,16 @@ mod tests {
         assert!(decode(&bad).unwrap_err().message.contains("out of order"));
         let bad = enc("u", 4, [(0u32, &e, vec![(crate::END, &o)])]);
         assert!(decode(&bad).is_err());
+        // Id lists out of order, repeated or out of range.
+        for (owed, aborted) in [
+            (&[(5u64, false), (5, true)][..], &[][..]),
+            (&[(6, false), (5, false)][..], &[][..]),
+            (&[][..], &[crate::END][..]),
+            (&[][..], &[9, 2][..]),
+        ] {
+            let bad = enc_ids("u", 4, [], Ids { owed, aborted });
+            assert!(decode(&bad).unwrap_err().message.contains("ids"), "{owed:?} {aborted:?}");
+        }
         assert!(decode(&enc("", 1, core::iter::empty())).is_err());
         assert!(decode(&enc("u", 0, core::iter::empty())).is_err());
     }

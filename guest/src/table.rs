@@ -546,7 +546,8 @@ pub fn create_tag(
         .map_err(|e| storage_err(&format!("creating tag {name}"), e))
 }
 
-/// Deletes tag `name` if it points at `user`'s snapshot with `identifier`.
+/// Deletes tag `name` if it points at `user`'s snapshot with `identifier`,
+/// or at `user`'s END snapshot (a drained savepoint's tag, SEMANTICS 5.4).
 pub fn delete_own_tag(
     st: &mut dyn Storage,
     name: &str,
@@ -561,7 +562,7 @@ pub fn delete_own_tag(
         return Ok(false);
     };
     let t = decode_tag(&key, &bytes)?;
-    if t.commit_user != user || t.tag.identifier != identifier {
+    if t.commit_user != user || (t.tag.identifier != identifier && t.tag.identifier != END) {
         return Ok(false);
     }
     st.delete(&key)

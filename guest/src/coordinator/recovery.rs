@@ -38,13 +38,18 @@ pub(super) struct Recovery {
 }
 
 impl Recovery {
-    /// What the state held for slot `s` (see `ended`), if it ended.
+    /// What the state held for slot `s` (see `ended`), if it ended; its END
+    /// entry's `taken` at most the checkpoint restored from (SEMANTICS 3).
     fn persisted(&self, s: u32) -> Option<EndedSlot> {
         let i = self.ended.binary_search_by_key(&s, |(t, _)| *t).ok()?;
+        let r = self.checkpoint;
         match self.ended.get(i)?.1 {
-            Some(at) => state_codec::decode_slot_at(&self.state, self.version, at).map(|(_, e)| e),
+            Some(at) => state_codec::decode_slot_at(&self.state, self.version, at).map(|(_, mut e)| {
+                e.end.taken = e.end.taken.min(r);
+                e
+            }),
             None => Some(EndedSlot {
-                end: EndEntry::synthesized(),
+                end: EndEntry::synthesized(r),
                 entries: Vec::new(),
             }),
         }
@@ -54,13 +59,13 @@ impl Recovery {
 /// A set of subtasks as one bit each (O(1) updates in any order; at most
 /// `MAX_PARALLELISM` bits), instead of a `BTreeSet`.
 #[derive(Clone, Debug, Default)]
-struct SubtaskSet {
+pub(super) struct SubtaskSet {
     words: Vec<u64>,
     len: u32,
 }
 
 impl SubtaskSet {
-    fn contains(&self, s: u32) -> bool {
+    pub(super) fn contains(&self, s: u32) -> bool {
         self.words
             .get((s / 64) as usize)
             .is_some_and(|w| w & (1 << (s % 64)) != 0)
@@ -156,19 +161,23 @@ impl Coordinator {
         let mut ended = Vec::with_capacity(state.slots.len() + unlisted.len());
         let mut merged = Vec::with_capacity(state.slots.len() + unlisted.len());
         let mut extra = unlisted.into_iter().peekable();
-        for ((s, held), at) in state.slots.into_iter().zip(decoded.offsets) {
+        for ((s, mut held), at) in state.slots.into_iter().zip(decoded.offsets) {
             while let Some(f) = extra.next_if(|f| *f < s) {
                 ended.push((f, None));
-                merged.push((f, EndEntry::synthesized(), Vec::new()));
+                merged.push((f, EndEntry::synthesized(r), Vec::new()));
             }
             extra.next_if_eq(&s);
             ended.push((s, Some(at)));
+            // The coordinator's state at `r` holds it (SEMANTICS 3).
+            held.end.taken = held.end.taken.min(r);
             merged.push((s, held.end, held.entries));
         }
         for f in extra {
             ended.push((f, None));
-            merged.push((f, EndEntry::synthesized(), Vec::new()));
+            merged.push((f, EndEntry::synthesized(r), Vec::new()));
         }
+        // The savepoints owed a tag and the aborted ids (SEMANTICS 5.4, 7).
+        self.savepoints.restore(&state.owed, &state.aborted);
         for (s, _, entries) in &merged {
             if finished.contains(*s) {
                 for (c, e) in entries {
@@ -183,6 +192,8 @@ impl Coordinator {
                 let max = finished.contains(s).then_some(r);
                 (s, end, entries, max)
             }));
+        // Finished for the instance's lifetime (SEMANTICS 6.2).
+        self.finished = finished.clone();
         self.phase = Phase::Restoring(Recovery {
             checkpoint: r,
             state: rp.state,
@@ -251,14 +262,19 @@ impl Coordinator {
     /// its input while others still restore); nothing commits until the
     /// recovery commit.
     pub(super) fn end_while_restoring(&mut self, s: u32, entry: Entry, bytes: u64) -> Result<()> {
-        let restored = self.recovery().is_some_and(|rec| rec.restored.contains(s));
-        if !restored {
+        let Some(r) = self
+            .recovery()
+            .filter(|rec| rec.restored.contains(s))
+            .map(|rec| rec.checkpoint)
+        else {
             return Err(Error::illegal_state(format!(
                 "END event of subtask {s} while the coordinator is restoring and subtask {s} has not sent its restore event"
             )));
-        }
+        };
         self.check_end(s, bytes)?;
-        self.slots.set_end(s, Some(EndEntry::reported(entry)));
+        // The writer restored from `r` and ended after it (SEMANTICS 3).
+        self.slots
+            .set_end(s, Some(EndEntry::reported(entry, r.saturating_add(1))));
         Ok(())
     }
 
@@ -299,6 +315,11 @@ impl Coordinator {
             self.limits
                 .check_entry("restore event", s, e.checkpoint, &e.committables)?;
         }
+        if self.finished.contains(s) {
+            // Flink may run a finished subtask again with empty state:
+            // ignored for the instance's lifetime (SEMANTICS 6.2).
+            return Ok(());
+        }
         if self.recovery().is_some() {
             return self.restored_while_restoring(env, s, r, entries, log);
         }
@@ -315,7 +336,8 @@ impl Coordinator {
         for e in entries {
             if e.checkpoint == END {
                 self.check_end(s, committables_bytes(&e.committables))?;
-                let end = EndEntry::reported(e);
+                // The writer's state at `r` holds it (SEMANTICS 3).
+                let end = EndEntry::reported(e, r);
                 self.slots.set_end(s, Some(end));
                 end_arrived = true;
             } else if high.is_some_and(|h| e.checkpoint <= h) {
@@ -361,7 +383,13 @@ impl Coordinator {
         self.slots.reset_ordinary(s, None);
         for e in entries {
             if e.checkpoint == END {
-                end = Some(EndEntry::reported(e));
+                // `taken = r`, unless it re-delivers the END entry the state
+                // holds, which keeps its own (SEMANTICS 3).
+                let mut replayed = EndEntry::reported(e, r);
+                if let Some(held) = end.as_ref().filter(|held| held.same_report(&replayed)) {
+                    replayed.taken = held.taken;
+                }
+                end = Some(replayed);
             } else {
                 // Kept even if already committed: the recovery filter skips them, and
                 // their savepoint flags still count (a missing tag is re-created).

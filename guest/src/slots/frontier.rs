@@ -1,5 +1,6 @@
 //! The multiset of `max` over the slots without an END entry, whose
-//! minimum is the commit frontier (SEMANTICS 5.1).
+//! minimum is the commit frontier (SEMANTICS 5.1); the same type counts the
+//! END entries' `taken` (whose maximum the final commit waits for, 5.3).
 //!
 //! A sorted deque of `(max, count)` rather than an ordered map: writers
 //! report checkpoints in increasing order and stay close to each other, so
@@ -19,6 +20,11 @@ impl Frontier {
     /// The lowest value held.
     pub(super) fn min(&self) -> Option<u64> {
         self.counts.front().map(|(m, _)| *m)
+    }
+
+    /// The highest value held.
+    pub(super) fn max(&self) -> Option<u64> {
+        self.counts.back().map(|(m, _)| *m)
     }
 
     /// Adds one occurrence of `m`.

@@ -224,6 +224,9 @@ impl Coordinator {
     /// before the END snapshot would let the replay from the last completed
     /// checkpoint commit them again under new ids.
     pub(crate) fn final_commit(&mut self, env: &mut dyn Env, log: &mut CallLog) -> Result<()> {
+        // Decided by the attempt that writes the END snapshot, from the
+        // `taken` values it holds (an earlier attempt failed before it).
+        self.savepoints.undecide_on_end();
         self.decide_drained_tags();
         if let Some(completed) = self.completed {
             for c in self.slots.checkpoints_up_to(completed) {
@@ -312,7 +315,11 @@ impl Coordinator {
             // A final commit as in 5.3, with `completed = r`.
             *target = Some(END);
             self.completed = self.completed.max(Some(r));
-            if !self.final_done {
+            if self.final_done {
+                // Found in the table (written before the failover): the
+                // drained decision is this run's to make (SEMANTICS 5.4).
+                self.decide_drained_tags();
+            } else {
                 self.final_commit(env, log)?;
             }
             self.finish_commit(env, END, log)

@@ -457,8 +457,13 @@ impl Coordinator {
             // flag is ignored. The writer's report for `max + 1`, if any, was
             // sent after it, so that checkpoint's state holds it (SEMANTICS 3).
             self.check_end(s, bytes)?;
-            let taken = max.map_or(0, |m| m + 1);
-            let end = EndEntry::reported(entry, taken);
+            let mut end = EndEntry::reported(entry, max.map_or(0, |m| m + 1));
+            // A resend of the END entry the slot holds (a restarted writer
+            // ends again) is the same entry: the first checkpoint whose
+            // state held it stays its `taken`.
+            if let Some(held) = self.slots.ends().get(&s).filter(|h| h.same_report(&end)) {
+                end.taken = end.taken.min(held.taken);
+            }
             self.slots.set_end(s, Some(end));
             return self.commit_after(read, env, Trigger::EndArrival, log);
         }

@@ -138,6 +138,13 @@ impl Savepoints {
         Ok(())
     }
 
+    /// Forgets the drained decisions of a final commit that did not happen
+    /// (it failed on storage before its END snapshot): the next attempt
+    /// decides again from the `taken` values it holds then.
+    pub fn undecide_on_end(&mut self) {
+        self.on_end = IdSet::default();
+    }
+
     /// The final commit of a drained stop-with-savepoint (SEMANTICS 5.4):
     /// pending `s` gets its tag on the END snapshot (unless it has a
     /// snapshot of its own), and is owed it until the tag exists.

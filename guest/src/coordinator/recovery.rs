@@ -315,13 +315,13 @@ impl Coordinator {
             self.limits
                 .check_entry("restore event", s, e.checkpoint, &e.committables)?;
         }
+        if self.recovery().is_some() {
+            return self.restored_while_restoring(env, s, r, entries, log);
+        }
         if self.finished.contains(s) {
             // Flink may run a finished subtask again with empty state:
             // ignored for the instance's lifetime (SEMANTICS 6.2).
             return Ok(());
-        }
-        if self.recovery().is_some() {
-            return self.restored_while_restoring(env, s, r, entries, log);
         }
         // A failed read does not refuse the input: it is applied with what
         // this instance knows, and the error is returned instead of running
@@ -374,6 +374,10 @@ impl Coordinator {
             return Err(Error::invalid_event(format!(
                 "restore event of subtask {s} is from checkpoint {r}, the coordinator restores checkpoint {expected}"
             )));
+        }
+        if self.finished.contains(s) {
+            // Ignored, as in `running` (SEMANTICS 6.2).
+            return Ok(());
         }
         // Applied to what the state held for the slot (a second restore event
         // replaces the first entirely): its ordinary entries replace the

@@ -12,13 +12,14 @@ OUT="$ROOT/target/flink"
 # Java's and Flink's scratch files (the extracted RPC jar, flink-dist-cache-*,
 # flink-io-*, flink-netty-shuffle-*, minicluster_*: ~30 MB a run) go to
 # $OUT/javatmp, emptied before and after the run, so /tmp stays clean;
-# -XX:-UsePerfData keeps hsperfdata out of /tmp.
+# -XX:-UsePerfData keeps hsperfdata out of /tmp (javac's JVM too).
 JTMP="$OUT/javatmp"
 rm -rf "$OUT/classes" "$OUT/test-classes" "$OUT/tmp" "$JTMP"
 mkdir -p "$OUT/classes" "$OUT/test-classes" "$OUT/tmp" "$JTMP"
 trap 'rm -rf "$JTMP"' EXIT
-javac -Xlint:deprecation -d "$OUT/classes" -cp "$LIB/*" $(find hosts/flink/src/main/java -name '*.java')
-javac -d "$OUT/test-classes" -cp "$OUT/classes:$LIB/*" $(find hosts/flink/src/test/java -name '*.java')
+JAVAC=(javac -J-XX:-UsePerfData "-J-Djava.io.tmpdir=$JTMP")
+"${JAVAC[@]}" -Xlint:deprecation -d "$OUT/classes" -cp "$LIB/*" $(find hosts/flink/src/main/java -name '*.java')
+"${JAVAC[@]}" -d "$OUT/test-classes" -cp "$OUT/classes:$LIB/*" $(find hosts/flink/src/test/java -name '*.java')
 java -Xmx1g -XX:-UsePerfData \
   -Djava.io.tmpdir="$JTMP" \
   -Dsinkcoord.native.library="$NATIVE" \

@@ -101,8 +101,9 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
             }
             // No state: Flink 2.3 marked this subtask finished in the restored
             // checkpoint yet runs its operators again (restored, stateless,
-            // endInput once more). It still announces the restore; the
-            // coordinator knows it finished and drops its empty replays.
+            // endInput once more). It announces the restore like any writer;
+            // the core knows it finished (the coordinator passes the finished
+            // subtasks at restore) and ignores its replays (SEMANTICS 6.2).
             Entry[] entries =
                     states.isEmpty() ? new Entry[0] : helper.restore(states.get(0), checkpoint);
             restoreEvent = new Events.Restored(checkpoint, entries);

@@ -36,6 +36,14 @@ public final class CoordinatorStats {
     public final AtomicLong subtaskResets = new AtomicLong();
     /** Restores where Flink reported subtasks finished before the checkpoint. */
     public final AtomicLong restoresWithFinishedSubtasks = new AtomicLong();
+    /**
+     * Restore events, resets and END events of subtasks named finished at the
+     * instance's restore (Flink runs them again with no state), passed to the
+     * component (SEMANTICS 6.2).
+     */
+    public final AtomicLong replaysOfFinished = new AtomicLong();
+    public final AtomicLong resetsOfFinished = new AtomicLong();
+    public final AtomicLong endsOfFinished = new AtomicLong();
     /** Failovers the coordinator requested: restart-required, and fatal errors. */
     public final AtomicLong restartsRequested = new AtomicLong();
     public final AtomicLong fatalFailures = new AtomicLong();
@@ -79,7 +87,9 @@ public final class CoordinatorStats {
                         + "checkpoints completed %d (mean %d us trigger-to-completion), "
                         + "declined %d, "
                         + "coordinator starts %d, global restores %d (%d with finished subtasks), "
-                        + "subtask resets %d, restarts requested %d, fatal %d, storage retries %d",
+                        + "subtask resets %d, restore events/resets/END events of finished subtasks"
+                        + " %d/%d/%d, "
+                        + "restarts requested %d, fatal %d, storage retries %d",
                 componentCalls.get(),
                 componentNanos.get() / 1e6,
                 startNanos.get() / 1e6,
@@ -96,6 +106,9 @@ public final class CoordinatorStats {
                 globalRestores.get(),
                 restoresWithFinishedSubtasks.get(),
                 subtaskResets.get(),
+                replaysOfFinished.get(),
+                resetsOfFinished.get(),
+                endsOfFinished.get(),
                 restartsRequested.get(),
                 fatalFailures.get(),
                 storageRetries.get());

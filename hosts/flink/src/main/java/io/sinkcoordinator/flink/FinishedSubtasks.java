@@ -25,10 +25,11 @@ import org.apache.flink.runtime.operators.coordination.OperatorCoordinator;
  * the next checkpoint is triggered after that completion, so every event of a
  * finished writer is in the coordinator's state of the restored checkpoint.
  *
- * <p>Measured (the uneven-finish test): after such a restore Flink 2.3 still
- * runs the finished subtasks' operators once more, restored with no state, and
- * calls {@code endInput} again; {@link SinkCoordinator} drops those empty
- * replays.
+ * <p>Measured (the uneven-finish and finished-global-failover tests): after
+ * such a restore Flink 2.3 still runs the finished subtasks' operators once
+ * more, restored with no state, and calls {@code endInput} again. The
+ * connector passes their replays on like any event; the core ignores a
+ * finished subtask's restore events and resets (SEMANTICS 6.2).
  */
 final class FinishedSubtasks {
     private FinishedSubtasks() {}

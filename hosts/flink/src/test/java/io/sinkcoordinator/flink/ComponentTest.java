@@ -56,6 +56,74 @@ final class ComponentTest {
         }
     }
 
+    /**
+     * SEMANTICS 6.2: a finished subtask's restore events and resets are
+     * ignored for the instance's lifetime, in {@code restoring} and in
+     * {@code running}. Subtask 0 reported checkpoint 1 (file A) and ended
+     * (file B) while subtask 1 lagged, so at checkpoint 2 the coordinator's
+     * state is the only place A and B live; subtask 0 then finished. Flink
+     * runs it again with empty state: its empty restore event would drop A
+     * (applied, it replaces the slot's ordinary entries), its reset while
+     * restoring would make the recovery wait for it, and its reset in
+     * running would drop B.
+     */
+    static void finishedReplays() throws Exception {
+        Path dir = TestSupport.tempDir("component-finished-replays");
+        try {
+            String log = dir.resolve("log").toString();
+            byte[] a = "data/ordinary0".getBytes(StandardCharsets.UTF_8);
+            byte[] b = "data/end0".getBytes(StandardCharsets.UTF_8);
+            byte[] state;
+            try (ComponentCoordinator first =
+                    new ComponentCoordinator(log, 2, CoordinatorConfig.of("fr"), -1, null, null)) {
+                first.start();
+                first.event(0, 0, new Entry(1, new byte[][] {a}, false, 0, false));
+                first.event(0, 0, new Entry(Entry.END, new byte[][] {b}, false, 0, false));
+                first.event(0, 0, new Entry(2, new byte[0][], false, 0, false));
+                state = first.checkpoint(2);
+                Outcome o = first.checkpointComplete(2);
+                check(o.committed.length == 0, "subtask 1 lags: nothing commits " + o);
+            }
+            Entry[] none = new Entry[0];
+            try (ComponentCoordinator second =
+                    new ComponentCoordinator(
+                            log, 2, CoordinatorConfig.of("fr"), 2, state, new int[] {0})) {
+                check("restoring".equals(second.start().state), "restoring");
+                // The finished subtask's replay while restoring: ignored.
+                check("restoring".equals(second.restored(0, 1, 2, none).state), "replay");
+                check("restoring".equals(second.subtaskReset(0, 2).state), "reset");
+                Outcome o = second.restored(1, 1, 2, none);
+                check("running".equals(o.state), "the recovery waits for no finished subtask "
+                        + o);
+                check(o.committed.length == 1, "the recovery commits A " + o);
+                // And once running: ignored again.
+                second.restored(0, 2, 2, none);
+                second.subtaskReset(0, 2);
+                second.restored(0, 3, 2, none);
+                second.event(1, 1, new Entry(Entry.END, new byte[0][], false, 0, false));
+                second.event(1, 1, new Entry(3, new byte[0][], false, 0, false));
+                second.checkpoint(3);
+                Outcome fin = second.checkpointComplete(3);
+                check(fin.committedUpTo == Entry.END, "final " + fin);
+            }
+            try (ComponentTable table = new ComponentTable(log)) {
+                List<Snapshot> snapshots = table.snapshots();
+                check(snapshots.size() == 2, "two snapshots " + snapshots);
+                check(snapshots.get(0).identifier == 1 && snapshots.get(0).committables.length == 1
+                                && new String(snapshots.get(0).committables[0],
+                                        StandardCharsets.UTF_8).equals("data/ordinary0"),
+                        "checkpoint 1 holds A: " + snapshots);
+                Snapshot end = snapshots.get(1);
+                check(end.identifier == Entry.END && end.committables.length == 1
+                                && new String(end.committables[0], StandardCharsets.UTF_8)
+                                        .equals("data/end0"),
+                        "the END snapshot holds B: " + snapshots);
+            }
+        } finally {
+            TestSupport.deleteTree(dir);
+        }
+    }
+
     static void roundTrip() throws Exception {
         Path dir = TestSupport.tempDir("component");
         try {

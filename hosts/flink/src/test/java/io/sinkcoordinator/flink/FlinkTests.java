@@ -21,12 +21,15 @@ public final class FlinkTests {
         Map<String, Test> tests = new LinkedHashMap<>();
         tests.put("component-round-trip", ComponentTest::roundTrip);
         tests.put("component-finished-restore", ComponentTest::finishedRestore);
+        tests.put("component-finished-replays", ComponentTest::finishedReplays);
         tests.put("bounded-p4", EndToEndTests::boundedP4);
         tests.put("random-failures", EndToEndTests::randomFailures);
         tests.put("storage-faults", EndToEndTests::storageFaults);
         tests.put("uneven-finish-failover", EndToEndTests::unevenFinishFailover);
         tests.put("batch-mode", EndToEndTests::batchMode);
         tests.put("stop-with-savepoint", EndToEndTests::stopWithSavepoint);
+        tests.put("stop-with-savepoint-drain", FinishTests::stopWithSavepointDrain);
+        tests.put("finished-global-failover", FinishTests::finishedGlobalFailover);
         tests.put("kill-9-restart", CrashTest::killAndRestart);
         return tests;
     }

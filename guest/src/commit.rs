@@ -118,7 +118,7 @@ impl Coordinator {
         let Some(t) = target else {
             return;
         };
-        let owed = self.savepoints.pending().copied().find(|s| *s <= t);
+        let owed = self.savepoints.owed_up_to(t, self.final_done);
         let reached = match owed {
             None if self.final_done => Some(END),
             None if ok => Some(t),

@@ -138,9 +138,9 @@ impl Savepoints {
         Ok(())
     }
 
-    /// Forgets the drained decisions of a final commit that did not happen
-    /// (it failed on storage before its END snapshot): the next attempt
-    /// decides again from the `taken` values it holds then.
+    /// Forgets the drained decisions of an earlier attempt of the final
+    /// commit that failed on storage before its END snapshot: this attempt
+    /// decides again from the `taken` values it holds now.
     pub fn undecide_on_end(&mut self) {
         self.on_end = IdSet::default();
     }
@@ -162,9 +162,30 @@ impl Savepoints {
         self.pending
             .0
             .iter()
-            .filter(|s| final_done || passed.is_some_and(|p| **s <= p) || self.on_end.contains(**s))
+            .filter(|s| self.may_be_owed(**s, final_done, passed))
             .map(|s| (*s, self.on_end.contains(*s)))
             .collect()
+    }
+
+    /// Whether pending `s` may be owed a tag (its snapshot may exist, SEMANTICS
+    /// 5.4): its checkpoint was passed (at or below `passed`) or the final
+    /// commit happened. A drained decision points at the END snapshot, so
+    /// before the final commit happened (an attempt that failed on storage
+    /// keeps its decisions, in case its END snapshot landed) it owes nothing.
+    fn may_be_owed(&self, s: u64, final_done: bool, passed: Option<u64>) -> bool {
+        final_done || (passed.is_some_and(|p| s <= p) && !self.on_end.contains(s))
+    }
+
+    /// The lowest pending id at or below `t` that may be owed a tag (see
+    /// `may_be_owed`, with every id at or below `t` passed or being passed):
+    /// it holds committed-up-to below it (SEMANTICS 5.5).
+    pub fn owed_up_to(&self, t: u64, final_done: bool) -> Option<u64> {
+        self.pending
+            .0
+            .iter()
+            .copied()
+            .take_while(|s| *s <= t)
+            .find(|s| self.may_be_owed(*s, final_done, Some(t)))
     }
 
     /// The aborted ids above `mark` (the committed mark of SEMANTICS 3 rule

@@ -297,7 +297,11 @@ where
         + varint_len(slots.len() as u64);
     if v3 {
         n += varint_len(ids.owed.len() as u64)
-            + ids.owed.iter().map(|(c, _)| varint_len(*c) + 1).sum::<usize>()
+            + ids
+                .owed
+                .iter()
+                .map(|(c, _)| varint_len(*c) + 1)
+                .sum::<usize>()
             + varint_len(ids.aborted.len() as u64)
             + ids.aborted.iter().map(|c| varint_len(*c)).sum::<usize>();
     }
@@ -433,7 +437,15 @@ pub fn decode_indexed(bytes: &[u8]) -> Result<IndexedState> {
             bad = check_ids("owed savepoint", owed.0.iter().map(|(c, _)| *c))
                 .or_else(|| check_ids("aborted checkpoint", aborted.0.iter().copied()));
         }
-        Ok((commit_user, parallelism, slots, offsets, bad, owed.0, aborted.0))
+        Ok((
+            commit_user,
+            parallelism,
+            slots,
+            offsets,
+            bad,
+            owed.0,
+            aborted.0,
+        ))
     };
     let (commit_user, parallelism, slots, offsets, bad, owed, aborted) =
         structure().map_err(|e| corrupt(&e))?;
@@ -724,10 +736,7 @@ mod tests {
         assert_eq!(st.slots[0].1.entries[0].0, 7);
         assert!(st.slots[0].1.entries[0].1.savepoint);
         assert!(st.slots[1].1.end.synthesized);
-        assert_eq!(
-            (st.slots[0].1.end.taken, st.slots[1].1.end.taken),
-            (4, 2)
-        );
+        assert_eq!((st.slots[0].1.end.taken, st.slots[1].1.end.taken), (4, 2));
         assert_eq!(st.owed, vec![(2, false), (6, true)]);
         assert_eq!(st.aborted, vec![8]);
     }
@@ -853,7 +862,10 @@ mod tests {
             (&[][..], &[9, 2][..]),
         ] {
             let bad = enc_ids("u", 4, [], Ids { owed, aborted });
-            assert!(decode(&bad).unwrap_err().message.contains("ids"), "{owed:?} {aborted:?}");
+            assert!(
+                decode(&bad).unwrap_err().message.contains("ids"),
+                "{owed:?} {aborted:?}"
+            );
         }
         assert!(decode(&enc("", 1, core::iter::empty())).is_err());
         assert!(decode(&enc("u", 0, core::iter::empty())).is_err());

@@ -5,8 +5,8 @@
 //! (6.2). The conformance traces cover the same rules end to end.
 
 use sink_coordinator::{
-    table, Clock, Config, Coordinator, Entry, ErrorKind, FinalCommitMode, Lifecycle, MemEnv, RestorePoint, Storage,
-    StorageError, END,
+    table, Clock, Config, Coordinator, Entry, ErrorKind, FinalCommitMode, Lifecycle, MemEnv,
+    RestorePoint, Storage, StorageError, END,
 };
 
 /// Memory storage whose `n`-th put-class call (1-based) fails; `ambiguous`

@@ -44,10 +44,12 @@ impl Recovery {
         let i = self.ended.binary_search_by_key(&s, |(t, _)| *t).ok()?;
         let r = self.checkpoint;
         match self.ended.get(i)?.1 {
-            Some(at) => state_codec::decode_slot_at(&self.state, self.version, at).map(|(_, mut e)| {
-                e.end.taken = e.end.taken.min(r);
-                e
-            }),
+            Some(at) => {
+                state_codec::decode_slot_at(&self.state, self.version, at).map(|(_, mut e)| {
+                    e.end.taken = e.end.taken.min(r);
+                    e
+                })
+            }
             None => Some(EndedSlot {
                 end: EndEntry::synthesized(r),
                 entries: Vec::new(),

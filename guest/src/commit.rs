@@ -118,7 +118,7 @@ impl Coordinator {
         let Some(t) = target else {
             return;
         };
-        let owed = self.savepoints.owed_up_to(t, self.final_done);
+        let owed = self.savepoints.pending().copied().find(|s| *s <= t);
         let reached = match owed {
             None if self.final_done => Some(END),
             None if ok => Some(t),
@@ -230,7 +230,11 @@ impl Coordinator {
         self.decide_drained_tags();
         if let Some(completed) = self.completed {
             for c in self.slots.checkpoints_up_to(completed) {
-                self.commit_checkpoint(env, c, log)?;
+                if let Err(e) = self.commit_checkpoint(env, c, log) {
+                    // No END create yet: no drained tag can be owed.
+                    self.savepoints.forget_failed_decisions();
+                    return Err(e);
+                }
             }
         }
         let mut committables: Vec<(u32, &[u8])> = Vec::new();

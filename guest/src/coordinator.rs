@@ -457,13 +457,7 @@ impl Coordinator {
             // flag is ignored. The writer's report for `max + 1`, if any, was
             // sent after it, so that checkpoint's state holds it (SEMANTICS 3).
             self.check_end(s, bytes)?;
-            let mut end = EndEntry::reported(entry, max.map_or(0, |m| m + 1));
-            // A resend of the END entry the slot holds (a restarted writer
-            // ends again) is the same entry: the first checkpoint whose
-            // state held it stays its `taken`.
-            if let Some(held) = self.slots.ends().get(&s).filter(|h| h.same_report(&end)) {
-                end.taken = end.taken.min(held.taken);
-            }
+            let end = self.resent_end(s, EndEntry::reported(entry, max.map_or(0, |m| m + 1)));
             self.slots.set_end(s, Some(end));
             return self.commit_after(read, env, Trigger::EndArrival, log);
         }
@@ -533,6 +527,17 @@ impl Coordinator {
     ) -> Result<()> {
         read?;
         self.commit_rule(env, trigger, log)
+    }
+
+    /// An END event's entry for slot `s`: a resend of the END entry the slot
+    /// holds (a restarted writer ends its input again) is the same entry, so
+    /// the first checkpoint whose state held it stays its `taken` (SEMANTICS
+    /// 3: `taken` is that checkpoint; `max + 1` and `r + 1` bound it).
+    pub(crate) fn resent_end(&self, s: u32, mut end: EndEntry) -> EndEntry {
+        if let Some(held) = self.slots.ends().get(&s).filter(|h| h.same_report(&end)) {
+            end.taken = end.taken.min(held.taken);
+        }
+        end
     }
 
     /// Checks that subtask `s`'s END entry of `bytes` keeps the END snapshot

@@ -68,6 +68,9 @@ pub struct Savepoints {
     /// Pending ids of a drained stop-with-savepoint, whose tag points at the
     /// END snapshot (decided once by the final commit).
     on_end: IdSet,
+    /// Those of `on_end` whose checkpoint the deciding attempt passed
+    /// knowing it has no snapshot of its own (see `no_snapshot`).
+    no_own: IdSet,
     /// Ids aborted during this instance's lifetime: their late flags are ignored.
     aborted: IdSet,
 }
@@ -139,10 +142,22 @@ impl Savepoints {
     }
 
     /// Forgets the drained decisions of an earlier attempt of the final
-    /// commit that failed on storage before its END snapshot: this attempt
-    /// decides again from the `taken` values it holds now.
+    /// commit whose END create failed (the END snapshot did not land, or the
+    /// repeat would have found it): this attempt decides again from the
+    /// `taken` values it holds now.
     pub fn undecide_on_end(&mut self) {
         self.on_end = IdSet::default();
+        self.no_own = IdSet::default();
+    }
+
+    /// A final commit attempt failed on storage before its END create: its
+    /// drained decisions are void, and an id whose checkpoint it passed
+    /// without a snapshot of its own is dropped as `no_snapshot` would have.
+    pub fn forget_failed_decisions(&mut self) {
+        for &s in &self.no_own.0 {
+            self.pending.remove(s);
+        }
+        self.undecide_on_end();
     }
 
     /// The final commit of a drained stop-with-savepoint (SEMANTICS 5.4):
@@ -167,25 +182,13 @@ impl Savepoints {
             .collect()
     }
 
-    /// Whether pending `s` may be owed a tag (its snapshot may exist, SEMANTICS
-    /// 5.4): its checkpoint was passed (at or below `passed`) or the final
-    /// commit happened. A drained decision points at the END snapshot, so
-    /// before the final commit happened (an attempt that failed on storage
-    /// keeps its decisions, in case its END snapshot landed) it owes nothing.
+    /// Whether pending `s` goes into the state bytes as owed (SEMANTICS 5.4,
+    /// 7): its checkpoint was passed (at or below `passed`), or the final
+    /// commit happened. A drained decision points at the END snapshot, so it
+    /// is persisted only once the final commit happened (an attempt whose
+    /// END create failed keeps it, in case the END snapshot landed).
     fn may_be_owed(&self, s: u64, final_done: bool, passed: Option<u64>) -> bool {
         final_done || (passed.is_some_and(|p| s <= p) && !self.on_end.contains(s))
-    }
-
-    /// The lowest pending id at or below `t` that may be owed a tag (see
-    /// `may_be_owed`, with every id at or below `t` passed or being passed):
-    /// it holds committed-up-to below it (SEMANTICS 5.5).
-    pub fn owed_up_to(&self, t: u64, final_done: bool) -> Option<u64> {
-        self.pending
-            .0
-            .iter()
-            .copied()
-            .take_while(|s| *s <= t)
-            .find(|s| self.may_be_owed(*s, final_done, Some(t)))
     }
 
     /// The aborted ids above `mark` (the committed mark of SEMANTICS 3 rule
@@ -246,7 +249,9 @@ impl Savepoints {
     /// gets no tag and owes none (SEMANTICS 5.4, 5.5); a drained one keeps
     /// its tag on the END snapshot.
     pub fn no_snapshot(&mut self, s: u64) {
-        if !self.on_end.contains(s) {
+        if self.on_end.contains(s) {
+            self.no_own.insert(s);
+        } else {
             self.pending.remove(s);
         }
     }

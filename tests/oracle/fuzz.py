@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Differential fuzz: random v2 traces through the oracle and `sinkcoord replay --native`.
+"""Differential fuzz: random SEMANTICS v2.1 traces through the oracle and `sinkcoord replay --native`.
 
 usage (repo root, after make build): python3 tests/oracle/fuzz.py FIRST_SEED LAST_SEED
 Traces whose result would depend on hint puts (oracle flag) or that are malformed are skipped;
@@ -36,6 +36,8 @@ def gen(seed):
         elif r < 0.36:
             writers.add(s)
             st = {"op": "end_input", "subtask": s, "committables": [] if R.random() < 0.4 else ["e%d" % n]}; n += 1
+            if R.random() < 0.25: st["send"] = False     # a late END (v2.1: taken, 5.3)
+            if R.random() < 0.3: st["watermark"] = R.randint(0, 100)
             steps.append(st)
         elif r < 0.40:
             writers.add(s)
@@ -63,9 +65,19 @@ def gen(seed):
             fin = [x for x in range(P) if R.random() < 0.2]
             steps.append({"op": "failover", "checkpoint": c, "finished_subtasks": fin})
             for x in range(P):
-                if x not in fin:
+                # v2.1 (6.2): a finished subtask's restore event is ignored; sometimes send one
+                if x not in fin or (R.random() < 0.15 and x in wsnaps.get(c, ())):
                     steps.append({"op": "writer_restore", "subtask": x, "checkpoint": c if x in wsnaps.get(c, ()) else None}); writers.add(x)
-        elif r < 0.93:
+        elif r < 0.95 and writers:
+            # an empty flagged report (for instance an ended writer flagging a drained
+            # stop-with-savepoint, 5.4), then often its completion
+            c = cp + R.randint(0, 1)
+            cp = max(cp, c)
+            writers.add(s)
+            steps.append({"op": "write", "subtask": s, "checkpoint": c, "committables": [], "savepoint": True})
+            if R.random() < 0.5:
+                steps.append({"op": "complete", "checkpoint": c})
+        elif r < 0.98:
             steps.append({"op": "event", "subtask": s, "checkpoint": R.randint(0, cp + 1), "committables": ["z%d" % n]}); n += 1
     return {"config": cfg, "clock_start_ms": 1000, "clock_step_ms": 0, "steps": steps}
 import os, subprocess

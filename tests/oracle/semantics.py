@@ -1,4 +1,4 @@
-"""The coordinator of SEMANTICS v2 as an executable model: storage,
+"""The coordinator of SEMANTICS v2.1 as an executable model: storage,
 slots, the commit rule, recovery (see oracle.py for what it is for and
 the storage choices it makes)."""
 import copy
@@ -118,16 +118,22 @@ class Storage:
 # ------------------------------------------------------------ coordinator ---
 
 class Entry:
-    __slots__ = ("cp", "comm", "wm", "sp", "synth")
+    # taken: END entries only (SEMANTICS 3): the first checkpoint whose writer state holds it
+    __slots__ = ("cp", "comm", "wm", "sp", "synth", "taken")
 
-    def __init__(self, cp, comm, wm, sp, synth=False):
+    def __init__(self, cp, comm, wm, sp, synth=False, taken=None):
         self.cp, self.comm, self.wm, self.sp, self.synth = cp, list(comm), wm, sp, synth
+        self.taken = taken
 
     def same(self, o):
         return self.comm == o.comm and self.wm == o.wm and self.sp == o.sp
 
+    def same_end(self, o):
+        # "re-delivers the END entry the state holds" (3): same committables and watermark
+        return self.comm == o.comm and self.wm == o.wm
+
     def copy(self):
-        return Entry(self.cp, self.comm, self.wm, self.sp, self.synth)
+        return Entry(self.cp, self.comm, self.wm, self.sp, self.synth, self.taken)
 
 
 class Slot:
@@ -172,6 +178,8 @@ class Coordinator:
         self.final_done = False
         self.pending = set()
         self.aborted = set()
+        self.end_marked = set()      # pending ids whose tag points at the END snapshot (5.4)
+        self.known_no_snap = set()   # ids this instance knows to have no snapshot of their own
         self.needs_read = True
         # restoring
         self.r = None
@@ -209,25 +217,46 @@ class Coordinator:
             return
         self.needs_read = False
         if self.st.snapshot_of(self.user, END) is not None:
-            self.mark_final_done()
+            # while restoring the slots stay as restored: the recovery commit needs them
+            # (target END or r, and the drained decision, 5.4), then clears them
+            self.mark_final_done(keep_slots=self.state == "restoring")
+
+    def tag_target(self, s):
+        # the snapshot the tag of savepoint s is to point at (5.4): its own, or for a
+        # drained savepoint the END snapshot
+        return self.st.snapshot_of(self.user, END if s in self.end_marked else s)
 
     def owed(self):
-        # 5.5: pending, and a snapshot with its identifier exists
-        return sorted(s for s in self.pending
-                      if self.st.snapshot_of(self.user, s) is not None)
+        # 5.4, 7 (state bytes): pending, and the snapshot its tag is to point at exists
+        return sorted(s for s in self.pending if self.tag_target(s) is not None)
 
-    def mark_final_done(self):
+    def owed_u(self):
+        # 5.5 hold, reading b of tests/conformance/README.md "Ambiguities (v2)": a pending
+        # savepoint counts as owed unless this instance knows it has no snapshot of its
+        # own (passed with empty entries while nothing at or above it was committed, or
+        # folded into the END snapshot); a drained one (END mark) once the END snapshot exists
+        out = []
+        for c in sorted(self.pending):
+            if c in self.end_marked:
+                if self.tag_target(c) is not None:
+                    out.append(c)
+            elif c not in self.known_no_snap or self.tag_target(c) is not None:
+                out.append(c)
+        return out
+
+    def mark_final_done(self, keep_slots=False):
         # learned from the table; u becomes END at the next run of the commit
         # rule (5.5: u changes only when the commit rule runs)
         self.final_done = True
-        for sl in self.slots.values():
-            sl.entries.clear()
-            sl.end = None
+        if not keep_slots:
+            for sl in self.slots.values():
+                sl.entries.clear()
+                sl.end = None
         self.passed.add(END)
         self.passed_max = END
 
     def set_u_end_if_free(self):
-        if self.final_done and not self.owed():
+        if self.final_done and not self.owed_u():
             self.u = END
 
     def highest_committed(self):
@@ -277,7 +306,7 @@ class Coordinator:
         for s in sorted(self.pending):
             if s > t:
                 continue
-            snap = self.st.snapshot_of(self.user, s)
+            snap = self.tag_target(s)
             name = "savepoint-%d" % s
             if snap is not None:
                 # an atomic put-if-absent even when the tag exists (it is then left as it is)
@@ -285,12 +314,13 @@ class Coordinator:
                 ret = self.cfg["tag_time_retained_ms"]
                 self.st.create_tag(name, snap, ct, None if ret is None else ct + ret)
             self.pending.discard(s)
+            self.end_marked.discard(s)
 
     def u_after_failed(self):
         if not self.passed:
             return
         cand = max(self.passed)
-        for s in self.owed():
+        for s in self.owed_u():
             if s > cand:
                 continue
             below = [p for p in self.passed if p < s]
@@ -330,6 +360,10 @@ class Coordinator:
                 if comm:
                     if self.write_snapshot(c, comm, self.wm_at(c)):
                         wrote = True
+                else:
+                    hi = self.st.highest(self.user)
+                    if hi is None or hi < c:
+                        self.known_no_snap.add(c)
                 for sl in self.slots.values():
                     sl.entries.pop(c, None)
                 self.passed.add(c)
@@ -337,6 +371,9 @@ class Coordinator:
                 if self.passed_max is None or c > self.passed_max:
                     self.passed_max = c
             if final:
+                self.decide_drained()
+                for sl in self.slots.values():
+                    self.known_no_snap.update(sl.entries)   # folded into the END snapshot
                 comm = []
                 wm = None
                 for s in sorted(self.slots):
@@ -363,6 +400,11 @@ class Coordinator:
                 self.tag_pass(target)
         except StorageError:
             self.needs_read = True
+            if final and self.st.snapshot_of(self.user, END) is None:
+                # the attempt failed before its END snapshot landed: it has not made
+                # the final commit and forgets its drained decisions (5.4); the next
+                # attempt decides again from the taken values it then holds
+                self.end_marked.clear()
             self.u_after_failed()
             raise
         hint_error = None
@@ -386,6 +428,44 @@ class Coordinator:
                 self.set_u_end_if_free()
         if hint_error is not None:
             raise hint_error
+
+    def decide_drained(self):
+        """5.4, on-checkpoint mode: at the final commit, a pending s <= completed without
+        a snapshot of its own, when every END entry has taken <= s, is tagged on the END
+        snapshot. Decided from the taken values held when the final commit reaches its END
+        snapshot write; an attempt whose END snapshot did not land (fail) has not made the
+        final commit, so the next attempt decides again (the END entries may have changed);
+        once the final commit happened the decision stays until the tag exists."""
+        if self.batch_like():
+            return
+        self.end_marked.clear()   # only an earlier, failed attempt of this instance marked any
+        comp = self.completed
+        if comp is None or not self.pending:
+            return
+        hi_taken = max(sl.end.taken for sl in self.slots.values())
+        for s in sorted(self.pending):
+            if s <= comp and hi_taken <= s and self.st.snapshot_of(self.user, s) is None:
+                self.end_marked.add(s)
+
+    def decide_drained_at_recovery(self):
+        """5.4 at a recovery whose target is END and which finds the END snapshot in the
+        table: completed = r and the taken values it holds; a pending s <= r without a
+        snapshot of its own (and no committables held for s: those were folded into the END
+        snapshot with later data) is marked for the END snapshot when every END entry has
+        taken <= s. Marks restored from the state stay."""
+        if self.batch_like() or not self.pending:
+            return
+        hi_taken = max(sl.end.taken for sl in self.slots.values())
+        for s in sorted(self.pending):
+            if (s <= self.r and hi_taken <= s and self.st.snapshot_of(self.user, s) is None
+                    and not comm_nonempty(self.slots, s)):
+                self.end_marked.add(s)
+
+    def final_due(self):
+        """5.3 on-checkpoint: every slot holds an END entry with taken <= completed."""
+        if self.completed is None or not self.all_end():
+            return False
+        return all(sl.end.taken <= self.completed for sl in self.slots.values())
 
     def mark_final_done_after_write(self):
         # the same state as learning it from the table (mark_final_done)
@@ -412,6 +492,10 @@ class Coordinator:
             self.tag_retry()
             return
         if self.all_end():
+            # 5.3: in on-checkpoint mode the final commit happens at whatever run of the
+            # rule finds every END entry captured by a completed checkpoint
+            if not self.batch_like() and self.final_due():
+                self.final_commit()
             return
         t = self.target()
         if t is None:
@@ -462,14 +546,25 @@ class Coordinator:
             sl = Slot()
             sl.entries = {c: e.copy() for c, e in v["entries"].items()}
             sl.end = v["end"].copy() if v["end"] else None
+            if sl.end is not None:
+                # keeps the taken it had in the state, at most r (no taken: r)
+                sl.end.taken = r if sl.end.taken is None else min(sl.end.taken, r)
             self.state_slots[s] = sl
         self.finished = set(finished)
+        if self.auto_tag():
+            # 5.4, 7: the owed savepoint ids (with their END-snapshot mark) and the aborted
+            # ids above the mark; ignored with savepoint-auto-tag off
+            for c, at_end in sd.get("owed", ()):
+                self.pending.add(c)
+                if at_end:
+                    self.end_marked.add(c)
+            self.aborted.update(sd.get("aborted", ()))
         for s in sorted(self.finished):
             sl = self.state_slots.get(s)
             if sl is None:
                 sl = self.state_slots[s] = Slot()
             if sl.end is None:
-                sl.end = Entry(END, [], None, False, synth=True)
+                sl.end = Entry(END, [], None, False, synth=True, taken=r)
             for c, e in sl.entries.items():
                 if e.sp:
                     self.flag(c)
@@ -498,6 +593,11 @@ class Coordinator:
         self.wrote_in_call = False
         try:
             if self.final_done:
+                if all_end:
+                    # v2.1 reading (5.4, 6.2): the recovery with target END is a final
+                    # commit with completed = r; finding this commit user's END snapshot
+                    # already written, it applies the drained exception itself
+                    self.decide_drained_at_recovery()
                 self.pending_tag_recovery(END if all_end else self.r)
             elif all_end:
                 self.completed = self.r
@@ -534,7 +634,12 @@ class Coordinator:
                 self.refresh()
                 if self.final_done:
                     return
-                self.slot(s).end = Entry(END, entry.comm, entry.wm, False)
+                sl = self.slot(s)
+                taken = self.r + 1
+                if sl.end is not None and sl.end.same_end(entry):
+                    # the same reading while restoring: a resent END entry keeps its taken
+                    taken = min(sl.end.taken, taken)
+                sl.end = Entry(END, entry.comm, entry.wm, False, taken=taken)
                 return
             raise fatal("illegal-state")
         self.require("running")
@@ -546,10 +651,15 @@ class Coordinator:
         sl = self.slot(s)
         c = entry.cp
         if c == END:
-            sl.end = Entry(END, entry.comm, entry.wm, False)
-            if self.all_end():
-                if self.batch_like():
-                    self.final_commit()
+            taken = 0 if sl.max is None else sl.max + 1
+            if sl.end is not None and sl.end.same_end(entry):
+                # v2.1 reading (3, `taken` by its definition): the same END entry as the
+                # one the slot holds (a restarted writer ending its input again) was
+                # already in the state of the first checkpoint that held it
+                taken = min(sl.end.taken, taken)
+            sl.end = Entry(END, entry.comm, entry.wm, False, taken=taken)
+            if self.all_end() and self.batch_like():
+                self.final_commit()
                 return
             self.commit_rule()
             return
@@ -559,9 +669,8 @@ class Coordinator:
                 self.commit_rule()
                 return
             if sl.end is not None and not entry.comm:
+                # an ended writer's late report: its savepoint flag is ignored (v2.1)
                 sl.max = c if sl.max is None else max(sl.max, c)
-                if entry.sp:
-                    self.flag(c)
                 self.commit_rule()
                 return
             raise fatal("invalid-event")
@@ -594,7 +703,13 @@ class Coordinator:
             if sl.end is not None:
                 slots[s] = {"end": sl.end.copy(),
                             "entries": {c: e.copy() for c, e in sl.entries.items()}}
-        return {"user": self.user, "P": self.P, "slots": slots}
+        # 5.4, 7: owed savepoint ids with their END-snapshot mark, and the aborted ids
+        # above the mark of 3 rule 2 (as the instance knows it)
+        owed = [(c, c in self.end_marked) for c in self.owed()]
+        mark = self.highest_committed()
+        aborted = sorted(a for a in self.aborted if mark is None or a > mark)
+        return {"user": self.user, "P": self.P, "slots": slots, "owed": owed,
+                "aborted": aborted}
 
     def complete(self, n):
         self.require("running")
@@ -603,7 +718,7 @@ class Coordinator:
             self.tag_retry()
             return
         self.completed = n if self.completed is None else max(self.completed, n)
-        if self.all_end():
+        if self.all_end() and self.batch_like():
             self.final_commit()
         else:
             self.commit_rule()
@@ -611,6 +726,7 @@ class Coordinator:
     def abort(self, n):
         self.require("running", "restoring")
         self.pending.discard(n)
+        self.end_marked.discard(n)
         self.aborted.add(n)
         for group in (self.slots, self.state_slots):
             for sl in group.values():
@@ -620,7 +736,8 @@ class Coordinator:
         tag = self.st.tags.get(name)
         if tag is not None:
             snap = self.st.snapshots[tag["snapshot_id"] - 1]
-            if snap["commit_user"] == self.user and snap["identifier"] == n:
+            # its own snapshot, or (a drained savepoint) this commit user's END snapshot
+            if snap["commit_user"] == self.user and snap["identifier"] in (n, END):
                 try:
                     self.st.delete_tag(name)
                 except StorageError:
@@ -630,9 +747,10 @@ class Coordinator:
     def reset(self, s, r):
         self.require("running", "restoring")
         self.check_subtask(s)
+        if s in self.finished:
+            # a finished subtask stays finished for the instance's lifetime (6.2)
+            return
         if self.state == "restoring":
-            if s in self.finished:
-                return
             sl = self.state_slots.get(s)
             self.slots[s] = sl.copy() if sl else Slot()
             self._set_restored_max(self.slots[s], False)
@@ -640,7 +758,8 @@ class Coordinator:
             return
         self.refresh()
         if self.final_done:
-            self.tag_retry()
+            # no tag retry by subtask-reset (5.3); u may still learn END from the table
+            self.set_u_end_if_free()
             return
         sl = self.slot(s)
         if r is None:
@@ -672,6 +791,8 @@ class Coordinator:
             if r != self.r:
                 raise fatal("invalid-event")
             self.validate_restored(r, entries)
+            if s in self.finished:
+                return False   # 6.2: ignored after the validation
             base = self.state_slots.get(s)
             sl = Slot()
             if base is not None and base.end is not None:
@@ -680,6 +801,10 @@ class Coordinator:
                 st = self._stored(e)
                 if e.cp == END:
                     st.sp = False
+                    if base is not None and base.end is not None and base.end.same_end(e):
+                        st.taken = base.end.taken
+                    else:
+                        st.taken = r
                     sl.end = st
                 else:
                     sl.entries[e.cp] = st
@@ -696,6 +821,8 @@ class Coordinator:
         self.require("running")
         self.check_subtask(s)
         self.validate_restored(r, entries)
+        if s in self.finished:
+            return False   # 6.2: ignored after the validation
         self.refresh()
         if self.final_done:
             self.tag_retry()
@@ -707,6 +834,7 @@ class Coordinator:
             st = self._stored(e)
             if e.cp == END:
                 st.sp = False
+                st.taken = r
                 sl.end = st
                 got_end = True
             elif hc is not None and e.cp <= hc:
@@ -719,8 +847,8 @@ class Coordinator:
         if sl.max is not None:
             m = max(m, sl.max)
         sl.max = m
-        if self.all_end():
-            if got_end and self.batch_like():
+        if self.all_end() and self.batch_like():
+            if got_end:
                 self.final_commit()
             return False
         self.commit_rule()

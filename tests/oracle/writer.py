@@ -1,4 +1,4 @@
-"""The writer helper of SEMANTICS 11 as an executable model."""
+"""The writer helper of SEMANTICS 11 (unchanged in v2.1) as an executable model."""
 from semantics import END, Entry
 
 # ----------------------------------------------------------------- writer ---

@@ -274,9 +274,10 @@ impl Coordinator {
             )));
         };
         self.check_end(s, bytes)?;
-        // The writer restored from `r` and ended after it (SEMANTICS 3).
-        self.slots
-            .set_end(s, Some(EndEntry::reported(entry, r.saturating_add(1))));
+        // The writer restored from `r` and ended after it (SEMANTICS 3),
+        // unless it resends the END entry its slot holds (see `event_inner`).
+        let end = self.resent_end(s, EndEntry::reported(entry, r.saturating_add(1)));
+        self.slots.set_end(s, Some(end));
         Ok(())
     }
 

@@ -1,14 +1,20 @@
 //! Exhaustive model checking of the sink coordinator's native core
 //! (stateright): every schedule of host moves within a small scope —
-//! writers reporting, ending, finishing, being reset and restored;
-//! checkpoints taken, completed late or never, aborted; `committed(u)`
-//! forwarded late or never; one region and one global failover; one storage
-//! fault (failed or ambiguous write) — against SEMANTICS v2's guarantees:
+//! writers reporting, ending, finishing (also with events in flight), being
+//! reset and restored; per-writer FIFO event channels drained at any point;
+//! checkpoints and savepoints (also a drained stop-with-savepoint) taken,
+//! completed late or never (but the last one), aborted; `committed(u)`
+//! forwarded late or never; one region and one global failover, after which
+//! a finished subtask may get an empty restore event or a reset; one storage
+//! fault (failed or ambiguous write) — against SEMANTICS v2.1's guarantees:
 //! - always: no fatal error under the host contract; no committable twice in
 //!   the table; the commit user's identifiers strictly increase;
 //! - at the end (the host drives the job to its end, FLIP-147: every writer
 //!   ends and finishes): every committable of the input exactly once, the
-//!   END snapshot written, committed-up-to END;
+//!   END snapshot written, committed-up-to END; no lost savepoint tag (a
+//!   completed savepoint whose snapshot exists has its tag; a drained
+//!   stop-with-savepoint pending at the final commit, on the END snapshot)
+//!   and none of an aborted savepoint;
 //! - eventually: the final commit.
 //!
 //! Modules: `model` (the host contract, the moves and the stateright `Model`),
@@ -39,11 +45,16 @@ pub use crate::model::{Act, SinkModel};
 pub use crate::scope::{Profile, Scope};
 use crate::state::St;
 
+/// Where counterexample traces go by default: `target/model-findings` of the workspace.
+pub const FINDINGS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/model-findings");
+
 impl Scope {
     /// P = 2, three checkpoints, one global and one region failover, one
-    /// storage fault (failed or ambiguous, on the first write of a move);
-    /// writer 0 ends after one segment with data in its END entry, writer 1
-    /// after one segment with an empty END entry.
+    /// storage fault (failed or ambiguous, on the first write of a move),
+    /// one savepoint (a drained stop-with-savepoint once every writer has
+    /// ended), one abort, one replay for a finished subtask; writer 0 ends
+    /// after one segment with data in its END entry, writer 1 after one
+    /// segment with an empty END entry.
     pub fn all() -> Scope {
         Scope {
             name: "all".into(),
@@ -54,19 +65,23 @@ impl Scope {
             storage_faults: 1,
             fault_skips: vec![0],
             fault_modes: vec![FaultMode::Fail, FaultMode::Ambiguous],
-            aborts: false,
+            aborts: 1,
+            savepoints: 1,
+            stop_with_savepoint: true,
+            ghosts: 1,
             older_restore: false,
             profiles: vec![Profile {
                 ends: vec![1, 1],
                 tails: vec![true, false],
             }],
             final_commit: FinalCommitMode::OnCheckpoint,
-            late_end_events: false,
         }
     }
 
-    /// A named scope, or a suite (`full`: `make model-check`; `reduced`:
-    /// `cargo test` in release; `tiny`: `cargo test` unoptimized).
+    /// A named scope, or a suite (`full`: `make model-check`; `large`:
+    /// `make model-check MODEL_SCOPE=large`; `extra`: the other scopes of
+    /// the v2 suite; `reduced`: `cargo test` in release; `tiny`: `cargo
+    /// test` unoptimized).
     pub fn suite(name: &str) -> Option<Vec<Scope>> {
         let all = Scope::all;
         let named = |name: &str, s: Scope| Scope {
@@ -97,6 +112,7 @@ impl Scope {
                     name,
                     Scope {
                         global_failovers: 0,
+                        ghosts: 0,
                         ..all()
                     },
                 ),
@@ -122,7 +138,8 @@ impl Scope {
                     },
                 ),
                 // The fault on the second or third write of a move (the END
-                // snapshot after an ordinary one, the hint after a create).
+                // snapshot after an ordinary one, a tag or the hint after a
+                // create).
                 "later-writes" => named(
                     name,
                     Scope {
@@ -131,13 +148,11 @@ impl Scope {
                         ..all()
                     },
                 ),
-                // Aborted and declined checkpoints; a restart from an older
-                // checkpoint after the final commit.
+                // A restart from an older checkpoint after the final commit.
                 "aborts-older" => named(
                     name,
                     Scope {
                         region_failovers: 0,
-                        aborts: true,
                         older_restore: true,
                         ..all()
                     },
@@ -148,6 +163,29 @@ impl Scope {
                     Scope {
                         region_failovers: 0,
                         final_commit: FinalCommitMode::OnEndInput,
+                        ..all()
+                    },
+                ),
+                // Three writers (writers 1 and 2 end at once, writer 2 with
+                // data), three checkpoints; no region failover, failed writes.
+                "p3" => named(
+                    name,
+                    Scope {
+                        parallelism: 3,
+                        region_failovers: 0,
+                        fault_modes: vec![FaultMode::Fail],
+                        profiles: vec![Profile {
+                            ends: vec![1, 0, 0],
+                            tails: vec![true, false, true],
+                        }],
+                        ..all()
+                    },
+                ),
+                // Four checkpoints, every failure kind.
+                "all-4ck" => named(
+                    name,
+                    Scope {
+                        checkpoints: 4,
                         ..all()
                     },
                 ),
@@ -163,13 +201,11 @@ impl Scope {
             })
         };
         let suite: &[&str] = match name {
-            "full" => &[
-                "all",
-                "empty-ends",
-                "later-writes",
-                "aborts-older",
-                "on-end-input",
-            ],
+            "full" => &["all"],
+            // The other dimensions of the v2 suite, each with the savepoint
+            // moves of `all`.
+            "extra" => &["empty-ends", "later-writes", "aborts-older", "on-end-input"],
+            "large" => &["p3"],
             "reduced" => &["all-2ck"],
             other => return one(other).map(|s| vec![s]),
         };
@@ -193,6 +229,15 @@ impl Scope {
         }
         if self.region_failovers > 0 {
             v.push(properties::S_REGION);
+        }
+        if self.savepoints > 0 {
+            v.push(properties::S_TAG);
+            if self.stop_with_savepoint && self.final_commit == FinalCommitMode::OnCheckpoint {
+                v.push(properties::S_DRAINED_TAG);
+            }
+        }
+        if self.ghosts > 0 && v.contains(&properties::S_NAMED) {
+            v.push(properties::S_GHOST);
         }
         if self.storage_faults > 0 {
             if self.fault_modes.contains(&FaultMode::Fail) {
@@ -295,6 +340,9 @@ fn detail(st: &St) -> String {
         parts.push(format!("fatal: {f}"));
     }
     if let Some(Err(e)) = &st.done {
+        parts.push(format!("at the end: {e}"));
+    }
+    if let Some(e) = &st.tags {
         parts.push(format!("at the end: {e}"));
     }
     if let Some(d) = properties::duplicate(st) {

@@ -1,7 +1,7 @@
 //! `sink-coordinator-model [--scope NAME] [--threads N] [--findings DIR] ...`:
 //! explores every scope of the suite to exhaustion, prints states explored
 //! and time; exit 1 on any counterexample (TRACE-FORMAT traces in DIR,
-//! default /tmp/model-findings).
+//! default target/model-findings of the workspace).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,18 +11,17 @@ use sink_coordinator_model::{check, Scope};
 
 const USAGE: &str = "usage: sink-coordinator-model [--scope NAME] [--threads N] [--findings DIR]
        [--first]        stop each scope at its first counterexample
-       [--late-end]     END events may be overtaken by a later checkpoint's completion (SEMANTICS 10.1 literally)
        [--no-faults] [--no-region] [--no-global] [--checkpoints N]   change every scope
        [--samples N]    instead: write N random schedules per scope (trace + the model's table) to DIR
-NAME: full (default, make model-check), reduced (cargo test), tiny, or one scope:
-      all, all-2ck, global-fault, region-fault, global-region, empty-ends, later-writes, aborts-older, on-end-input";
+NAME: full (default, make model-check), large (make model-check MODEL_SCOPE=large),
+      extra, reduced (cargo test), tiny, or one scope: all, all-2ck, all-4ck, p3, global-fault,
+      region-fault, global-region, empty-ends, later-writes, aborts-older, on-end-input";
 
 fn main() -> ExitCode {
     let mut suite = "full".to_string();
     let mut threads = 2;
-    let mut findings = PathBuf::from("/tmp/model-findings");
+    let mut findings = PathBuf::from(sink_coordinator_model::FINDINGS_DIR);
     let mut first = false;
-    let mut late_end = false;
     let mut no_faults = false;
     let mut no_region = false;
     let mut no_global = false;
@@ -47,7 +46,6 @@ fn main() -> ExitCode {
             "--threads" => threads = number("--threads") as usize,
             "--findings" => findings = PathBuf::from(value("--findings")),
             "--first" => first = true,
-            "--late-end" => late_end = true,
             "--no-faults" => no_faults = true,
             "--no-region" => no_region = true,
             "--no-global" => no_global = true,
@@ -71,10 +69,6 @@ fn main() -> ExitCode {
     let (mut states, mut ok) = (0, true);
     for mut scope in scopes {
         // A changed scope gets its own name (and finding file names).
-        if late_end {
-            scope.late_end_events = true;
-            scope.name.push_str("-late-end");
-        }
         if no_faults && scope.storage_faults > 0 {
             scope.storage_faults = 0;
             scope.name.push_str("-no-faults");

@@ -1,26 +1,37 @@
 //! The host's possible moves against the native core, as a stateright model.
 //!
-//! Host contract (SEMANTICS v2, what a host does):
+//! Host contract (SEMANTICS v2.1, what a host does):
 //! - writers report every checkpoint they take part in (an entry, empty or
-//!   not) at its barrier and keep their `state()`; the coordinator's own
-//!   `checkpoint(n)` is taken first (the checkpoint is triggered), one
-//!   checkpoint at a time; a checkpoint completes once every writer that had
-//!   not finished at its trigger took part; `checkpoint-complete` reaches the
-//!   coordinator in order, late, or never (skipped, SEMANTICS 4);
-//! - one writer's events reach the coordinator in order (outbox), at any
-//!   time, also after the completion of their checkpoint (10.1) — except that
-//!   an END event is not overtaken by the completion of a checkpoint the
-//!   writer took part in after its END (6.2: "Flink delivers a subtask's
-//!   events in order, before its checkpoint acknowledgement"; `--late-end`
-//!   lifts it); while the coordinator is restoring, the host delivers only
-//!   restore events and END events of restored writers (it holds ordinary
-//!   events back);
-//! - a writer finishes (FLIP-147) only once its final checkpoint (one it took
-//!   part in after its END) completed, the coordinator received that
-//!   completion or a later one, and its events were all delivered; a global
-//!   failover from checkpoint `r` names exactly the writers that had finished
-//!   before `r` was triggered (so every event they sent reached the
-//!   coordinator before its checkpoint `r`, SEMANTICS 6.2);
+//!   not; flagged for a savepoint) at its barrier and keep their `state()`;
+//!   the coordinator's own `checkpoint(n)` is taken first (the checkpoint is
+//!   triggered), one checkpoint at a time; a checkpoint completes once every
+//!   writer that had not finished at its trigger took part;
+//!   `checkpoint-complete` reaches the coordinator in order, late, or never
+//!   (skipped, SEMANTICS 4) — except the last one: the drive to the end
+//!   delivers the completion of the latest completed checkpoint, which is at
+//!   or after every writer's final checkpoint, unless a global failover from
+//!   such a checkpoint (the latest completed one) came first;
+//! - each writer's events travel in one FIFO channel (its outbox) that the
+//!   host drains at any point: in order for one writer (section 1), late
+//!   against completions and against other writers (10 item 1), also after
+//!   the writer finished; while the coordinator is restoring, the host
+//!   delivers only restore events and END events of restored writers (it
+//!   holds ordinary events back);
+//! - a writer finishes (FLIP-147) once its final checkpoint (one it took
+//!   part in after its END) completed, whether or not the coordinator was
+//!   told and its events arrived; a global failover from checkpoint `r` names
+//!   the writers that had finished before `r` was triggered and whose events
+//!   had all reached the coordinator before its `checkpoint(r)` (6.2); a
+//!   finished writer with events in flight then is not named: it is restored
+//!   from its last state, like a writer that had not finished;
+//! - after a global failover, a named finished subtask may get an empty
+//!   restore event or a `subtask-reset` (Flink replays a finished operator
+//!   with empty state; the core ignores them, 6.2);
+//! - savepoints: a triggered checkpoint may be a savepoint (writers flag
+//!   their reports), or a drained stop-with-savepoint (every writer that has
+//!   not finished has ended its input; the host triggers no checkpoint after
+//!   it in its epoch, unless it is aborted); aborting the pending checkpoint
+//!   tells the coordinator and the writers that took part;
 //! - `committed(u)` is forwarded to writers (the latest value; possibly late,
 //!   or lost: a lost one is one the host never delivers);
 //! - region failover of a writer: the pending checkpoint is aborted, then
@@ -38,7 +49,8 @@
 //! - `restart-required` is not acted on (the budgeted global failover may
 //!   follow at any point anyway; ignoring it is `recovery = continue`).
 //!
-//! Not modelled: watermarks, savepoints and tags, failed reads, P > 2.
+//! Not modelled: watermarks, failed reads, aborts that reach the coordinator
+//! after a later checkpoint's completion, writers that miss an abort.
 //!
 //! The input: writer `s` reads `ends[s]` segments, one committable each
 //! (`w<s>.<j>`), then its end of input with the tail `w<s>.end` (or an empty
@@ -73,8 +85,13 @@ pub enum Act {
     Retry,
     /// Trigger the next checkpoint: the coordinator's `checkpoint(n)`. The
     /// writers in the mask finish (FLIP-147) just before: finishing changes
-    /// nothing else a later move can see (its events are all delivered).
-    Trigger(u8),
+    /// nothing a later move can see before the next trigger but that it no
+    /// longer fails over by region (a subset of the moves of the unfinished
+    /// writer) and gets no `committed(u)`.
+    Trigger(u8, Kind),
+    /// A finished subtask named at the global failover gets an empty restore
+    /// event (`false`) or a `subtask-reset` (`true`).
+    Ghost(u32, bool),
     /// Abort the pending checkpoint.
     AbortCheckpoint,
     /// Writer `s` reaches the pending checkpoint's barrier: `report` +
@@ -91,6 +108,15 @@ pub enum Act {
     Complete(u64, Fault),
     RegionFailover(u32, Fault),
     GlobalFailover(Option<u64>, Fault),
+}
+
+/// What a triggered checkpoint is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Checkpoint,
+    Savepoint,
+    /// A drained stop-with-savepoint.
+    Stop,
 }
 
 impl Act {
@@ -195,7 +221,15 @@ impl Model for SinkModel {
                         global: self.scope.global_failovers,
                         region: self.scope.region_failovers,
                         faults: self.scope.storage_faults,
+                        aborts: self.scope.aborts,
+                        savepoints: self.scope.savepoints,
+                        ghosts: self.scope.ghosts,
                     },
+                    stopping: false,
+                    flags: 0,
+                    drained_owed: 0,
+                    excused: 0,
+                    tags: None,
                     retry: None,
                     fatal: None,
                     done: None,
@@ -264,7 +298,8 @@ impl Model for SinkModel {
         let prof = self.profile(st);
         if st.left.checkpoints > 0
             && st.in_progress.is_none()
-            && (running || (restoring && self.scope.aborts))
+            && !st.stopping
+            && (running || (restoring && self.scope.aborts > 0))
         {
             let can: Vec<usize> = (0..st.writers.len())
                 .filter(|&s| may_finish(st, s))
@@ -276,14 +311,23 @@ impl Model for SinkModel {
                         m |= 1 << s;
                     }
                 }
-                let left =
-                    (0..st.writers.len()).any(|s| !st.writers[s].finished && m & (1 << s) == 0);
-                if left {
-                    out.push(Act::Trigger(m));
+                let open = |s: usize| !st.writers[s].finished && m & (1 << s) == 0;
+                if !(0..st.writers.len()).any(open) {
+                    continue;
+                }
+                out.push(Act::Trigger(m, Kind::Checkpoint));
+                if st.left.savepoints > 0 && running {
+                    out.push(Act::Trigger(m, Kind::Savepoint));
+                    let drained = (0..st.writers.len())
+                        .filter(|&s| open(s))
+                        .all(|s| st.writers[s].ended_src);
+                    if self.scope.stop_with_savepoint && drained {
+                        out.push(Act::Trigger(m, Kind::Stop));
+                    }
                 }
             }
         }
-        if self.scope.aborts && st.in_progress.is_some() {
+        if st.left.aborts > 0 && st.in_progress.is_some() {
             out.push(Act::AbortCheckpoint);
         }
         for (s, w) in st.writers.iter().enumerate() {
@@ -302,9 +346,17 @@ impl Model for SinkModel {
         }
         if running {
             for c in st.ckpts.iter().filter(|c| c.notify) {
-                if self.scope.late_end_events || !end_in_flight(st, c) {
-                    with_faults(out, &|f| Act::Complete(c.id, f));
-                }
+                with_faults(out, &|f| Act::Complete(c.id, f));
+            }
+        }
+        // Flink replays a finished subtask when it redeploys the job: while
+        // the new instance restores, or, if every subtask was named (the
+        // instance ran its recovery inside `start`), before any other input.
+        let fresh = running && st.coord.slots.iter().all(Vec::is_empty);
+        if st.left.ghosts > 0 && (restoring || fresh) {
+            for &s in &st.named {
+                out.push(Act::Ghost(s, false));
+                out.push(Act::Ghost(s, true));
             }
         }
         if st.left.region > 0 && (running || restoring) {
@@ -345,6 +397,7 @@ impl Model for SinkModel {
             Property::always(P_EXACTLY_ONCE, |_, st: &St| {
                 !matches!(st.done, Some(Err(_)))
             }),
+            Property::always(P_TAGS, |_, st: &St| st.tags.is_none()),
             Property::eventually(P_FINAL, |_, st: &St| has_end(st) || violated(st)),
             Property::sometimes(S_FINAL, |_, st: &St| has_end(st)),
             Property::sometimes(S_GLOBAL, |_, st: &St| {
@@ -367,38 +420,34 @@ impl Model for SinkModel {
                 st.cov & cov::END_WHILE_RESTORING != 0
             }),
             Property::sometimes(S_FINISHED, |_, st: &St| st.cov & cov::FINISHED != 0),
+            Property::sometimes(S_TAG, |_, st: &St| {
+                done_ok(st) && st.cov & cov::SAVEPOINT_TAG != 0
+            }),
+            Property::sometimes(S_DRAINED_TAG, |_, st: &St| {
+                done_ok(st) && st.cov & cov::DRAINED_TAG != 0
+            }),
+            Property::sometimes(S_GHOST, |_, st: &St| {
+                done_ok(st) && st.cov & cov::GHOST != 0
+            }),
+            Property::sometimes(S_FINISHED_IN_FLIGHT, |_, st: &St| {
+                done_ok(st) && st.cov & cov::FINISHED_IN_FLIGHT != 0
+            }),
         ]
     }
 }
 
 /// FLIP-147: writer `s` may finish once its final checkpoint (one it took
-/// part in after its END) completed and the coordinator was told (the host
-/// notifies the coordinator of a job's last checkpoint before the job ends),
-/// and its events were all delivered (6.2: they precede its acknowledgement).
+/// part in after its END) completed; its events may still be in flight, and
+/// the coordinator may not have been told yet (SEMANTICS 4, 6.2).
 pub(crate) fn may_finish(st: &St, s: usize) -> bool {
     let w = &st.writers[s];
-    !w.finished
-        && w.outbox.is_empty()
-        && w.final_ck
-            .is_some_and(|f| st.notified.is_some_and(|n| n >= f))
+    !w.finished && w.final_ck.is_some()
 }
 
 pub(crate) fn owes_barrier(st: &St, s: usize) -> bool {
     st.in_progress.is_some_and(|n| {
         let ck = &st.ckpts[(n - 1) as usize];
         !ck.finished_at_trigger[s] && ck.writers[s].is_none()
-    })
-}
-
-/// A writer that took part in `c` after its END still has an END event in
-/// flight: `c`'s completion may not overtake it (host contract, 6.2).
-pub(crate) fn end_in_flight(st: &St, c: &Ck) -> bool {
-    c.writers.iter().enumerate().any(|(s, w)| {
-        w.as_ref().is_some_and(|w| w.ended_src)
-            && st.writers[s].outbox.iter().any(|m| match m {
-                Msg::Event(e) => e.is_end(),
-                Msg::Restored { entries, .. } => entries.iter().any(Ent::is_end),
-            })
     })
 }
 

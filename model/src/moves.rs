@@ -1,9 +1,11 @@
-//! The host's moves (SEMANTICS v2 host contract, see `model`), one method
+//! The host's moves (SEMANTICS v2.1 host contract, see `model`), one method
 //! each, applied to a `Step`.
 
 use std::sync::Arc;
 
-use sink_coordinator::{Coordinator, ErrorKind, Lifecycle, RestorePoint, Writer, END};
+use sink_coordinator::{table, Coordinator, ErrorKind, Lifecycle, RestorePoint, Writer, END};
+
+use crate::env::ReadOnly;
 
 use crate::model::*;
 use crate::scope::*;
@@ -12,23 +14,47 @@ use crate::step::*;
 use crate::trace_steps::TStep;
 
 impl Step<'_> {
-    pub(crate) fn trigger(&mut self) {
+    pub(crate) fn trigger(&mut self, kind: Kind) {
         let n = self.st.ckpts.len() as u64 + 1;
         self.trace(TStep::Checkpoint(n));
         let finished_at_trigger: Vec<bool> = self.st.writers.iter().map(|w| w.finished).collect();
+        let clean: Vec<bool> = self
+            .st
+            .writers
+            .iter()
+            .map(|w| w.finished && w.outbox.is_empty())
+            .collect();
         let p = self.m.p();
+        let carry: Vec<Option<u64>> = (0..p)
+            .map(|s| {
+                if finished_at_trigger[s] && !clean[s] {
+                    self.st.cov |= cov::FINISHED_IN_FLIGHT;
+                    self.region_point(s)
+                } else {
+                    None
+                }
+            })
+            .collect();
         let mut ck = Ck {
             id: n,
             epoch: self.st.epoch,
             coord: None,
             writers: vec![None; p],
             finished_at_trigger,
+            clean,
+            carry,
+            savepoint: kind != Kind::Checkpoint,
+            stop: kind == Kind::Stop,
             status: CkStatus::InProgress,
             notify: false,
         };
         match self.call(Call::Checkpoint(n)) {
             Ok(Res::Bytes(b)) => {
                 ck.coord = Some(b);
+                if kind != Kind::Checkpoint {
+                    self.st.left.savepoints -= 1;
+                }
+                self.st.stopping |= kind == Kind::Stop;
                 self.st.ckpts.push(Arc::new(ck));
                 self.st.in_progress = Some(n);
             }
@@ -48,6 +74,9 @@ impl Step<'_> {
             return;
         };
         self.ck_mut(n).status = CkStatus::Aborted;
+        if self.ck(n).stop {
+            self.st.stopping = false; // a failed stop-with-savepoint: the job goes on
+        }
         self.trace(TStep::Abort(n));
         let _ = self.call(Call::Abort(n));
         for s in 0..self.m.p() {
@@ -65,6 +94,7 @@ impl Step<'_> {
 
     pub(crate) fn barrier(&mut self, s: usize) {
         let n = self.st.in_progress.expect("a pending checkpoint");
+        let sp = self.ck(n).savepoint;
         let end = self.prof().ends[s];
         let w = &mut self.st.writers[s];
         let data = if w.ended_src {
@@ -76,7 +106,7 @@ impl Step<'_> {
         } else {
             Vec::new() // the source is idle before its end of input
         };
-        match w.writer.report(n, data.clone(), None, false) {
+        match w.writer.report(n, data.clone(), None, sp) {
             Ok(e) => w.outbox.push_back(Msg::Event(Ent::of(&e))),
             Err(e) => {
                 let m = format!("writer {s}: report({n}): {e}");
@@ -90,7 +120,7 @@ impl Step<'_> {
             pos: w.pos,
             ended_src: w.ended_src,
         };
-        self.trace(TStep::Write(s as u32, n, data));
+        self.trace(TStep::Write(s as u32, n, data, sp));
         self.trace(TStep::WriterSnapshot(s as u32, n));
         self.ck_mut(n).writers[s] = Some(snap);
         let ck = self.ck(n);
@@ -140,6 +170,13 @@ impl Step<'_> {
         let w = &mut self.st.writers[s];
         let msg = w.outbox.pop_front().expect("deliverable");
         let attempt = w.attempt;
+        let entries: &[Ent] = match &msg {
+            Msg::Event(e) => std::slice::from_ref(e),
+            Msg::Restored { entries, .. } => entries,
+        };
+        for e in entries.iter().filter(|e| e.savepoint) {
+            self.st.flags |= bit(e.checkpoint);
+        }
         let subtask = s as u32;
         self.trace(TStep::Send(subtask));
         let call = match msg {
@@ -199,10 +236,49 @@ impl Step<'_> {
             .filter(|c| {
                 c.status == CkStatus::Completed
                     && (c.epoch == self.st.epoch || Some(c.id) == self.st.restore_base)
-                    && c.writers[s].is_some()
+                    && (c.writers[s].is_some() || c.carry[s].is_some())
             })
             .map(|c| c.id)
             .max()
+    }
+
+    /// Writer `s`'s state for a restore from `r`: the one it took at `r`,
+    /// or, if it had finished by then with events in flight (not named), the
+    /// one of its last checkpoint.
+    pub(crate) fn writer_state(&self, r: u64, s: usize) -> Option<WSnap> {
+        let ck = self.ck(r);
+        match (&ck.writers[s], ck.carry[s]) {
+            (Some(w), _) => Some(w.clone()),
+            (None, Some(c)) => self.ck(c).writers[s].clone(),
+            (None, None) => None,
+        }
+    }
+
+    /// A named finished subtask's replay after the failover (ignored by the core).
+    pub(crate) fn ghost(&mut self, s: usize, reset: bool) {
+        self.st.left.ghosts -= 1;
+        self.st.cov |= cov::GHOST;
+        let r = self
+            .st
+            .restore_base
+            .expect("named subtasks come with a restore point");
+        let subtask = s as u32;
+        if reset {
+            self.trace(TStep::Reset(subtask, Some(r)));
+            let _ = self.call(Call::Reset {
+                subtask,
+                checkpoint: Some(r),
+            });
+        } else {
+            let attempt = self.st.writers[s].attempt + 1;
+            self.trace(TStep::Restored(subtask, attempt, r, Vec::new()));
+            let _ = self.call(Call::Restored {
+                subtask,
+                attempt,
+                checkpoint: r,
+                entries: Vec::new(),
+            });
+        }
     }
 
     pub(crate) fn region(&mut self, s: usize) {
@@ -228,8 +304,7 @@ impl Step<'_> {
     /// A fresh writer `s`, restored from its state at `r` (or from scratch).
     pub(crate) fn restore_writer(&mut self, s: usize, r: Option<u64>) {
         let snap = r.map(|r| {
-            self.ck(r).writers[s]
-                .clone()
+            self.writer_state(r, s)
                 .expect("a writer that had not finished took part in a completed checkpoint")
         });
         let w = &mut self.st.writers[s];
@@ -316,11 +391,12 @@ impl Step<'_> {
             }
         }
         self.st.retry = None;
+        self.st.stopping = false;
         let named: Vec<u32> = match r {
             Some(r) => {
                 let ck = self.ck(r);
                 (0..self.m.p() as u32)
-                    .filter(|&s| ck.finished_at_trigger[s as usize])
+                    .filter(|&s| ck.clean[s as usize])
                     .collect()
             }
             None => Vec::new(),
@@ -426,7 +502,7 @@ impl Step<'_> {
             if self.st.writers.iter().all(|w| w.finished) {
                 break;
             }
-            self.trigger();
+            self.trigger(Kind::Checkpoint);
             self.failed()?;
             let Some(n) = self.st.in_progress else {
                 return Err("the coordinator declined a checkpoint while running".into());
@@ -502,10 +578,87 @@ impl Step<'_> {
                 show(&twice)
             ));
         }
+        let mut tag_problems = Vec::new();
+        self.check_tags(&user, &mut tag_problems);
+        if !tag_problems.is_empty() {
+            self.st.tags = Some(tag_problems.join("; "));
+        }
         if problems.is_empty() {
             Ok(())
         } else {
             Err(problems.join("; "))
         }
+    }
+
+    /// No lost savepoint tag: every completed savepoint whose snapshot exists
+    /// has its tag (for a drained stop-with-savepoint owed one, on the END
+    /// snapshot); no aborted savepoint has one.
+    fn check_tags(&mut self, user: &[&Snap], problems: &mut Vec<String>) {
+        if self.m.scope.savepoints == 0 {
+            return;
+        }
+        let env = &self.world.as_ref().expect("built").env;
+        let tags = table::list_tags(&mut ReadOnly(&env.mem.map)).expect("the model's tags decode");
+        let mut tagged = false;
+        let mut drained = false;
+        for ck in self.st.ckpts.iter().filter(|c| c.savepoint) {
+            let name = format!("savepoint-{}", ck.id);
+            let tag = tags.iter().find(|t| t.name == name).map(|t| t.identifier);
+            let want = match ck.status {
+                CkStatus::Aborted => {
+                    if let Some(i) = tag {
+                        problems.push(format!(
+                            "tag {name} (identifier {i}) of an aborted savepoint"
+                        ));
+                    }
+                    continue;
+                }
+                CkStatus::InProgress => continue,
+                CkStatus::Completed if user.iter().any(|s| s.identifier == ck.id) => ck.id,
+                CkStatus::Completed
+                    if self.st.drained_owed & !self.st.excused & bit(ck.id) != 0 =>
+                {
+                    END
+                }
+                CkStatus::Completed => continue,
+            };
+            let show = |i: u64| {
+                if i == END {
+                    "END".to_string()
+                } else {
+                    i.to_string()
+                }
+            };
+            match tag {
+                Some(i) if i == want => {
+                    tagged = true;
+                    drained |= i == END;
+                }
+                Some(i) => problems.push(format!(
+                    "tag {name} points at identifier {}, want {}",
+                    show(i),
+                    show(want)
+                )),
+                None => problems.push(format!(
+                    "lost savepoint tag: {name} missing (its snapshot, identifier {}, exists)",
+                    show(want)
+                )),
+            }
+        }
+        if tagged {
+            self.st.cov |= cov::SAVEPOINT_TAG;
+        }
+        if drained {
+            self.st.cov |= cov::DRAINED_TAG;
+        }
+    }
+}
+
+/// The bit of checkpoint `c` in a mask (ids above 63 are not tracked).
+pub(crate) fn bit(c: u64) -> u64 {
+    if c < 64 {
+        1 << c
+    } else {
+        0
     }
 }

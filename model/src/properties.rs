@@ -34,6 +34,7 @@ pub fn increasing(st: &St) -> bool {
 pub fn violated(st: &St) -> bool {
     st.fatal.is_some()
         || matches!(st.done, Some(Err(_)))
+        || st.tags.is_some()
         || duplicate(st).is_some()
         || !increasing(st)
 }
@@ -43,6 +44,7 @@ pub const P_ONCE: &str = "no committable twice, ever";
 pub const P_INCREASING: &str = "identifiers of the commit user strictly increase";
 pub const P_EXACTLY_ONCE: &str =
     "driven to its end: every committable exactly once, END snapshot, committed-up-to END";
+pub const P_TAGS: &str = "driven to its end: no lost savepoint tag, none of an aborted savepoint";
 pub const P_FINAL: &str = "the job reaches its final commit";
 
 pub const S_FINAL: &str = "a final commit";
@@ -54,6 +56,10 @@ pub const S_AMBIGUOUS: &str = "exactly-once after an ambiguous write";
 pub const S_RESTART: &str = "restart-required reported";
 pub const S_END_RESTORING: &str = "an END event while restoring";
 pub const S_FINISHED: &str = "a writer finished";
+pub const S_TAG: &str = "a savepoint tag at the end";
+pub const S_DRAINED_TAG: &str = "a drained stop-with-savepoint tagged on the END snapshot";
+pub const S_GHOST: &str = "exactly-once after a finished subtask's replayed restore or reset";
+pub const S_FINISHED_IN_FLIGHT: &str = "exactly-once after a writer finished with events in flight";
 
 pub(crate) fn done_ok(st: &St) -> bool {
     matches!(st.done, Some(Ok(())))

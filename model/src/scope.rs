@@ -28,25 +28,28 @@ pub struct Scope {
     /// `skip` values of the injected fault (0: the next write).
     pub fault_skips: Vec<u64>,
     pub fault_modes: Vec<FaultMode>,
-    /// The host may abort the pending checkpoint (and a checkpoint declined
-    /// while restoring is aborted).
-    pub aborts: bool,
+    /// Aborts of the pending checkpoint the host may make (with any, a
+    /// checkpoint may also be triggered while restoring: declined, aborted).
+    pub aborts: u32,
+    /// Savepoints the host may trigger (`savepoint-auto-tag` is on with any).
+    pub savepoints: u32,
+    /// A savepoint may be a drained stop-with-savepoint (every writer has
+    /// ended; no checkpoint follows it in its epoch).
+    pub stop_with_savepoint: bool,
+    /// Replays for finished subtasks after a global failover (an empty
+    /// restore event or a `subtask-reset`, 6.2: ignored by the core).
+    pub ghosts: u32,
     /// Global failover from an older completed checkpoint after the final commit.
     pub older_restore: bool,
     pub profiles: Vec<Profile>,
     pub final_commit: FinalCommitMode,
-    /// Let a writer's END event reach the coordinator after the completion
-    /// of a checkpoint the writer took part in after its END (SEMANTICS 10.1
-    /// read literally). Off: the host contract of 6.2 ("Flink delivers a
-    /// subtask's events in order, before its checkpoint acknowledgement")
-    /// for END events, which the on-checkpoint final commit needs (5.3).
-    pub late_end_events: bool,
 }
 
 impl Scope {
     pub fn config(&self) -> Config {
         let mut c = Config::new(self.parallelism, COMMIT_USER);
         c.final_commit = self.final_commit;
+        c.savepoint_auto_tag = self.savepoints > 0;
         c
     }
 
@@ -54,6 +57,9 @@ impl Scope {
         let mut v = json!({"parallelism": self.parallelism, "commit_user": COMMIT_USER});
         if self.final_commit == FinalCommitMode::OnEndInput {
             v["final_commit"] = json!("on-end-input");
+        }
+        if self.savepoints > 0 {
+            v["savepoint_auto_tag"] = json!(true);
         }
         v
     }

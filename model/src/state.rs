@@ -22,19 +22,21 @@ use sink_coordinator::{Coordinator, Entry, Writer, END};
 
 use crate::env::FaultEnv;
 
-/// An entry as the model produces them: no watermark, no savepoint flag.
+/// An entry as the model produces them: no watermark.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Ent {
     pub checkpoint: u64,
     pub committables: Vec<Vec<u8>>,
+    pub savepoint: bool,
 }
 
 impl Ent {
     pub fn of(e: &Entry) -> Ent {
-        debug_assert!(e.watermark.is_none() && !e.savepoint);
+        debug_assert!(e.watermark.is_none());
         Ent {
             checkpoint: e.checkpoint,
             committables: e.committables.to_vecs(),
+            savepoint: e.savepoint,
         }
     }
     pub fn entry(&self) -> Entry {
@@ -42,7 +44,7 @@ impl Ent {
             checkpoint: self.checkpoint,
             committables: self.committables.as_slice().into(),
             watermark: None,
-            savepoint: false,
+            savepoint: self.savepoint,
         }
     }
     pub fn is_end(&self) -> bool {
@@ -164,6 +166,17 @@ pub struct Ck {
     pub writers: Vec<Option<WSnap>>,
     /// Writers that had finished before it was triggered: they take no part.
     pub finished_at_trigger: Vec<bool>,
+    /// Finished writers whose events had all reached the coordinator before
+    /// its `checkpoint(n)`: a global failover from it names them (6.2).
+    pub clean: Vec<bool>,
+    /// Finished writers with events still in flight at `checkpoint(n)`: a
+    /// global failover from it does not name them and restores them from
+    /// their state at this earlier checkpoint (their last one).
+    pub carry: Vec<Option<u64>>,
+    /// A savepoint (writers report it flagged).
+    pub savepoint: bool,
+    /// A drained stop-with-savepoint (every writer had ended before it).
+    pub stop: bool,
     pub status: CkStatus,
     /// Completed, and its `checkpoint-complete` not yet delivered to the coordinator.
     pub notify: bool,
@@ -184,10 +197,11 @@ pub struct W {
     pub ended: bool,
     /// The input has ended (in this attempt or before the state it restored).
     pub ended_src: bool,
-    /// FLIP-147: finished (no state any more, takes part in no checkpoint).
+    /// FLIP-147: finished (no state any more, takes part in no checkpoint;
+    /// events it sent before may still be in flight).
     pub finished: bool,
     /// The first checkpoint this attempt took part in after its input ended
-    /// that completed: its final checkpoint (FLIP-147).
+    /// that completed: its final checkpoint (FLIP-147); it may finish then.
     pub final_ck: Option<u64>,
     /// committed-up-to the host has yet to forward (latest value).
     pub note: Option<u64>,
@@ -249,6 +263,10 @@ pub mod cov {
     pub const RESTART_REQUIRED: u32 = 32;
     pub const END_WHILE_RESTORING: u32 = 64;
     pub const FINISHED: u32 = 128;
+    pub const SAVEPOINT_TAG: u32 = 256;
+    pub const DRAINED_TAG: u32 = 512;
+    pub const GHOST: u32 = 1024;
+    pub const FINISHED_IN_FLIGHT: u32 = 2048;
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -257,6 +275,9 @@ pub struct Budget {
     pub global: u32,
     pub region: u32,
     pub faults: u32,
+    pub aborts: u32,
+    pub savepoints: u32,
+    pub ghosts: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -277,6 +298,24 @@ pub struct St {
     pub restore_base: Option<u64>,
     pub named: Vec<u32>,
     pub left: Budget,
+    /// A stop-with-savepoint was triggered in this epoch (and not aborted):
+    /// the host triggers no further checkpoint (the job is stopping).
+    pub stopping: bool,
+    /// Bit `c`: a flagged entry for checkpoint `c` reached a coordinator.
+    pub flags: u64,
+    /// Bit `s`: drained stop-with-savepoint `s` was pending (flag in,
+    /// `s <= completed`) when its instance wrote the END snapshot: it is
+    /// owed a tag on the END snapshot (5.4).
+    pub drained_owed: u64,
+    /// Bit `s`: drained stop-with-savepoint `s` is not owed its tag by the
+    /// page as written (a gap the model found, tests/regressions/README.md,
+    /// `drained-savepoint-dropped-by-ordinary-commit`): before the END
+    /// snapshot, a commit rule ran with a target `>= s` (committed-up-to
+    /// reached `s` while a slot lacked its END entry, after a region reset)
+    /// and dropped `s`, which has no snapshot of its own (5.4).
+    pub excused: u64,
+    /// The result of the tag check at the end (terminal), if it failed.
+    pub tags: Option<String>,
     /// A call that returned `storage`: the host repeats it next.
     pub retry: Option<Call>,
     /// A fatal error (or a host-side failure) in a schedule that follows the contract.
@@ -303,12 +342,16 @@ impl Hash for St {
             c.id.hash(h);
             c.status.hash(h);
             c.notify.hash(h);
+            c.savepoint.hash(h);
+            c.stop.hash(h);
             let base = Some(c.id) == self.restore_base;
             let current = c.epoch == self.epoch;
             current.hash(h);
             let pending = self.in_progress == Some(c.id);
             if self.left.global > 0 || base || pending {
                 c.finished_at_trigger.hash(h);
+                c.clean.hash(h);
+                c.carry.hash(h);
             }
             if self.left.global > 0 || base {
                 c.coord.hash(h);
@@ -322,6 +365,11 @@ impl Hash for St {
         self.restore_base.hash(h);
         self.named.hash(h);
         self.left.hash(h);
+        self.stopping.hash(h);
+        self.flags.hash(h);
+        self.drained_owed.hash(h);
+        self.excused.hash(h);
+        self.tags.hash(h);
         self.retry.hash(h);
         self.fatal.hash(h);
         self.done.hash(h);

@@ -4,10 +4,12 @@
 use std::sync::Arc;
 
 use sink_coordinator::table;
-use sink_coordinator::{Coordinator, Error, ErrorKind, Lifecycle, Outcome};
+use sink_coordinator::{Coordinator, Error, ErrorKind, FinalCommitMode, Lifecycle, Outcome, END};
 
 use crate::env::{FaultEnv, FaultMode, ReadOnly};
 use crate::model::*;
+use crate::moves::bit;
+use crate::properties::has_end;
 use crate::scope::*;
 use crate::state::*;
 use crate::trace_steps::TStep;
@@ -68,6 +70,34 @@ pub fn read_table(env: &FaultEnv) -> Vec<Snap> {
         .collect()
 }
 
+/// Reads the snapshots appended to `env`'s table since `table` was read.
+pub(crate) fn refresh_table(table: &mut Arc<Vec<Snap>>, env: &FaultEnv) {
+    let snapshots = env
+        .mem
+        .map
+        .range::<str, _>((
+            std::ops::Bound::Included(table::SNAPSHOT_PREFIX),
+            std::ops::Bound::Unbounded,
+        ))
+        .take_while(|(k, _)| k.starts_with(table::SNAPSHOT_PREFIX))
+        .count();
+    if snapshots != table.len() {
+        // Snapshots are only ever appended (ids are dense): read the new ones.
+        let table = Arc::make_mut(table);
+        let mut ro = ReadOnly(&env.mem.map);
+        for id in table.len() as u64 + 1..=snapshots as u64 {
+            let s = table::snapshot_by_id(&mut ro, id)
+                .expect("the model's table decodes")
+                .expect("snapshot ids are dense");
+            table.push(Snap {
+                commit_user: s.commit_user,
+                identifier: s.identifier,
+                committables: s.committables,
+            });
+        }
+    }
+}
+
 pub(crate) struct Step<'m> {
     pub(crate) m: &'m SinkModel,
     pub(crate) st: St,
@@ -81,31 +111,7 @@ impl Step<'_> {
         if let Some(w) = self.world.take() {
             let debug = format!("{:?}", w.coord);
             Arc::make_mut(&mut self.st.coord).debug = debug;
-            let snapshots = w
-                .env
-                .mem
-                .map
-                .range::<str, _>((
-                    std::ops::Bound::Included(table::SNAPSHOT_PREFIX),
-                    std::ops::Bound::Unbounded,
-                ))
-                .take_while(|(k, _)| k.starts_with(table::SNAPSHOT_PREFIX))
-                .count();
-            if snapshots != self.st.table.len() {
-                // Snapshots are only ever appended (ids are dense): read the new ones.
-                let table = Arc::make_mut(&mut self.st.table);
-                let mut ro = ReadOnly(&w.env.mem.map);
-                for id in table.len() as u64 + 1..=snapshots as u64 {
-                    let s = table::snapshot_by_id(&mut ro, id)
-                        .expect("the model's table decodes")
-                        .expect("snapshot ids are dense");
-                    table.push(Snap {
-                        commit_user: s.commit_user,
-                        identifier: s.identifier,
-                        committables: s.committables,
-                    });
-                }
-            }
+            refresh_table(&mut self.st.table, &w.env);
             self.st.env = Arc::new(w.env);
             self.st.coordinator = Arc::new(w.coord);
         }
@@ -166,6 +172,7 @@ impl Step<'_> {
     /// One coordinator call: summary, repeats after `storage`, notifications.
     pub(crate) fn call(&mut self, call: Call) -> Result<Res, Error> {
         let was_restoring = self.st.coord.life == Lifecycle::Restoring.name();
+        let end_before = has_end(&self.st);
         let res = {
             let w = self.world();
             exec(&mut w.coord, &mut w.env, &call)
@@ -212,7 +219,8 @@ impl Step<'_> {
             } => {
                 let s = *subtask as usize;
                 self.csum().slots[s].push(SlotIn::Reset(*checkpoint));
-                if was_restoring {
+                // A finished subtask stays restored (6.2: its reset is ignored).
+                if was_restoring && !self.st.named.contains(subtask) {
                     self.csum().restored[s] = false;
                 }
             }
@@ -241,6 +249,19 @@ impl Step<'_> {
         }
         if let (Call::Complete(n), Ok(_)) = (&call, &res) {
             self.st.notified = self.st.notified.max(Some(*n));
+        }
+        {
+            let w = self.world.as_ref().expect("built");
+            refresh_table(&mut self.st.table, &w.env);
+        }
+        if !end_before && has_end(&self.st) {
+            self.decide_drained(&call);
+        } else if let Some(u) = up_to.filter(|&u| u != END && !has_end(&self.st)) {
+            for ck in &self.st.ckpts {
+                if ck.stop && ck.id <= u {
+                    self.st.excused |= bit(ck.id);
+                }
+            }
         }
         match &res {
             Ok(Res::Outcome(o)) => {
@@ -279,16 +300,20 @@ impl Step<'_> {
                 self.st.done = Some(r);
             }
             Act::Retry => self.retry(),
-            Act::Trigger(mask) => {
+            Act::Trigger(mask, kind) => {
                 self.st.left.checkpoints -= 1;
                 for s in 0..self.m.p() {
                     if mask & (1 << s) != 0 {
                         self.finish_writer(s);
                     }
                 }
-                self.trigger();
+                self.trigger(kind);
             }
-            Act::AbortCheckpoint => self.abort_in_progress(),
+            Act::AbortCheckpoint => {
+                self.st.left.aborts -= 1;
+                self.abort_in_progress()
+            }
+            Act::Ghost(s, reset) => self.ghost(s as usize, reset),
             Act::Barrier(s, forward) => {
                 if forward {
                     self.forward(s as usize);
@@ -305,10 +330,33 @@ impl Step<'_> {
 
     pub(crate) fn finish_writer(&mut self, s: usize) {
         let w = &mut self.st.writers[s];
-        debug_assert!(w.final_ck.is_some() && w.outbox.is_empty());
+        debug_assert!(w.final_ck.is_some());
         w.finished = true;
         w.note = None;
         self.st.cov |= cov::FINISHED;
+    }
+
+    /// The current instance just wrote the END snapshot (its final commit):
+    /// the drained stop-with-savepoints it then had pending are owed a tag
+    /// on it (5.4: a flag in, `s <= completed`; on-checkpoint mode only).
+    fn decide_drained(&mut self, call: &Call) {
+        if self.m.scope.final_commit != FinalCommitMode::OnCheckpoint {
+            return;
+        }
+        let mut completed = self.st.notified.max(self.st.restore_base);
+        if let Call::Complete(n) = call {
+            completed = completed.max(Some(*n)); // also a completion that failed on storage
+        }
+        for ck in &self.st.ckpts {
+            if ck.stop
+                && ck.status == CkStatus::Completed
+                && self.st.flags & bit(ck.id) != 0
+                && self.st.excused & bit(ck.id) == 0
+                && completed.is_some_and(|c| ck.id <= c)
+            {
+                self.st.drained_owed |= bit(ck.id);
+            }
+        }
     }
 
     pub(crate) fn retry(&mut self) {

@@ -30,7 +30,13 @@ pub(crate) fn strings(cs: &[Vec<u8>]) -> Value {
 pub(crate) fn entries_json(es: &[Ent]) -> Value {
     Value::Array(
         es.iter()
-            .map(|e| json!({"checkpoint": ck_json(e.checkpoint), "committables": strings(&e.committables)}))
+            .map(|e| {
+                let mut v = json!({"checkpoint": ck_json(e.checkpoint), "committables": strings(&e.committables)});
+                if e.savepoint {
+                    v["savepoint"] = json!(true);
+                }
+                v
+            })
             .collect(),
     )
 }
@@ -42,7 +48,8 @@ pub enum TStep {
     Checkpoint(u64),
     Abort(u64),
     Complete(u64),
-    Write(u32, u64, Vec<Vec<u8>>),
+    /// `write`: subtask, checkpoint, committables, savepoint flag.
+    Write(u32, u64, Vec<Vec<u8>>, bool),
     WriterSnapshot(u32, u64),
     EndInput(u32, Vec<Vec<u8>>),
     Send(u32),
@@ -65,13 +72,19 @@ impl TStep {
             TStep::Checkpoint(n) => vec![op("checkpoint"), ("checkpoint", ck_json(*n))],
             TStep::Abort(n) => vec![op("abort"), ("checkpoint", ck_json(*n))],
             TStep::Complete(n) => vec![op("complete"), ("checkpoint", ck_json(*n))],
-            TStep::Write(s, n, data) => vec![
-                op("write"),
-                ("subtask", json!(s)),
-                ("checkpoint", json!(n)),
-                ("committables", strings(data)),
-                ("send", json!(false)),
-            ],
+            TStep::Write(s, n, data, sp) => {
+                let mut v = vec![
+                    op("write"),
+                    ("subtask", json!(s)),
+                    ("checkpoint", json!(n)),
+                    ("committables", strings(data)),
+                ];
+                if *sp {
+                    v.push(("savepoint", json!(true)));
+                }
+                v.push(("send", json!(false)));
+                v
+            }
             TStep::WriterSnapshot(s, n) => vec![
                 op("writer_snapshot"),
                 ("subtask", json!(s)),
@@ -117,13 +130,19 @@ impl TStep {
                 ("mode", json!(mode.name())),
                 ("skip", json!(skip)),
             ],
-            TStep::Event(s, attempt, e) => vec![
-                op("event"),
-                ("subtask", json!(s)),
-                ("attempt", json!(attempt)),
-                ("checkpoint", ck_json(e.checkpoint)),
-                ("committables", strings(&e.committables)),
-            ],
+            TStep::Event(s, attempt, e) => {
+                let mut v = vec![
+                    op("event"),
+                    ("subtask", json!(s)),
+                    ("attempt", json!(attempt)),
+                    ("checkpoint", ck_json(e.checkpoint)),
+                    ("committables", strings(&e.committables)),
+                ];
+                if e.savepoint {
+                    v.push(("savepoint", json!(true)));
+                }
+                v
+            }
             TStep::Restored(s, attempt, r, entries) => vec![
                 op("restored"),
                 ("subtask", json!(s)),

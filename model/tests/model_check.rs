@@ -1,10 +1,10 @@
 //! `cargo test` explores the `reduced` suite to exhaustion (`tiny` in
 //! unoptimized builds) and fails on any counterexample, printing its path;
-//! its TRACE-FORMAT trace goes to /tmp/model-findings.
+//! its TRACE-FORMAT trace goes to target/model-findings.
 
 use std::path::Path;
 
-use sink_coordinator_model::{check, Scope};
+use sink_coordinator_model::{check, Scope, FINDINGS_DIR};
 
 #[test]
 fn reduced_scope_has_no_counterexample() {
@@ -15,13 +15,7 @@ fn reduced_scope_has_no_counterexample() {
     };
     let mut failures = Vec::new();
     for scope in Scope::suite(suite).expect("a known suite") {
-        let report = check(
-            scope,
-            2,
-            Some(Path::new("/tmp/model-findings")),
-            false,
-            false,
-        );
+        let report = check(scope, 2, Some(Path::new(FINDINGS_DIR)), false, false);
         println!("{}", report.render());
         if !report.ok() {
             failures.push(report.render());

@@ -12,13 +12,16 @@
 #   make -s replay TRACE=FILE NATIVE=1   ... through the native Rust core
 #   make run                    the main job: a simulated job with faults on ./demo-table
 #   make soak SEEDS=N           N simulation seeds, native core
+#   make soak PROFILE=P         ... with the profile flip147 (most writers finish early) or late
+#                               (events often late against completions); default: default
 #   make bench                  issue 10's table: native vs component, callgrind, size (BENCHMARKS.md)
 #   make doc                    rustdoc of the library crates; a missing doc comment or a broken link fails
 #   make hosts-test             Node (jco) and Python (wasmtime-py) replay every trace
 #   make flink-test             the Flink 2.3 connector end to end in MiniClusters (hosts/flink)
 #   make flink-setup            Flink's jars from PyPI into target/flink/lib (once)
 #   make moto-setup             moto[server] from PyPI into target/moto-venv (the S3 API server of the S3 tests)
-#   make model-check            exhaustive model check of the native core (stateright, full scope)
+#   make model-check            exhaustive model check of the native core (stateright, full scope;
+#                               MODEL_SCOPE=large: four checkpoints)
 #   make fuzz FUZZ_SECONDS=N    each fuzz target N seconds (cargo fuzz, stable Rust; fuzz/README.md)
 #   make fuzz-regress           each fuzz target over its committed corpus once
 
@@ -68,8 +71,9 @@ run: build
 	$(SINKCOORD) simulate --writers 8 --checkpoints 60 --seed 1 --faults medium --table demo-table
 
 SEEDS ?= 100000
+PROFILE ?= default
 soak: build
-	$(SINKCOORD) simulate --native --seeds $(SEEDS) --writers 6 --checkpoints 30 --faults high --memory
+	$(SINKCOORD) simulate --native --seeds $(SEEDS) --writers 6 --checkpoints 30 --faults high --memory --profile $(PROFILE)
 
 # Criterion first (target/criterion), then the table with the goals; the
 # instruction rows need valgrind (apt-get install valgrind), else they say so.
@@ -159,8 +163,12 @@ fuzz-regress:
 	$(CARGO) test --release --manifest-path fuzz/Cargo.toml
 
 # Exhaustive model checking of the native core (model/, stateright): every
-# host schedule of the full scope; prints states explored and time, writes a
-# TRACE-FORMAT trace per counterexample to /tmp/model-findings. `make test`
-# runs a reduced scope (model/tests/model_check.rs).
+# host schedule of the scope (SEMANTICS v2.1 host moves, savepoints, one
+# abort, one storage fault); prints states explored and time, writes a
+# TRACE-FORMAT trace per counterexample to target/model-findings.
+# MODEL_SCOPE: full (default), large (four checkpoints), or any suite or
+# scope that `cargo run --release -p sink-coordinator-model -- --help` lists.
+# `make test` runs a reduced scope (model/tests/model_check.rs).
+MODEL_SCOPE ?= full
 model-check:
-	$(CARGO) run --release -p sink-coordinator-model -- --scope full
+	$(CARGO) run --release -p sink-coordinator-model -- --scope $(MODEL_SCOPE)

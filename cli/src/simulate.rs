@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use sink_coordinator_host::engine::DEFAULT_FUEL_PER_CALL;
 use sink_coordinator_testkit::sim::campaign::{self, CampaignOptions, Progress, ProgressUnit};
-use sink_coordinator_testkit::sim::{Ending, FaultLevel, JobMode};
+use sink_coordinator_testkit::sim::{Ending, FaultLevel, JobMode, Profile};
 
 use crate::{print, runtime_with, Cli, Failure};
 
@@ -26,6 +26,16 @@ pub enum Level {
     Low,
     Medium,
     High,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProfileArg {
+    /// the default mix of host moves
+    Default,
+    /// FLIP-147-heavy: most writers finish early; finished subtasks replayed
+    Flip147,
+    /// late delivery: events often late against completions
+    Late,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -86,6 +96,10 @@ pub struct SimulateArgs {
     /// How a streaming job ends (default: drawn from the seed).
     #[arg(long, value_enum)]
     pub ending: Option<EndingArg>,
+    /// Which host behaviours to stress (every profile keeps the host
+    /// contract of SEMANTICS v2.1).
+    #[arg(long, value_enum, default_value_t = ProfileArg::Default)]
+    pub profile: ProfileArg,
     /// One job only (no second commit user on the table).
     #[arg(long)]
     pub single_job: bool,
@@ -131,6 +145,11 @@ impl SimulateArgs {
             single_job: self.single_job,
             no_stale: self.no_stale,
             no_replay_check: self.no_replay_check,
+            profile: match self.profile {
+                ProfileArg::Default => Profile::Default,
+                ProfileArg::Flip147 => Profile::Flip147,
+                ProfileArg::Late => Profile::Late,
+            },
         }
     }
 }

@@ -168,8 +168,17 @@ fn the_core_writes_the_golden_v3_states() {
             std::fs::write(&path, &g.state).unwrap();
         }
         let golden = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        assert_eq!(g.state, golden, "{}: the core no longer writes these bytes", g.name);
-        assert_eq!(u32::from(g.state[0]), g.version, "{}: format version", g.name);
+        assert_eq!(
+            g.state, golden,
+            "{}: the core no longer writes these bytes",
+            g.name
+        );
+        assert_eq!(
+            u32::from(g.state[0]),
+            g.version,
+            "{}: format version",
+            g.name
+        );
     }
 }
 

@@ -7,15 +7,19 @@
 //! message and the `sinkcoord simulate ...` command that reproduces it (and
 //! writes its trace).
 //!
+//! Besides the default mix, the two profiles run natively: FLIP-147-heavy
+//! (most writers finish early) and late delivery (events often late against
+//! completions).
+//!
 //! Environment: `SIM_NATIVE_SEEDS`, `SIM_NATIVE_LARGE_SEEDS`,
-//! `SIM_COMPONENT_SEEDS`, `SIM_COMPONENT_LARGE_SEEDS` (seed counts),
-//! `SIM_FIRST_SEED`.
+//! `SIM_COMPONENT_SEEDS`, `SIM_COMPONENT_LARGE_SEEDS`, `SIM_FLIP147_SEEDS`,
+//! `SIM_LATE_SEEDS` (seed counts), `SIM_FIRST_SEED`.
 
 use std::sync::Mutex;
 
 use sink_coordinator_host::engine::{DEFAULT_FUEL_PER_CALL, EMBEDDED_WASM};
 use sink_coordinator_host::{Runtime, RuntimeOptions};
-use sink_coordinator_testkit::sim::{self, Engine, FaultLevel, SimOptions};
+use sink_coordinator_testkit::sim::{self, Engine, FaultLevel, Profile, SimOptions};
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -66,12 +70,13 @@ fn run_seeds(
                     let line =
                         format!(
                         "{v}\n    ({}; reproduce: sinkcoord simulate{} --seed {seed} --writers {} \
-                         --checkpoints {} --faults {} --memory --record seed-{seed}.json)",
+                         --checkpoints {} --faults {} --profile {} --memory --record seed-{seed}.json)",
                         outcome.scenario.describe(),
                         if engine.is_component() { "" } else { " --native" },
                         opts.writers,
                         opts.checkpoints,
                         opts.faults.name(),
+                        opts.profile.name(),
                     );
                     failures.lock().unwrap().push(line);
                 }
@@ -158,6 +163,19 @@ fn check(
             ),
             ("late events", stats.late_events),
             (
+                "END events after their final checkpoint's completion",
+                stats.late_ends,
+            ),
+            ("last completions skipped", stats.last_skipped),
+            (
+                "global failovers instead of the last completion",
+                stats.last_failovers,
+            ),
+            (
+                "replays of finished subtasks",
+                stats.finished_restores + stats.finished_resets,
+            ),
+            (
                 "twin checks or native",
                 stats.twin_checks + u64::from(!engine.is_component()),
             ),
@@ -182,6 +200,46 @@ fn native_seeds() {
         env_u64("SIM_NATIVE_SEEDS", 10_000),
         &Engine::NATIVE,
         SimOptions::small,
+    );
+}
+
+fn small_flip147(seed: u64, faults: FaultLevel) -> SimOptions {
+    SimOptions {
+        profile: Profile::Flip147,
+        ..SimOptions::small(seed, faults)
+    }
+}
+
+fn small_late(seed: u64, faults: FaultLevel) -> SimOptions {
+    SimOptions {
+        profile: Profile::Late,
+        ..SimOptions::small(seed, faults)
+    }
+}
+
+/// The FLIP-147-heavy profile natively: most writers finish early.
+#[test]
+fn native_flip147_seeds() {
+    let first = env_u64("SIM_FIRST_SEED", 0) + 2_000_000;
+    check(
+        "native flip147",
+        first,
+        env_u64("SIM_FLIP147_SEEDS", 2000),
+        &Engine::NATIVE,
+        small_flip147,
+    );
+}
+
+/// The late-delivery profile natively: events often late against completions.
+#[test]
+fn native_late_seeds() {
+    let first = env_u64("SIM_FIRST_SEED", 0) + 2_500_000;
+    check(
+        "native late",
+        first,
+        env_u64("SIM_LATE_SEEDS", 2000),
+        &Engine::NATIVE,
+        small_late,
     );
 }
 

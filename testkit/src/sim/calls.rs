@@ -10,7 +10,20 @@ use sink_coordinator_host::error::{HostErrorKind, HostResult};
 use sink_coordinator_host::storage::{Fault, FaultMode};
 
 use super::job::{Job, Msg, Payload, Res, SpFate, Target, WStatus};
+use super::ledger::Mirror;
 use super::world::World;
+
+/// What the coordinator does with a call's input, as the mirror keeps it.
+pub(crate) fn apply_to_mirror(m: &mut Mirror, call: &Call) {
+    match call {
+        Call::Event { s, entry, .. } => m.event(*s, entry),
+        Call::Restored { s, r, entries, .. } => m.restored(*s, *r, entries),
+        Call::Reset { s, r } => m.reset(*s, *r),
+        Call::Complete(n) => m.complete(*n),
+        Call::Abort(n) => m.abort(*n),
+        Call::Checkpoint(_) | Call::Close => {}
+    }
+}
 
 #[derive(Clone, Debug)]
 pub(crate) enum Call {
@@ -454,21 +467,15 @@ impl Job {
             if self.savepoints.contains_key(n) {
                 self.savepoints.insert(*n, SpFate::Aborted);
             }
-            if t == Target::Main {
+            // Once each: an abort delivered again after a global failover
+            // is not appended again (the list grew exponentially when an
+            // instance failed over again and again from one checkpoint).
+            if t == Target::Main && !self.aborts_delivered.contains(n) {
                 self.aborts_delivered.push(*n);
             }
         }
-        let Some(inst) = self.inst_mut(t) else {
-            return;
-        };
-        let m = &mut inst.mirror;
-        match call {
-            Call::Event { s, entry, .. } => m.event(*s, entry),
-            Call::Restored { s, r, entries, .. } => m.restored(*s, *r, entries),
-            Call::Reset { s, r } => m.reset(*s, *r),
-            Call::Complete(n) => m.complete(*n),
-            Call::Abort(n) => m.abort(*n),
-            Call::Checkpoint(_) | Call::Close => {}
+        if let Some(inst) = self.inst_mut(t) {
+            apply_to_mirror(&mut inst.mirror, call);
         }
     }
 
@@ -494,19 +501,33 @@ impl Job {
             }
             return Ok(());
         }
+        let on_checkpoint =
+            self.cfg.checkpointing && self.cfg.final_commit == FinalCommitMode::OnCheckpoint;
         let Some(inst) = self.inst_mut(t) else {
             return Ok(());
         };
+        // A finished subtask's restore event or reset changes nothing (6.2).
+        let ignored = match call {
+            Call::Restored { s, .. } | Call::Reset { s, .. } => inst.mirror.finished.contains(s),
+            _ => false,
+        };
         if inst.mirror.is_restoring() {
-            if inst.mirror.all_restored() && outcome.state == Lifecycle::Running {
+            if inst.mirror.all_restored() && outcome.state == Lifecycle::Running && !ignored {
+                let before = inst.mirror.clone();
                 inst.mirror.finish_recovery();
-                self.after_final_point(w, t, true)?;
+                self.after_recovery(w, t, &before)?;
             }
         } else {
-            let end_trigger = call.delivers_end()
-                && (self.cfg.final_commit == FinalCommitMode::OnEndInput
-                    || !self.cfg.checkpointing);
-            let due = matches!(call, Call::Complete(_)) || end_trigger;
+            // SEMANTICS 5.3: on-checkpoint, any run of the commit rule once
+            // every END entry is captured by a completed checkpoint (`taken
+            // <= completed`); else the last END entry, or a completion.
+            let due = if on_checkpoint {
+                !ignored
+                    && !matches!(call, Call::Abort(_) | Call::Checkpoint(_) | Call::Close)
+                    && inst.mirror.final_due()
+            } else {
+                matches!(call, Call::Complete(_)) || call.delivers_end()
+            };
             self.after_final_point(w, t, due)?;
         }
         self.after_outcome(w, t, outcome)?;
@@ -552,6 +573,17 @@ impl Job {
             self.forward_up_to(w, u);
         }
         Ok(())
+    }
+
+    /// The recovery of the instance (`before`: its mirror while restoring)
+    /// completed: with target END and the END snapshot already in the table,
+    /// it decides the drained tags from its own `taken` values too (the
+    /// core's reading, tests/regressions/README.md).
+    pub fn after_recovery(&mut self, w: &mut World<'_>, t: Target, before: &Mirror) -> Res<()> {
+        if t == Target::Main && before.all_ended() && self.end_snapshots > 0 {
+            self.note_end_tag_window(before);
+        }
+        self.after_final_point(w, t, true)
     }
 
     /// After a successful call that runs a final commit if every slot holds

@@ -10,7 +10,8 @@ use std::time::Instant;
 use sink_coordinator_host::engine::Runtime;
 
 use super::{
-    Ending, Engine, FaultLevel, JobMode, Outcome, Scenario, SimOptions, Stats, TableLocation,
+    Ending, Engine, FaultLevel, JobMode, Outcome, Profile, Scenario, SimOptions, Stats,
+    TableLocation,
 };
 
 /// What to simulate (the options of `sinkcoord simulate`).
@@ -45,6 +46,8 @@ pub struct CampaignOptions {
     pub no_stale: bool,
     /// Skip replaying the recorded trace at the end of each seed.
     pub no_replay_check: bool,
+    /// Which host behaviours to stress.
+    pub profile: Profile,
 }
 
 /// What a progress display is told while a campaign runs. Shared by the
@@ -102,6 +105,7 @@ fn options(args: &CampaignOptions, seed: u64) -> SimOptions {
         opts.second_job = Some(false);
     }
     opts.zombies = !args.no_stale;
+    opts.profile = args.profile;
     if args.mode.is_some() || args.ending.is_some() {
         // Draw the rest of the scenario from the seed, then apply the overrides.
         let mut rng = super::rng::Rng::derive(seed, 0x5CE);
@@ -146,6 +150,10 @@ fn stats_lines(s: &Stats, out: &mut String) {
         s.notifications_sent, s.notifications_lost, s.notifications_delivered, s.notifications_reordered, s.queries, s.writers_finished, s.end_while_restoring
     ));
     out.push_str(&format!(
+        "  host moves: {} last completions skipped ({} followed by a global failover instead), {} END events after their final checkpoint's completion, {} empty restore events and {} resets of finished subtasks, {} tags on the END snapshot\n",
+        s.last_skipped, s.last_failovers, s.late_ends, s.finished_restores, s.finished_resets, s.end_tags
+    ));
+    out.push_str(&format!(
         "  committables: {} produced, {} verified (committed exactly once, in the right snapshot), {} discarded by rollbacks\n",
         s.committables_produced, s.committables_verified, s.committables_discarded
     ));
@@ -176,10 +184,11 @@ pub fn simulate(
         format!("{table} (wiped at the start of each seed)")
     };
     out.push_str(&format!(
-        "simulate: {} writers, {} checkpoints, faults {}, {}, seed{} {}, table {where_}\n",
+        "simulate: {} writers, {} checkpoints, faults {}, profile {}, {}, seed{} {}, table {where_}\n",
         args.writers.max(1),
         args.checkpoints.max(1),
         args.faults.name(),
+        args.profile.name(),
         engine.name(),
         if seeds > 1 { "s" } else { "" },
         if seeds > 1 {
@@ -323,4 +332,94 @@ pub fn simulate(
         violation: violation.map(|v| v.to_string()),
         text: out,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(profile: Profile, seed: u64, seeds: u64) -> CampaignOptions {
+        CampaignOptions {
+            writers: 4,
+            checkpoints: 12,
+            seed,
+            seeds,
+            faults: FaultLevel::High,
+            table: String::new(),
+            memory: true,
+            native: true,
+            record: None,
+            mode: None,
+            ending: None,
+            single_job: false,
+            no_stale: false,
+            no_replay_check: false,
+            profile,
+        }
+    }
+
+    #[test]
+    fn profiles_parse_by_name() {
+        for p in [Profile::Default, Profile::Flip147, Profile::Late] {
+            assert_eq!(Profile::parse(p.name()), Some(p));
+        }
+        assert_eq!(Profile::parse("flip-147"), None);
+    }
+
+    /// Fixed seeds of each profile verify, and the summary names the
+    /// profile and the host moves.
+    #[test]
+    fn every_profile_verifies() {
+        for (profile, seed) in [
+            (Profile::Default, 7_000),
+            (Profile::Flip147, 7_100),
+            (Profile::Late, 7_200),
+        ] {
+            let report = simulate(&args(profile, seed, 40), None, None).expect("runs");
+            assert!(
+                report.verified,
+                "{}: {:?}\n{}",
+                profile.name(),
+                report.violation,
+                report.text
+            );
+            assert!(report.text.contains(&format!("profile {}", profile.name())));
+            assert!(report.text.contains("host moves:"));
+        }
+    }
+
+    /// The profiles do what they claim: FLIP-147-heavy finishes writers in
+    /// the main phase and replays finished subtasks; late delivery delivers
+    /// many events after their checkpoint's completion.
+    #[test]
+    fn profiles_stress_what_they_claim() {
+        let totals = |profile: Profile| {
+            let mut total = Stats::default();
+            for seed in 9_000..9_060 {
+                let mut opts = options(&args(profile, seed, 1), seed);
+                opts.check_replay = false;
+                let o = crate::sim::run(&opts, &Engine::NATIVE, None).expect("runs");
+                assert!(
+                    o.verified(),
+                    "{} seed {seed}: {:?}",
+                    profile.name(),
+                    o.verdict
+                );
+                total.add(&o.stats);
+            }
+            total
+        };
+        let default = totals(Profile::Default);
+        let flip = totals(Profile::Flip147);
+        let late = totals(Profile::Late);
+        assert!(flip.restores_with_finished > default.restores_with_finished);
+        assert!(flip.finished_restores + flip.finished_resets > 0);
+        let share = |s: &Stats| s.late_events * 1000 / s.events_delivered.max(1);
+        assert!(
+            share(&late) > 2 * share(&default),
+            "late events per mille: late {}, default {}",
+            share(&late),
+            share(&default)
+        );
+    }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use sink_coordinator::{checkpoint_name, state_codec, END};
+use sink_coordinator::{checkpoint_name, state_codec, FinalCommitMode, END};
 
 use super::job::{Job, Res, SpFate, Target};
 use super::ledger::{Fate, MEnd, MEntry};
@@ -32,6 +32,10 @@ pub fn decode_state(bytes: &[u8]) -> Result<StateView, String> {
             .slots
             .iter()
             .map(|(s, slot)| (*s, &slot.end, slot.entries.iter().map(|(c, e)| (*c, e)))),
+        state_codec::Ids {
+            owed: &state.owed,
+            aborted: &state.aborted,
+        },
     );
     if again != bytes {
         return Err("the state bytes do not round-trip (decode, encode)".into());
@@ -45,6 +49,7 @@ pub fn decode_state(bytes: &[u8]) -> Result<StateView, String> {
                 names: super::ledger::names(&slot.end.committables),
                 watermark: slot.end.watermark,
                 synthesized: slot.end.synthesized,
+                taken: slot.end.taken,
             },
         ));
         for (c, e) in &slot.entries {
@@ -82,6 +87,15 @@ impl Job {
             }
             self.check_snapshot(w, t, snap)?;
         }
+        // A recovery with target END that finds the END snapshot decides
+        // drained tags too (see `after_recovery`), within this call.
+        let recovering = self
+            .inst_mut(t)
+            .map(|i| i.mirror.clone())
+            .filter(|m| m.is_restoring() && m.all_restored() && m.all_ended());
+        if let Some(m) = recovering.filter(|_| t == Target::Main && self.end_snapshots > 0) {
+            self.note_end_tag_window(&m);
+        }
         self.check_tags(w)
     }
 
@@ -95,18 +109,30 @@ impl Job {
             )));
         }
         let label = self.label;
+        let on_checkpoint =
+            self.cfg.checkpointing && self.cfg.final_commit == FinalCommitMode::OnCheckpoint;
         let Some(inst) = self.inst_mut(t) else {
             return Err(w.fail(format!(
                 "snapshot {id} appeared without an instance of job {label}"
             )));
         };
-        let m = &inst.mirror;
+        let m = &inst.mirror.clone();
         let completed = m.effective_completed();
         let (expected, wm) = if snap.identifier == END {
             if !m.all_ended() {
                 return Err(w.fail(format!(
                     "job {label}: END snapshot {id} although a slot holds no END entry"
                 )));
+            }
+            if on_checkpoint && !m.is_restoring() && !m.final_due() {
+                return Err(w.fail(format!(
+                    "job {label}: END snapshot {id} although an END entry is not captured by a completed checkpoint (highest taken {:?}, completed {completed:?}; SEMANTICS 5.3)",
+                    m.max_taken()
+                )));
+            }
+            if on_checkpoint && t == Target::Main {
+                // The drained-savepoint window of SEMANTICS 5.4.
+                self.note_end_tag_window(m);
             }
             m.expected_end()
         } else {
@@ -272,15 +298,29 @@ impl Job {
                 .log
                 .iter()
                 .find(|x| x.identifier == s && &x.commit_user == user);
-            match snap {
-                Some(x) if x.id == t.snapshot_id && t.identifier == s => {}
+            let end = w
+                .log
+                .iter()
+                .find(|x| x.identifier == END && &x.commit_user == user);
+            match (snap, end) {
+                (Some(x), _) if x.id == t.snapshot_id && t.identifier == s => {}
+                // A drained savepoint: tagged on the END snapshot (5.4).
+                (None, Some(e))
+                    if e.id == t.snapshot_id && t.identifier == END && self.end_tag_allowed(s) =>
+                {
+                    if !self.tags.iter().any(|old| old.name == t.name) {
+                        w.stats.end_tags += 1;
+                    }
+                }
                 _ => {
                     return Err(w.fail(format!(
-                        "tag {} points at snapshot {} (identifier {}), but the snapshot of identifier {s} is {:?}",
+                        "tag {} points at snapshot {} (identifier {}), but the snapshot of identifier {s} is {:?} (END snapshot {:?}, drained windows {:?})",
                         t.name,
                         t.snapshot_id,
-                        t.identifier,
-                        snap.map(|x| x.id)
+                        checkpoint_name(t.identifier),
+                        snap.map(|x| x.id),
+                        end.map(|x| x.id),
+                        self.end_tag_windows
                     )))
                 }
             }
@@ -293,6 +333,28 @@ impl Job {
         self.tags = ours;
         w.tags = tags;
         Ok(())
+    }
+
+    /// A savepoint `s` without a snapshot of its own may be tagged on the END
+    /// snapshot (SEMANTICS 5.4, on-checkpoint mode): the final commit saw
+    /// every END entry taken at or before `s`, and `s <= completed`.
+    pub fn end_tag_allowed(&self, s: u64) -> bool {
+        self.end_tag_windows
+            .iter()
+            .any(|&(taken, completed)| taken <= s && s <= completed)
+    }
+
+    /// The drained window of an instance deciding 5.4's exception: the
+    /// highest `taken` of its END entries and its `completed`.
+    pub fn note_end_tag_window(&mut self, m: &super::ledger::Mirror) {
+        let on_checkpoint =
+            self.cfg.checkpointing && self.cfg.final_commit == FinalCommitMode::OnCheckpoint;
+        if let (true, Some(c)) = (on_checkpoint, m.effective_completed()) {
+            let window = (m.max_taken().unwrap_or(0), c);
+            if !self.end_tag_windows.contains(&window) {
+                self.end_tag_windows.push(window);
+            }
+        }
     }
 
     /// Coordinator state bytes (SEMANTICS 7): commit user, parallelism, the
@@ -451,20 +513,34 @@ impl Job {
         }
         if self.cfg.savepoint_auto_tag {
             let user = &self.cfg.commit_user;
+            let has_end = w
+                .log
+                .iter()
+                .any(|x| x.identifier == END && &x.commit_user == user);
             for (&s, &fate) in &self.savepoints {
                 let has_snapshot = w
                     .log
                     .iter()
                     .any(|x| x.identifier == s && &x.commit_user == user);
                 let has_tag = self.tags.iter().any(|t| t.name == format!("savepoint-{s}"));
-                let expected = match fate {
-                    SpFate::Taken => has_snapshot,
-                    SpFate::Aborted => false,
-                    SpFate::Abandoned => has_tag,
+                // A drained savepoint may be tagged on the END snapshot; the
+                // stop-with-savepoint whose completion made the final commit
+                // must be (5.4).
+                let on_end = !has_snapshot && has_end && self.end_tag_allowed(s);
+                let drained_stop = on_end && self.stop_savepoint == Some((s, true));
+                let (required, allowed) = match fate {
+                    SpFate::Taken => (has_snapshot || drained_stop, has_snapshot || on_end),
+                    SpFate::Aborted => (false, false),
+                    SpFate::Abandoned => (false, true),
                 };
-                if has_tag != expected {
+                if required && !has_tag {
                     problems.push(format!(
-                        "job {label}: savepoint {s} ({fate:?}, snapshot: {has_snapshot}) has tag: {has_tag}"
+                        "job {label}: savepoint {s} ({fate:?}, snapshot: {has_snapshot}, drained stop-with-savepoint: {drained_stop}) lost its tag"
+                    ));
+                } else if has_tag && !allowed {
+                    problems.push(format!(
+                        "job {label}: savepoint {s} ({fate:?}, snapshot: {has_snapshot}, END windows {:?}) has a tag",
+                        self.end_tag_windows
                     ));
                 }
             }

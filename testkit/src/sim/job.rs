@@ -18,7 +18,7 @@ use super::backend::{SimCoordinator, WriterApi};
 use super::ledger::{Ledger, Mirror, Records};
 use super::rawtable::RawTag;
 use super::world::World;
-use super::{Ending, FaultLevel, JobMode, Scenario, Violation};
+use super::{Ending, FaultLevel, JobMode, Profile, Scenario, Violation};
 
 pub(crate) type Res<T> = Result<T, Violation>;
 
@@ -179,7 +179,6 @@ pub(crate) struct Pending {
     pub coord_state: Vec<u8>,
     /// The trace instance that took the coordinator's state.
     pub taken_by: String,
-    pub trigger_seq: u64,
     pub participants: BTreeSet<u32>,
     pub snaps: BTreeMap<u32, WSnap>,
     /// Finished writers all of whose events had reached the coordinator
@@ -240,6 +239,8 @@ pub(crate) enum Action {
     Stop,
     LateAbort,
     Zombie,
+    /// A finished subtask's operator run again (SEMANTICS 6.2).
+    FinishedReplay,
 }
 
 /// A coordinator instance and what it has been told.
@@ -322,6 +323,18 @@ pub(crate) struct Job {
     pub generation: u32,
     /// The job's first instance has been started.
     pub started: bool,
+    pub profile: Profile,
+    /// The last completion was skipped: a later one, or a global failover
+    /// from one, is owed (SEMANTICS 4).
+    pub owed_last: bool,
+    /// Replays of finished subtasks the current instance may still get.
+    pub replays_left: u32,
+    /// Per deciding instance (`Job::note_end_tag_window`): the highest END
+    /// `taken` and `completed`, between which a savepoint may be on END.
+    pub end_tag_windows: Vec<(u64, u64)>,
+    /// The stop-with-savepoint, and whether its completion made the final
+    /// commit (then, drained, it must be tagged on the END snapshot).
+    pub stop_savepoint: Option<(u64, bool)>,
 }
 
 pub(crate) fn wm_end(seed: u64, label: &str, s: u32) -> Option<i64> {
@@ -366,9 +379,13 @@ impl Job {
             RecoveryMode::Restart
         };
         let m = checkpoints;
+        let profile = w.opts.profile;
         let mut writers = Vec::new();
         for _ in 0..p {
+            let early = profile == Profile::Flip147 && w.rng.chance(850);
             let end_at = match scenario.ending {
+                // Most inputs end in the first third of the main phase.
+                _ if early => w.rng.range(0, m / 3),
                 Ending::AllEnd => w.rng.range(0, m),
                 Ending::Stop | Ending::StopDrain => {
                     if w.rng.chance(300) {
@@ -437,6 +454,11 @@ impl Job {
             name: base_name.to_string(),
             generation: 0,
             started: false,
+            profile,
+            owed_last: false,
+            replays_left: 0,
+            end_tag_windows: Vec::new(),
+            stop_savepoint: None,
         }
     }
 
@@ -531,7 +553,9 @@ impl Job {
                 None => {
                     let may_trigger = match self.phase {
                         Phase::Main => self.triggered < self.checkpoints,
-                        Phase::Drain => (0..p).any(|s| self.alive(s)),
+                        // Also once every writer finished, while the last
+                        // completion is owed (SEMANTICS 4).
+                        Phase::Drain => (0..p).any(|s| self.alive(s)) || self.owed_last,
                         _ => false,
                     };
                     if may_trigger {
@@ -559,14 +583,26 @@ impl Job {
                             .max(1);
                         out.push((Action::Snapshot, 200u32.saturating_mul(scale)));
                     } else {
-                        out.push((Action::Complete, 120));
+                        let weight = if self.profile == Profile::Late {
+                            300
+                        } else {
+                            120
+                        };
+                        out.push((Action::Complete, weight));
                     }
                     out.push((Action::Abort, if self.phase == Phase::Main { 8 } else { 2 }));
                 }
             }
         }
         if (0..p).any(|s| self.deliverable(s)) {
-            out.push((Action::Deliver, 250));
+            // Late delivery: events wait through snapshots and completions
+            // (not restore events: nothing completes while restoring).
+            let late = self.profile == Profile::Late && running_coord;
+            let weight = if late { 35 } else { 250 };
+            out.push((Action::Deliver, weight));
+        }
+        if self.replays_left > 0 && self.mirror().is_some_and(|m| !m.finished.is_empty()) {
+            out.push((Action::FinishedReplay, 20));
         }
         if self.writers.iter().any(|x| !x.inbox.is_empty()) {
             out.push((Action::Notify, 60));
@@ -639,7 +675,12 @@ impl Job {
                 }
             }
             Phase::Drain => {
-                if all_done && quiet && self.pending.is_none() && !self.restoring() {
+                if all_done
+                    && quiet
+                    && self.pending.is_none()
+                    && !self.restoring()
+                    && !self.owed_last
+                {
                     if !self.final_done_job {
                         return Err(w.fail(format!(
                             "job {}: every writer finished, but no final commit happened",
@@ -724,6 +765,7 @@ impl Job {
             Action::Stop => self.stop_with_savepoint(w),
             Action::LateAbort => self.deliver_late_abort(w),
             Action::Zombie => self.zombie_step(w),
+            Action::FinishedReplay => self.finished_replay(w),
         }
     }
 

@@ -169,21 +169,29 @@ pub struct MEntry {
     pub savepoint: bool,
 }
 
-/// An END entry as the coordinator holds it.
+/// An END entry as the coordinator holds it, with `taken`: the first
+/// checkpoint whose writer state holds it (SEMANTICS 3).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MEnd {
     pub names: Vec<String>,
     pub watermark: Option<i64>,
     pub synthesized: bool,
+    pub taken: u64,
 }
 
 impl MEnd {
-    fn synthesized() -> Self {
+    fn synthesized(r: u64) -> Self {
         MEnd {
             names: Vec::new(),
             watermark: None,
             synthesized: true,
+            taken: r,
         }
+    }
+
+    /// The same report (committables and watermark) as `other`.
+    fn same_report(&self, other: &MEnd) -> bool {
+        self.names == other.names && self.watermark == other.watermark
     }
 }
 
@@ -227,6 +235,12 @@ pub struct Mirror {
     /// Savepoints aborted during the instance's life: flags for them are
     /// cleared, and ignored when they arrive later (SEMANTICS 5.4).
     pub aborted: BTreeSet<u64>,
+    /// The subtasks named finished at the restore: finished for the
+    /// instance's lifetime, their restore events and resets are ignored
+    /// (SEMANTICS 6.2).
+    pub finished: BTreeSet<u32>,
+    /// The checkpoint the instance was restored from.
+    pub restored_from: Option<u64>,
 }
 
 pub fn names<B: AsRef<[u8]>>(committables: impl IntoIterator<Item = B>) -> Vec<String> {
@@ -244,11 +258,12 @@ fn m_entry(e: &Entry, aborted: &BTreeSet<u64>) -> MEntry {
     }
 }
 
-fn m_end(e: &Entry) -> MEnd {
+fn m_end(e: &Entry, taken: u64) -> MEnd {
     MEnd {
         names: names(&e.committables),
         watermark: e.watermark,
         synthesized: false,
+        taken,
     }
 }
 
@@ -284,12 +299,21 @@ impl Mirror {
         finished: &BTreeSet<u32>,
     ) -> Self {
         let mut m = Mirror::new(parallelism);
+        for p in persisted.values_mut() {
+            if let Some(e) = p.end.as_mut() {
+                // Kept from the state bytes, at most `r` (v1 and v2 bytes
+                // recorded none: END, read as `r`).
+                e.taken = e.taken.min(r);
+            }
+        }
         for &s in finished {
             let slot = persisted.entry(s).or_default();
             if slot.end.is_none() {
-                slot.end = Some(MEnd::synthesized());
+                slot.end = Some(MEnd::synthesized(r));
             }
         }
+        m.finished = finished.clone();
+        m.restored_from = Some(r);
         for (s, p) in &persisted {
             let slot = &mut m.slots[*s as usize];
             slot.end = p.end.clone();
@@ -337,11 +361,25 @@ impl Mirror {
         if self.final_done {
             return;
         }
-        let restoring = self.restoring.is_some();
+        let restoring = self.restoring.as_ref().map(|r| r.r);
         let slot = &mut self.slots[s as usize];
         if e.checkpoint == END {
-            slot.end = Some(m_end(e));
-        } else if !restoring {
+            // One above the slot's max (in `restoring`: `r + 1`).
+            let taken = match restoring {
+                Some(r) => r.saturating_add(1),
+                None => slot.max.map_or(0, |m| m.saturating_add(1)),
+            };
+            let mut end = m_end(e, taken);
+            // The reading the core takes (tests/regressions/README.md,
+            // drained-savepoint-tag-lost-after-end-resent): an END event
+            // equal to the END entry the slot holds is the same entry, whose
+            // `taken` stays the first checkpoint that held it (`max + 1` and
+            // `r + 1` bound it), also while restoring.
+            if let Some(old) = slot.end.as_ref().filter(|o| o.same_report(&end)) {
+                end.taken = end.taken.min(old.taken);
+            }
+            slot.end = Some(end);
+        } else if restoring.is_none() {
             slot.entries.insert(e.checkpoint, m_entry(e, &self.aborted));
             slot.max = slot.max.max(Some(e.checkpoint));
         }
@@ -349,16 +387,25 @@ impl Mirror {
 
     /// A restore event (6.1 in `running`, 6.2 in `restoring`).
     pub fn restored(&mut self, s: u32, r: u64, entries: &[Entry]) {
+        if self.finished.contains(&s) {
+            // A finished subtask's operator run again (SEMANTICS 6.2): ignored.
+            return;
+        }
         if let Some(rest) = &mut self.restoring {
             // Applied to what the state held: its ordinary entries replace
-            // the state's, its END entry (if any) the persisted one.
+            // the state's, its END entry (if any) the persisted one (keeping
+            // its `taken` if it is the same report, else `r`).
             let held = rest.persisted.get(&s).cloned().unwrap_or_default();
             let slot = &mut self.slots[s as usize];
             slot.entries = BTreeMap::new();
-            slot.end = held.end;
+            slot.end = held.end.clone();
             for e in entries {
                 if e.checkpoint == END {
-                    slot.end = Some(m_end(e));
+                    let mut end = m_end(e, r);
+                    if let Some(old) = held.end.as_ref().filter(|o| o.same_report(&end)) {
+                        end.taken = old.taken;
+                    }
+                    slot.end = Some(end);
                 } else {
                     slot.entries.insert(e.checkpoint, m_entry(e, &self.aborted));
                 }
@@ -373,7 +420,7 @@ impl Mirror {
         let slot = &mut self.slots[s as usize];
         for e in entries {
             if e.checkpoint == END {
-                slot.end = Some(m_end(e));
+                slot.end = Some(m_end(e, r));
             } else {
                 slot.entries.insert(e.checkpoint, m_entry(e, &self.aborted));
             }
@@ -382,6 +429,10 @@ impl Mirror {
     }
 
     pub fn reset(&mut self, s: u32, r: Option<u64>) {
+        if self.finished.contains(&s) {
+            // A finished subtask stays finished (SEMANTICS 6.2): ignored.
+            return;
+        }
         if let Some(rest) = &mut self.restoring {
             let held = rest.persisted.get(&s).cloned().unwrap_or_default();
             let slot = &mut self.slots[s as usize];
@@ -438,6 +489,25 @@ impl Mirror {
         if let Some(rest) = self.restoring.take() {
             self.completed = self.completed.max(Some(rest.r));
         }
+    }
+
+    /// The highest `taken` over the END entries (none without any).
+    pub fn max_taken(&self) -> Option<u64> {
+        self.slots
+            .iter()
+            .filter_map(|s| s.end.as_ref().map(|e| e.taken))
+            .max()
+    }
+
+    /// The on-checkpoint final commit is due (SEMANTICS 5.3): every slot
+    /// holds an END entry, each captured by a completed checkpoint
+    /// (`taken <= completed`; a recovery commit runs with `r`).
+    pub fn final_due(&self) -> bool {
+        self.all_ended()
+            && match (self.max_taken(), self.effective_completed()) {
+                (Some(t), Some(c)) => t <= c,
+                _ => false,
+            }
     }
 
     /// `completed` as a commit uses it: a recovery commit runs with `r`.
@@ -554,5 +624,89 @@ mod tests {
         );
         assert_eq!(wm, None, "an END entry without a watermark is -inf");
         assert!(m.covers(2));
+    }
+
+    #[test]
+    fn taken_follows_section_3() {
+        // END with no max: 0; after reports: max + 1; a replacement recomputes.
+        let mut m = Mirror::new(2);
+        m.event(0, &entry(END, &["e0"], None));
+        assert_eq!(m.slots[0].end.as_ref().map(|e| e.taken), Some(0));
+        m.event(1, &entry(1, &["b1"], None));
+        m.event(1, &entry(2, &[], None));
+        m.event(1, &entry(END, &["f1"], None));
+        assert_eq!(m.max_taken(), Some(3));
+        m.complete(2);
+        assert!(
+            !m.final_due(),
+            "a completion below some taken does not make it"
+        );
+        m.complete(3);
+        assert!(m.final_due());
+        // A region restore event's END entry: taken = r.
+        m.reset(1, Some(1));
+        assert!(!m.all_ended());
+        m.restored(1, 1, &[entry(END, &["f1"], None)]);
+        assert_eq!(m.slots[1].end.as_ref().map(|e| e.taken), Some(1));
+        // The restored writer ends again with the same END entry: it keeps
+        // the lower taken (the core's reading, tests/regressions/README.md);
+        // another END entry gets max + 1.
+        m.event(1, &entry(END, &["f1"], None));
+        assert_eq!(m.slots[1].end.as_ref().map(|e| e.taken), Some(1));
+        m.event(1, &entry(END, &["f1", "f2"], None));
+        assert_eq!(m.slots[1].end.as_ref().map(|e| e.taken), Some(2));
+    }
+
+    #[test]
+    fn restore_keeps_taken_and_ignores_finished_subtasks() {
+        let mut persisted = BTreeMap::new();
+        let end = |names: &[&str], taken| MEnd {
+            names: names.iter().map(|n| n.to_string()).collect(),
+            watermark: None,
+            synthesized: false,
+            taken,
+        };
+        persisted.insert(
+            1,
+            PSlot {
+                end: Some(end(&["f1"], 0)),
+                entries: BTreeMap::new(),
+            },
+        );
+        // Subtask 2 finished without an END entry in the state: synthesized, t = r.
+        let finished: BTreeSet<u32> = [2].into_iter().collect();
+        let mut m = Mirror::restoring(3, 5, persisted, &finished);
+        assert_eq!(
+            m.slots[2].end.as_ref().map(|e| (e.synthesized, e.taken)),
+            Some((true, 5))
+        );
+        // A finished subtask's replays change nothing.
+        m.restored(2, 5, &[]);
+        m.reset(2, Some(5));
+        assert!(m.is_restored(2) && m.slots[2].end.is_some());
+        // Subtask 0 restores and ends while restoring: t = r + 1 (its
+        // resend of the same END entry keeps that).
+        m.restored(0, 5, &[entry(4, &["a4"], None)]);
+        m.event(0, &entry(END, &["e0"], None));
+        assert_eq!(m.slots[0].end.as_ref().map(|e| e.taken), Some(6));
+        m.event(0, &entry(END, &["e0"], None));
+        assert_eq!(m.slots[0].end.as_ref().map(|e| e.taken), Some(6));
+        // Subtask 1 re-delivers the state's END entry: its taken is kept;
+        // another report gets r.
+        m.restored(1, 5, &[entry(END, &["f1"], None)]);
+        assert_eq!(m.slots[1].end.as_ref().map(|e| e.taken), Some(0));
+        m.restored(1, 5, &[entry(END, &["f1", "f2"], None)]);
+        assert_eq!(m.slots[1].end.as_ref().map(|e| e.taken), Some(5));
+        assert!(m.all_restored());
+        m.finish_recovery();
+        assert!(
+            m.finished.contains(&2),
+            "finished for the instance's lifetime"
+        );
+        m.reset(2, None);
+        assert!(m.slots[2].end.is_some());
+        assert!(!m.final_due(), "t = 6 > completed 5");
+        m.complete(6);
+        assert!(m.final_due());
     }
 }

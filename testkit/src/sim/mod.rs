@@ -1,7 +1,9 @@
 //! A seeded, deterministic simulation of streaming jobs driving the commit
-//! coordinator, with fault injection, checked against SEMANTICS v2 after
+//! coordinator, with fault injection, checked against SEMANTICS v2.1 after
 //! every call and at the end. Any violation fails (there is no list of known
-//! gaps: SEMANTICS v2 closed the ones v1 had, section 12).
+//! gaps: SEMANTICS v2.1 closed the ones v2 had, section 12). The simulated
+//! host keeps the v2.1 host contract and nothing more: profiles
+//! ([`Profile`]) stress parts of it (`--profile flip147|late`).
 //!
 //! One seed = one table (`FaultyStorage` over memory or a local directory)
 //! and a `ManualClock`, shared by one job or two (a second commit user on the
@@ -27,7 +29,10 @@
 //!   every live writer (`report` + its state bytes), then completed or
 //!   aborted. A completion finishes the writers whose final checkpoint it is
 //!   and is notified to the coordinator, or not (Flink may skip
-//!   notifications; a later completion covers it).
+//!   notifications; a later completion covers it). Even the job's last one
+//!   (at or after every writer's final checkpoint) may be skipped, if a
+//!   later checkpoint's completion is delivered instead, or a global
+//!   failover from it follows (SEMANTICS 4).
 //! - **Committed-up-to**: every outcome's `committed-up-to` (and, at times,
 //!   the answer of the `committed-up-to` query) is forwarded by the host to
 //!   each writer still running (`committed(u)`), the only call that makes a
@@ -73,19 +78,20 @@
 //!    path of Paimon requires `max-concurrent-checkpoints = 1`.
 //! 2. Writers report every checkpoint they take part in, empty or not
 //!    (SEMANTICS 1: the coordinator sees alignment through them).
-//! 3. One writer's events reach the coordinator in order (Flink keeps one
-//!    subtask's RPCs in order); different writers' events and the checkpoint
-//!    callbacks interleave freely, and an event may arrive after the
-//!    completion of its checkpoint (SEMANTICS 10.1), also an ended writer's
-//!    report after the commit that its END entry covered. But events sent
-//!    before checkpoint `c'` was triggered arrive before `c'` completes:
-//!    Flink delivers a subtask's events before its acknowledgement of the
-//!    next barrier, so lateness is bounded by one checkpoint.
-//! 4. The job's last checkpoint (the one after which every writer has
-//!    finished) completes after every event was delivered and its completion
-//!    reaches the coordinator (repeated after a storage error, or a global
-//!    failover): FLIP-147 finishes the job only after that notification, and
-//!    no later checkpoint exists that could run the final commit otherwise.
+//! 3. One writer's events reach the coordinator in the order sent (SEMANTICS
+//!    1); nothing else is promised: different writers' events and the
+//!    checkpoint callbacks interleave freely, and an event may arrive after
+//!    the completion of its checkpoint, of any later one, and of the job's
+//!    last one (SEMANTICS 10.1, 5.3: an END event after the completion of its
+//!    writer's final checkpoint makes the final commit in its own call).
+//!    Only a stop-with-savepoint delivers every event before its completion
+//!    (constraint 9).
+//! 4. Once every writer has sent its END entry, the completion of a
+//!    checkpoint at or after every writer's final checkpoint reaches the
+//!    coordinator (repeated after a storage error), or the host fails over
+//!    from such a checkpoint (SEMANTICS 4): a skipped last completion is
+//!    followed by a later checkpoint whose completion is delivered, or by a
+//!    global failover. The job ends once every event was delivered.
 //! 5. Checkpoint ids increase over the job's life, across failovers (Flink
 //!    never reuses one). This is what makes a stale committed-up-to true.
 //! 6. A committed-up-to reaches only the writers of its own job, and only
@@ -110,7 +116,9 @@
 //!    delivered yet (they are fatal `illegal-state`, SEMANTICS 6.2). END
 //!    events of restored writers are delivered.
 //! 9. Async savepoints are never followed by their own completion; a
-//!    stop-with-savepoint completes synchronously and the job ends.
+//!    stop-with-savepoint completes synchronously, once every event was
+//!    delivered (a drained savepoint whose flagged reports arrive after its
+//!    completion gets no tag: SEMANTICS 5.4's known limit), and the job ends.
 //! 10. A region failover aborts the pending checkpoint and restores the
 //!     writer from the last *completed* checkpoint (from scratch without
 //!     one); in-flight events of the failed attempt are dropped.
@@ -121,7 +129,10 @@
 //!     `checkpoint(r)` (SEMANTICS 6.2); a writer that finished but had an
 //!     event in flight then is restored from the state of its final
 //!     checkpoint, which the host kept (it holds everything the writer had
-//!     not seen committed).
+//!     not seen committed). Flink may then run a named writer's operator
+//!     again with empty state: the instance gets an empty restore event or
+//!     a `subtask-reset` for it, in `restoring` or `running`, which it must
+//!     ignore (SEMANTICS 6.2).
 //! 12. After a storage error the host repeats the call (SEMANTICS 5.2), or
 //!     — at fault levels low and up, in the main phase — fails over, or, for
 //!     an event, a completion or a reset while some writer has not ended,
@@ -138,8 +149,9 @@
 //!     completion of the successor's restore point `r` (Flink HA: a
 //!     checkpoint completes through the HA store, and the new leader restores
 //!     from the latest one). It never gets a call that could run the final
-//!     commit (every slot ended, and a completion or the last END in
-//!     on-end-input or batch mode): that commit also commits checkpoints
+//!     commit (one that runs the commit rule while, after it, every slot
+//!     holds an END entry: in on-checkpoint mode an event or a reset can
+//!     make it too, SEMANTICS 5.3): that commit also commits checkpoints
 //!     that never completed, which the successor's writers replay under new
 //!     ids — SEMANTICS promises two instances of one commit user only never
 //!     to commit an identifier twice (5.2); Flink's HA stops the old
@@ -173,11 +185,14 @@
 //! or committed without ever being reported; no input record is committed
 //! twice; tags exist only for non-aborted savepoints of their own job,
 //! pointing at the snapshot of their identifier, with the clock's time, and
-//! a call never touches another commit user's tags; the final commit writes
-//! exactly one END snapshot; committed-up-to never goes down within an
+//! a call never touches another commit user's tags; the final commit
+//! happens exactly when SEMANTICS 5.3 says (on-checkpoint: after any call
+//! that runs the commit rule once every END entry has `taken <= completed`,
+//! never before; the simulator keeps each END entry's `taken`, section 3)
+//! and writes exactly one END snapshot; committed-up-to never goes down within an
 //! instance and is true (every entry the instance was told of up to it is in
 //! the table); state bytes round-trip through the codec, hold the expected
-//! END entries and, for ended writers, only entries as reported and every
+//! END entries (with their `taken`) and, for ended writers, only entries as reported and every
 //! one the table lacks; a call whose storage import returned an error makes
 //! no further storage call and returns `storage` (SEMANTICS 8); a component
 //! call and its native twin agree on the outcome, the storage calls and the
@@ -186,8 +201,12 @@
 //! At the end, every check runs (all problems are reported): every
 //! committable of a completed checkpoint, and all of a finished job, is in
 //! the table; a job whose writers all ended has exactly one END snapshot and
-//! each writer's input records exactly once; savepoint tags are exactly
-//! those of savepoints taken and not aborted that have a snapshot; stored
+//! each writer's input records exactly once; no savepoint tag is lost (a
+//! savepoint taken and not aborted whose snapshot exists — for the drained
+//! stop-with-savepoint whose completion made the final commit, the END
+//! snapshot — has its tag), and no other tag exists (a tag on the END
+//! snapshot only for a savepoint `s` with `taken <= s <= completed` at the
+//! final commit, SEMANTICS 5.4); stored
 //! snapshots never changed; the engine's own table reader agrees with the
 //! independent one; replaying the recorded trace makes every call return
 //! what it returned in the run (success or the same error kind) and leaves
@@ -246,6 +265,46 @@ impl FaultLevel {
             FaultLevel::Low => "low",
             FaultLevel::Medium => "medium",
             FaultLevel::High => "high",
+        }
+    }
+}
+
+/// Which host behaviours a run stresses (`sinkcoord simulate --profile`).
+/// Every profile stays within the host contract of SEMANTICS v2.1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    /// The default mix.
+    Default,
+    /// FLIP-147-heavy: most writers' inputs end early in the main phase, so
+    /// most writers finish (their final checkpoint completes) while the job
+    /// still runs; a drawn scenario is never batch; global failovers name
+    /// finished writers, and Flink's replays of finished subtasks (an empty
+    /// restore event, a `subtask-reset`) are frequent.
+    Flip147,
+    /// Late delivery: writers' events are often late against completions
+    /// (delivering is rare next to snapshots and completions), also END
+    /// events against the completion of the job's last checkpoint.
+    Late,
+}
+
+impl Profile {
+    /// The profile named `s` (`default`, `flip147`, `late`), as
+    /// `--profile` takes it.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "default" => Some(Profile::Default),
+            "flip147" => Some(Profile::Flip147),
+            "late" => Some(Profile::Late),
+            _ => None,
+        }
+    }
+
+    /// The name [`Profile::parse`] reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Default => "default",
+            Profile::Flip147 => "flip147",
+            Profile::Late => "late",
         }
     }
 }
@@ -382,6 +441,8 @@ pub struct SimOptions {
     pub zombies: bool,
     /// A second job (commit user) on the same table; `None`: drawn from the seed.
     pub second_job: Option<bool>,
+    /// Which host behaviours the run stresses.
+    pub profile: Profile,
 }
 
 impl SimOptions {
@@ -400,6 +461,7 @@ impl SimOptions {
             crashes: true,
             zombies: true,
             second_job: None,
+            profile: Profile::Default,
         }
     }
 
@@ -523,6 +585,22 @@ pub struct Stats {
     pub second_jobs: u64,
     /// Calls after which the component's table was compared with its twin's.
     pub twin_checks: u64,
+    /// Completions of the job's last checkpoint (at or after every writer's
+    /// final checkpoint) the host did not deliver: a later one was
+    /// delivered, or a global failover from one followed (SEMANTICS 4).
+    pub last_skipped: u64,
+    /// ... of them followed by a global failover instead.
+    pub last_failovers: u64,
+    /// Flink's replays of a finished subtask after a global failover: empty
+    /// restore events (ignored by the core, SEMANTICS 6.2).
+    pub finished_restores: u64,
+    /// ... and `subtask-reset`s of a finished subtask (ignored too).
+    pub finished_resets: u64,
+    /// END events delivered after the coordinator was told of the completion
+    /// of their writer's final checkpoint.
+    pub late_ends: u64,
+    /// Savepoint tags found pointing at the END snapshot (drained, SEMANTICS 5.4).
+    pub end_tags: u64,
 }
 
 impl Stats {
@@ -575,7 +653,13 @@ impl Stats {
             zombie_stopped_before_final,
             aborts_redelivered,
             second_jobs,
-            twin_checks
+            twin_checks,
+            last_skipped,
+            last_failovers,
+            finished_restores,
+            finished_resets,
+            late_ends,
+            end_tags
         );
     }
 }

@@ -227,10 +227,17 @@ impl<'a> Sim<'a> {
         progress: Option<&'a dyn super::campaign::Progress>,
     ) -> Result<Self, String> {
         let mut rng = Rng::new(opts.seed);
-        let scenario = opts
+        let mut scenario = opts
             .scenario
             .clone()
             .unwrap_or_else(|| Scenario::random(&mut rng));
+        if opts.scenario.is_none()
+            && opts.profile == super::Profile::Flip147
+            && scenario.mode == super::JobMode::Batch
+        {
+            // FLIP-147 is about checkpoints after tasks finish: streaming.
+            scenario.mode = super::JobMode::Streaming;
+        }
         let second = opts.second_job.unwrap_or_else(|| rng.chance(250));
         let tables = Tables::open(&opts.table, engine.is_component())?;
         let clock = Shared::new(ManualClock::new(CLOCK_START_MS, 0));

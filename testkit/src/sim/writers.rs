@@ -172,6 +172,10 @@ impl Job {
             if e.checkpoint == END && restoring {
                 w.stats.end_while_restoring += 1;
             }
+            let final_cp = self.writers[s as usize].final_cp;
+            if e.checkpoint == END && final_cp.is_some_and(|f| late_ok.is_some_and(|c| f <= c)) {
+                w.stats.late_ends += 1;
+            }
         }
         let call = Call::from_msg(s, msg);
         w.stats.events_delivered += 1;

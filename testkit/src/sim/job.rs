@@ -5,8 +5,7 @@
 //! [`super::checkpoints`] (checkpoints, savepoints, failovers, the stale
 //! instance), [`super::calls`] (coordinator calls and their faults) and
 //! [`super::checks`] (what the table, the state bytes and committed-up-to
-//! must be). This file holds the job's state, its fault rates and its
-//! scheduler (which actions are enabled, with which weights).
+//! must be). This file: the job's state, its fault rates and its scheduler.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 

@@ -35,7 +35,7 @@ XTASK := $(CARGO) run --release -q -p xtask --
 VERSION := $(shell sed -n 's/^package sink:coordinator@\(.*\);/\1/p' wit/coordinator.wit)
 COMPONENT := dist/sink-coordinator-$(VERSION).wasm
 
-.PHONY: binaryen doc moto-setup oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test flink-setup flink-test fuzz fuzz-regress model-check
+.PHONY: spec-check binaryen doc moto-setup oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test flink-setup flink-test fuzz fuzz-regress model-check
 
 # The CLI needs no wasm32 target: it embeds the committed dist/ artifact.
 build:
@@ -50,6 +50,7 @@ doc:
 # then the Rust tests, then the other runtimes replay the same traces and
 # must print the same bytes.
 test: check-dist
+	$(MAKE) --no-print-directory spec-check
 	$(MAKE) --no-print-directory repro-check
 	$(MAKE) --no-print-directory doc
 	$(MAKE) --no-print-directory moto-setup
@@ -58,6 +59,16 @@ test: check-dist
 	$(MAKE) --no-print-directory oracle-test
 	$(MAKE) --no-print-directory hosts-test
 	$(MAKE) --no-print-directory flink-test
+
+# spec/ is a copy of the contract (SEMANTICS, TRACE-FORMAT) so that a clone
+# can read it; where the steering repository's ../shared/spec is beside the
+# checkout, the copies must be identical.
+spec-check:
+	@if [ -d ../shared/spec ]; then \
+	  for f in SEMANTICS.md TRACE-FORMAT.md; do \
+	    cmp -s ../shared/spec/$$f spec/$$f || { echo "spec/$$f differs from ../shared/spec/$$f: copy it again" >&2; exit 1; }; \
+	  done; echo "spec/ matches ../shared/spec"; \
+	else echo "spec-check: no ../shared/spec beside the checkout, nothing to compare"; fi
 
 # The independent Python oracle of SEMANTICS v2 (tests/oracle/) against the
 # native core: every conformance and regression trace, and 2,000 fixed-seed

@@ -44,7 +44,7 @@ build:
 # Every public item of the library crates has a doc comment, and every
 # intra-doc link resolves (rustdoc's warnings are errors).
 doc:
-	RUSTDOCFLAGS="-D missing_docs -D warnings" $(CARGO) doc --release --no-deps -p sink-coordinator -p sink-coordinator-host -p sink-coordinator-testkit
+	RUSTDOCFLAGS="-D missing_docs -D warnings" $(CARGO) doc --release --no-deps -p sink-coordinator -p sink-coordinator-trace -p sink-coordinator-host -p sink-coordinator-testkit
 
 # The committed artifact first (a stale dist/ fails fast, with the fix),
 # then the Rust tests, then the other runtimes replay the same traces and

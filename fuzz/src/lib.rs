@@ -11,7 +11,7 @@
 //!   with a restore → state → restore fixed-point check;
 //! - [`table_decode`]: table records (`table::decode_snapshot`, and tags
 //!   through `table::list_tags` on a `MemStorage`);
-//! - [`trace_parse`]: the test kit's trace parser (`testkit/src/trace/`), whose
+//! - [`trace_parse`]: the trace crate's parser (`trace/src/format/`), whose
 //!   error messages must stay short whatever the input;
 //! - [`calls`]: arbitrary call sequences against the native core, with
 //!   failovers and injected storage faults, checking exactly-once: every
@@ -26,20 +26,10 @@ use sink_coordinator::{
     RecoveryMode, RestorePoint, StepClock, Storage, StorageError, Writer, END, MAX_CHECKPOINT,
 };
 
-// The test kit's trace parser and the host's fault injector, compiled in by
-// path: the host crate itself would bring wasmtime (and the object-store
-// clients) into every fuzz build. The parser names the storage module
-// `sink_coordinator_host::storage`; this crate stands in for the host crate
-// under that name, with only the fault injector in it.
-extern crate self as sink_coordinator_host;
-#[allow(dead_code, unused_imports)]
-#[path = "../../host/src/storage/faults.rs"]
-pub mod storage;
-#[allow(dead_code, unused_imports)]
-#[path = "../../testkit/src/trace/mod.rs"]
-pub mod trace;
-
-use storage::{CallKind, Fault, FaultMode, FaultyStorage};
+// The trace format and the fault injector come from the pure trace crate,
+// which stands on the core alone: no wasmtime in any fuzz build.
+use sink_coordinator_trace::faults::{CallKind, Fault, FaultMode, FaultyStorage};
+use sink_coordinator_trace::format as trace;
 
 // ---------------------------------------------------------------------------
 // Decoders
@@ -222,13 +212,6 @@ macro_rules! say {
     };
 }
 
-/// Known finding (fuzz/regressions/calls/complete-end-then-end-event): after
-/// `checkpoint-complete(END)` an END event panics in the core
-/// (`commit.rs` final commit: `pending_in(completed + 1 .. END)` with
-/// `completed == END`). While it is open the target does not complete END,
-/// so fuzzing can look past it; set to `false` once the core is fixed.
-const AVOID_COMPLETE_END: bool = false;
-
 pub fn calls(data: &[u8]) {
     let mut u = Unstructured::new(data);
     let _ = run_calls(&mut u);
@@ -318,9 +301,6 @@ fn run_calls(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
             }
             6 | 7 => {
                 let cp = checkpoint(u)?;
-                if AVOID_COMPLETE_END && cp == END {
-                    continue;
-                }
                 say!("checkpoint_complete({cp})");
                 say!("  -> {:?}", c.checkpoint_complete(&mut env, cp));
             }

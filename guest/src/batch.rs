@@ -111,8 +111,8 @@ impl Merged {
 
 /// Appends `more` to `into`. Inlined, and a `more` without a buffer (the
 /// usual case: an event that commits and tags nothing) is skipped without
-/// its drop: in the component each of these was a call, ≈ 190 instructions
-/// per batched event for the three lists (callgrind, BENCHMARKS.md).
+/// its drop: in the component each of these was a call, a large share of
+/// a batched event's cost for the three lists (measured: BENCHMARKS.md).
 #[inline(always)]
 fn append<T>(into: &mut Vec<T>, mut more: Vec<T>) {
     if more.capacity() == 0 {
@@ -209,8 +209,8 @@ pub fn events_packed(
 /// The loop of both. `events` passes a `dyn` iterator (one copy of the
 /// loop for every iterator type it is given); `events-packed`, the hot
 /// path, its own type, so that its steps are inlined: the `dyn` calls and
-/// the moves of each event through them cost ≈ 85 instructions per batched
-/// event in the component (callgrind, BENCHMARKS.md) for 327 bytes of code.
+/// the moves of each event through them were a measurable part of a batched
+/// event in the component (BENCHMARKS.md), for a few hundred bytes of code.
 fn apply(
     coordinator: &mut Coordinator,
     env: &mut dyn Env,

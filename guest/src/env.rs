@@ -98,6 +98,26 @@ pub trait Storage {
     fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError>;
 }
 
+/// A boxed storage is a storage (e.g. `Box<dyn Storage + Send>`, the table a
+/// replay runs on, whatever its backend).
+impl<S: Storage + ?Sized> Storage for alloc::boxed::Box<S> {
+    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        (**self).get(key)
+    }
+    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
+        (**self).put_if_absent(key, value)
+    }
+    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
+        (**self).put(key, value)
+    }
+    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
+        (**self).delete(key)
+    }
+    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        (**self).list(prefix)
+    }
+}
+
 /// The time source.
 pub trait Clock {
     /// Milliseconds since the Unix epoch.
@@ -147,18 +167,42 @@ impl Storage for MemStorage {
     }
 }
 
-/// A clock that returns `start` first and adds `step` on every later reading.
-#[derive(Clone, Debug, Default)]
+/// A clock that returns `start` first and adds `step` on every later
+/// reading: the trace clock of TRACE-FORMAT (`clock_start_ms`,
+/// `clock_step_ms`; a `clock` step is [`StepClock::set_next`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StepClock {
     /// The next reading.
     pub next: u64,
-    /// Added after every reading.
+    /// Added after every reading (0 stops time).
     pub step: u64,
+}
+
+impl StepClock {
+    /// A clock whose first reading is `start_ms` and whose every later
+    /// reading adds `step_ms`.
+    pub fn new(start_ms: u64, step_ms: u64) -> Self {
+        StepClock {
+            next: start_ms,
+            step: step_ms,
+        }
+    }
+
+    /// The next reading returns `ms`; later ones add the step again.
+    pub fn set_next(&mut self, ms: u64) {
+        self.next = ms;
+    }
+
+    /// What the next reading will return, without reading.
+    pub fn peek(&self) -> u64 {
+        self.next
+    }
 }
 
 impl Clock for StepClock {
     fn now_ms(&mut self) -> u64 {
         let now = self.next;
+        // Saturate rather than wrap: time never runs backwards.
         self.next = self.next.saturating_add(self.step);
         now
     }

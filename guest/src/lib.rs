@@ -24,6 +24,8 @@
 
 extern crate alloc;
 
+/// The calls as a host sees them: errors with `trap`, the native-or-component traits.
+pub mod api;
 /// Batches of writer events.
 pub mod batch;
 /// The commit rule.
@@ -42,6 +44,8 @@ pub mod limits;
 pub mod packed;
 /// Savepoint auto-tags.
 pub mod savepoint;
+/// Shared handles on a storage or clock, and the boxed storage + clock pair.
+pub mod shared;
 /// Per-writer bookkeeping.
 pub mod slots;
 /// The coordinator's state bytes.
@@ -60,11 +64,16 @@ mod bindings;
 #[cfg(any(target_arch = "wasm32", test))]
 mod heap;
 
+pub use api::{
+    BatchFailure, BatchResult, CoordinatorApi, HostError, HostErrorKind, HostResult,
+    NativeCoordinator, WriterApi,
+};
 pub use batch::{BatchError, WriterEvent};
 pub use committables::Committables;
 pub use coordinator::Coordinator;
 pub use env::{Clock, Env, MemEnv, MemStorage, StepClock, Storage, StorageError};
 pub use error::{Error, ErrorKind, Result};
 pub use limits::Limits;
+pub use shared::{HostEnv, Shared};
 pub use types::*;
 pub use writer::Writer;

@@ -126,8 +126,8 @@ pub fn leb_push(out: &mut Vec<u8>, mut v: u64) {
 /// most 64 bits, and moves `*at` past it.
 ///
 /// Inlined, with the one- and two-byte forms (counts, and lengths below
-/// 16 KiB) read here and the rest out of line: the general loop cost about
-/// 70 instructions a number in the component (callgrind, BENCHMARKS.md).
+/// 16 KiB) read here and the rest out of line: the general loop cost many
+/// instructions a number in the component (measured: BENCHMARKS.md).
 #[inline]
 pub(crate) fn leb_read(block: &[u8], at: &mut usize) -> Result<u64, UnpackError> {
     let start = *at;

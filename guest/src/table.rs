@@ -213,7 +213,7 @@ pub struct TableLog {
     /// The commit user this instance commits as (see [`TableLog::watch`])
     /// and its entry of `users`, kept in step with every change of `users`:
     /// rule 2 asks for it on every event, and a string-keyed map lookup
-    /// cost about 90 instructions of the ~1,000 an event takes (issue 10).
+    /// was a tenth of an event's instructions (issue 10, BENCHMARKS.md).
     own_user: String,
     own_mark: Option<UserMark>,
     /// A create of ours that returned an error: `(snapshot id, identifier)`.

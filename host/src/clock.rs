@@ -1,5 +1,6 @@
 //! Clocks. `SystemClock` is the only place in the project that reads wall
-//! time; everything deterministic (replay, tests) uses `ManualClock`.
+//! time; everything deterministic (replay, tests) uses `ManualClock`
+//! (the core's `StepClock`).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -19,43 +20,9 @@ impl Clock for SystemClock {
 }
 
 /// The trace clock of TRACE-FORMAT: the first reading returns `start`, each
-/// later reading adds `step`; `set_next` fixes the next reading.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ManualClock {
-    next: u64,
-    step: u64,
-}
-
-impl ManualClock {
-    /// A clock whose first reading is `start_ms` and whose every later
-    /// reading adds `step_ms` (a trace's `clock_start_ms` and
-    /// `clock_step_ms`; `step_ms` 0 stops time).
-    pub fn new(start_ms: u64, step_ms: u64) -> Self {
-        ManualClock {
-            next: start_ms,
-            step: step_ms,
-        }
-    }
-
-    /// The next reading returns `ms`; later ones add the step again.
-    pub fn set_next(&mut self, ms: u64) {
-        self.next = ms;
-    }
-
-    /// What the next reading will return, without reading.
-    pub fn peek(&self) -> u64 {
-        self.next
-    }
-}
-
-impl Clock for ManualClock {
-    fn now_ms(&mut self) -> u64 {
-        let now = self.next;
-        // Saturate rather than wrap: time never runs backwards.
-        self.next = self.next.saturating_add(self.step);
-        now
-    }
-}
+/// later reading adds `step`; `set_next` fixes the next reading. It is the
+/// core's [`StepClock`](sink_coordinator::StepClock), named for hosts.
+pub use sink_coordinator::StepClock as ManualClock;
 
 #[cfg(test)]
 mod tests {

@@ -25,6 +25,7 @@ use crate::env::HostEnv;
 use crate::error::{HostError, HostResult};
 
 /// `events` and `events-packed`: batches of writer events.
+mod api;
 mod batch;
 
 // ---------------------------------------------------------------------------

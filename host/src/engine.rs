@@ -202,7 +202,7 @@ pub struct RuntimeOptions {
     /// maximum, so the machine code needs no bounds checks) and lets the
     /// memory grow to [`Self::max_memory_bytes`]. More instances alive at
     /// once than the pool holds are not an error: the extra ones are
-    /// allocated one by one as without a pool (slower, ~60 µs). A process
+    /// allocated one by one as without a pool (slower: BENCHMARKS.md). A process
     /// that cannot reserve the pool's address space (`ulimit -v`, valgrind)
     /// runs without one ([`Runtime::instance_pool`]). `None`: no pool at
     /// all. Default [`DEFAULT_INSTANCE_POOL`]; range [`INSTANCE_POOL_RANGE`].
@@ -495,8 +495,8 @@ fn engine_config(options: &RuntimeOptions, pooled: Option<u32>) -> wasmtime::Con
         // found with Linux's PAGEMAP_SCAN (6.7+; else the first bytes are
         // reset) and copied back from the image instead of unmapped, up to
         // this many bytes per memory (the rest is unmapped), so the next
-        // instance takes no page faults there: 2.6x faster instantiation
-        // than `madvise` alone (BENCHMARKS.md). Small, because an idle slot
+        // instance takes no page faults there: instantiation is faster
+        // than with `madvise` alone (BENCHMARKS.md). Small, because an idle slot
         // keeps that much resident and, without PAGEMAP_SCAN, it is reset
         // whole on every reuse.
         pool.linear_memory_keep_resident(KEEP_RESIDENT_BYTES)

@@ -7,7 +7,7 @@
 //! - [`component`]: typed handles on the exports (coordinator, writer, table);
 //! - [`artifact`]: the embedded component (`dist/`), its version;
 //! - [`storage`]: storage backends (memory, local directory, object stores
-//!   through `object_store`, opening by URL, fault injection);
+//!   through `object_store`, opening by URL);
 //! - [`clock`]: the system clock and the deterministic trace clock;
 //! - [`env`](mod@env): shared handles and the storage + clock pair of a Store;
 //! - [`error`]: the host's error type (the core's kinds plus `trap`).

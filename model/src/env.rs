@@ -9,30 +9,19 @@ use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 
 use sink_coordinator::{Clock, MemStorage, StepClock, Storage, StorageError};
+use sink_coordinator_trace::faults::{CallKind, Fault, FaultyStorage};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum FaultMode {
-    Fail,
-    Ambiguous,
-}
-
-impl FaultMode {
-    pub fn name(self) -> &'static str {
-        match self {
-            FaultMode::Fail => "fail",
-            FaultMode::Ambiguous => "ambiguous",
-        }
-    }
-}
+/// How the armed fault misbehaves: the trace crate's, so that a
+/// counterexample's `storage_fault` step replays the same fault.
+pub use sink_coordinator_trace::faults::FaultMode;
 
 /// Storage + clock of one model run (the clock always reads 0: the trace's
-/// `clock_start_ms` and `clock_step_ms` are 0).
+/// `clock_start_ms` and `clock_step_ms` are 0). The fault injector is the
+/// replayer's own ([`FaultyStorage`]) with at most one `put` fault queued.
 #[derive(Clone, Debug, Default)]
 pub struct FaultEnv {
-    pub mem: MemStorage,
+    storage: FaultyStorage<MemStorage>,
     clock: StepClock,
-    /// The queued fault: `(skip, mode)`.
-    pub armed: Option<(u64, FaultMode)>,
     /// The fault misbehaved (at most one per run).
     pub fired: Option<FaultMode>,
     /// The fault misbehaved during the current call (reset before every call).
@@ -40,66 +29,74 @@ pub struct FaultEnv {
 }
 
 impl FaultEnv {
-    fn take(&mut self) -> Option<FaultMode> {
-        let (skip, mode) = self.armed.as_mut()?;
-        if *skip > 0 {
-            *skip -= 1;
-            return None;
-        }
-        let mode = *mode;
-        self.armed = None;
-        self.fired = Some(mode);
-        self.fired_now = Some(mode);
-        Some(mode)
+    /// Arms the run's fault: after `skip` well-behaved put-class calls, the
+    /// next one misbehaves as `mode` (a `storage_fault` step with `count` 1).
+    pub fn arm(&mut self, skip: u64, mode: FaultMode) {
+        self.storage.push_fault(
+            CallKind::Put,
+            Fault {
+                skip,
+                count: 1,
+                mode,
+            },
+        );
+    }
+
+    /// Whether a fault is armed and has not fired yet.
+    pub fn is_armed(&self) -> bool {
+        self.storage.pending(CallKind::Put) > 0
+    }
+
+    /// The table's records.
+    pub fn map(&self) -> &BTreeMap<String, Vec<u8>> {
+        &self.storage.inner().map
+    }
+
+    fn armed(&self) -> Option<Fault> {
+        self.storage.queued(CallKind::Put).next().copied()
     }
 
     /// Same storage contents and fault queue (the replay check).
     pub fn same(&self, other: &FaultEnv) -> bool {
-        self.mem.map == other.mem.map && self.armed == other.armed && self.fired == other.fired
+        self.map() == other.map() && self.armed() == other.armed() && self.fired == other.fired
+    }
+
+    /// A put-class call through the injector, noting whether it fired.
+    fn put_call<T>(&mut self, call: impl FnOnce(&mut FaultyStorage<MemStorage>) -> T) -> T {
+        let (before, _) = self.storage.injected();
+        let result = call(&mut self.storage);
+        let (after, mode) = self.storage.injected();
+        if after > before {
+            self.fired = mode;
+            self.fired_now = mode;
+        }
+        result
     }
 }
 
 impl Hash for FaultEnv {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        self.mem.map.hash(h);
-        self.armed.hash(h);
+        self.map().hash(h);
+        self.armed().hash(h);
         // `fired` is history (coverage), not behaviour: not hashed.
     }
 }
 
-fn injected(op: &str, key: &str, mode: FaultMode) -> StorageError {
-    StorageError::Io(format!("injected fault ({}): {op} {key:?}", mode.name()))
-}
-
 impl Storage for FaultEnv {
     fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
-        self.mem.get(key)
+        self.storage.get(key)
     }
     fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
-        match self.take() {
-            None => self.mem.put_if_absent(key, value),
-            Some(FaultMode::Fail) => Err(injected("put-if-absent", key, FaultMode::Fail)),
-            Some(FaultMode::Ambiguous) => {
-                self.mem.put_if_absent(key, value)?;
-                Err(injected("put-if-absent", key, FaultMode::Ambiguous))
-            }
-        }
+        self.put_call(|s| s.put_if_absent(key, value))
     }
     fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
-        match self.take() {
-            None => self.mem.put(key, value),
-            Some(FaultMode::Fail) => Err(injected("put", key, FaultMode::Fail)),
-            Some(FaultMode::Ambiguous) => {
-                self.mem.put(key, value)?;
-                Err(injected("put", key, FaultMode::Ambiguous))
-            }
-        }
+        self.put_call(|s| s.put(key, value))
     }
     fn delete(&mut self, key: &str) -> Result<(), StorageError> {
-        self.mem.delete(key)
+        self.storage.delete(key)
     }
     fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
-        self.mem.list(prefix)
+        self.storage.list(prefix)
     }
 }
 

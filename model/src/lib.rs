@@ -456,12 +456,10 @@ pub fn check(
     }
 }
 
-/// Random schedules of `scope` (for checking that the traces the model
-/// writes replay to the same table through `sinkcoord replay`): writes
-/// `<dir>/sample-<i>.trace.json` and `<dir>/sample-<i>.table.json` (the
-/// model's snapshots: identifier and committables).
-pub fn sample_traces(scope: Scope, count: usize, seed: u64, dir: &FsPath) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
+/// The final states of `count` random schedules of `scope` (seeded, so
+/// the same every run): what [`sample_traces`] writes, and what the model's
+/// own tests replay natively through the trace crate.
+pub fn sample_runs(scope: Scope, count: usize, seed: u64) -> (SinkModel, Vec<St>) {
     let model = SinkModel::new(scope);
     let mut rng = seed
         .wrapping_mul(6364136223846793005)
@@ -472,7 +470,8 @@ pub fn sample_traces(scope: Scope, count: usize, seed: u64, dir: &FsPath) -> std
             .wrapping_add(1442695040888963407);
         ((rng >> 33) as usize) % n
     };
-    for i in 0..count {
+    let mut runs = Vec::with_capacity(count);
+    for _ in 0..count {
         let inits = model.init_states();
         let mut st = inits[next(inits.len())].clone();
         loop {
@@ -486,9 +485,22 @@ pub fn sample_traces(scope: Scope, count: usize, seed: u64, dir: &FsPath) -> std
                 st = n;
             }
         }
+        runs.push(st);
+    }
+    (model, runs)
+}
+
+/// Random schedules of `scope`: writes `<dir>/sample-<i>.trace.json` and
+/// `<dir>/sample-<i>.table.json` (the model's snapshots: identifier and
+/// committables), for replaying them through another host
+/// (`sinkcoord replay`); the model's tests replay them natively.
+pub fn sample_traces(scope: Scope, count: usize, seed: u64, dir: &FsPath) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let (model, runs) = sample_runs(scope, count, seed);
+    for (i, st) in runs.iter().enumerate() {
         std::fs::write(
             dir.join(format!("sample-{i}.trace.json")),
-            model.trace_document(&st),
+            model.trace_document(st),
         )?;
         let table: Vec<serde_json::Value> = st
             .table

@@ -68,6 +68,7 @@ use crate::scope::*;
 use crate::state::*;
 use crate::step::*;
 use crate::trace_steps::TStep;
+use sink_coordinator_trace::format::{self as trace_format, Trace, DEFAULT_INSTANCE};
 
 pub const COMMIT_USER: &str = "job";
 
@@ -151,19 +152,27 @@ impl SinkModel {
         self.scope.parallelism as usize
     }
 
-    /// The trace document of a state's history (TRACE-FORMAT v2), one step a line.
+    /// The trace of a state's history (TRACE-FORMAT v2).
+    pub fn trace(&self, st: &St) -> Trace {
+        Trace {
+            config: self.config.clone(),
+            clock_start_ms: 0,
+            clock_step_ms: 0,
+            steps: st
+                .trace
+                .to_vec()
+                .iter()
+                .map(|s| trace_format::Step {
+                    instance: DEFAULT_INSTANCE.to_string(),
+                    op: s.op(&self.config),
+                })
+                .collect(),
+        }
+    }
+
+    /// The trace document of a state's history, one step a line.
     pub fn trace_document(&self, st: &St) -> String {
-        let steps: Vec<String> = st
-            .trace
-            .to_vec()
-            .iter()
-            .map(|s| format!("    {}", s.line()))
-            .collect();
-        format!(
-            "{{\n  \"config\": {},\n  \"clock_start_ms\": 0,\n  \"clock_step_ms\": 0,\n  \"steps\": [\n{}\n  ]\n}}\n",
-            self.scope.trace_config(),
-            steps.join(",\n")
-        )
+        sink_coordinator_trace::format::to_json(&self.trace(st))
     }
 }
 
@@ -378,12 +387,12 @@ impl Model for SinkModel {
         };
         if let Some((mode, skip)) = act.fault() {
             step.st.left.faults -= 1;
-            step.env_mut().armed = Some((skip, mode));
+            step.env_mut().arm(skip, mode);
             step.trace(TStep::Fault(mode, skip));
         }
         step.apply(act);
         let st = step.finish();
-        if act.fault().is_some() && st.env.armed.is_some() {
+        if act.fault().is_some() && st.env.is_armed() {
             return None; // the fault did not fire: the same as the move without it
         }
         Some(st)

@@ -598,7 +598,7 @@ impl Step<'_> {
             return;
         }
         let env = &self.world.as_ref().expect("built").env;
-        let tags = table::list_tags(&mut ReadOnly(&env.mem.map)).expect("the model's tags decode");
+        let tags = table::list_tags(&mut ReadOnly(env.map())).expect("the model's tags decode");
         let mut tagged = false;
         let mut drained = false;
         for ck in self.st.ckpts.iter().filter(|c| c.savepoint) {

@@ -1,6 +1,5 @@
 //! The explored input (profiles of writers' segments) and scope of the model.
 
-use serde_json::{json, Value};
 use sink_coordinator::{Config, FinalCommitMode};
 
 use crate::env::FaultMode;
@@ -51,17 +50,6 @@ impl Scope {
         c.final_commit = self.final_commit;
         c.savepoint_auto_tag = self.savepoints > 0;
         c
-    }
-
-    pub fn trace_config(&self) -> Value {
-        let mut v = json!({"parallelism": self.parallelism, "commit_user": COMMIT_USER});
-        if self.final_commit == FinalCommitMode::OnEndInput {
-            v["final_commit"] = json!("on-end-input");
-        }
-        if self.savepoints > 0 {
-            v["savepoint_auto_tag"] = json!(true);
-        }
-        v
     }
 }
 

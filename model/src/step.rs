@@ -59,7 +59,7 @@ pub(crate) fn exec(c: &mut Coordinator, env: &mut FaultEnv, call: &Call) -> Resu
 }
 
 pub fn read_table(env: &FaultEnv) -> Vec<Snap> {
-    table::list_snapshots(&mut ReadOnly(&env.mem.map))
+    table::list_snapshots(&mut ReadOnly(env.map()))
         .expect("the model's table decodes")
         .into_iter()
         .map(|s| Snap {
@@ -73,8 +73,7 @@ pub fn read_table(env: &FaultEnv) -> Vec<Snap> {
 /// Reads the snapshots appended to `env`'s table since `table` was read.
 pub(crate) fn refresh_table(table: &mut Arc<Vec<Snap>>, env: &FaultEnv) {
     let snapshots = env
-        .mem
-        .map
+        .map()
         .range::<str, _>((
             std::ops::Bound::Included(table::SNAPSHOT_PREFIX),
             std::ops::Bound::Unbounded,
@@ -84,7 +83,7 @@ pub(crate) fn refresh_table(table: &mut Arc<Vec<Snap>>, env: &FaultEnv) {
     if snapshots != table.len() {
         // Snapshots are only ever appended (ids are dense): read the new ones.
         let table = Arc::make_mut(table);
-        let mut ro = ReadOnly(&env.mem.map);
+        let mut ro = ReadOnly(env.map());
         for id in table.len() as u64 + 1..=snapshots as u64 {
             let s = table::snapshot_by_id(&mut ro, id)
                 .expect("the model's table decodes")

@@ -1,47 +1,16 @@
-//! Counterexamples as TRACE-FORMAT v2 steps, rendered to JSON only when a
-//! trace is written.
+//! Counterexamples as TRACE-FORMAT v2 steps: the model keeps a compact
+//! [`TStep`] per move, and [`TStep::op`] turns it into the trace crate's
+//! [`Op`] only when a trace is written (`sink_coordinator_trace::format`
+//! writes the document; no second writer of the format here).
 
-use serde_json::{json, Value};
-use sink_coordinator::END;
+use sink_coordinator::{Config, Entry};
+use sink_coordinator_trace::faults::{CallKind, Fault};
+use sink_coordinator_trace::format::Op;
 
 use crate::env::FaultMode;
 use crate::state::*;
 
-pub(crate) fn ck_json(c: u64) -> Value {
-    if c == END {
-        json!("end")
-    } else {
-        json!(c)
-    }
-}
-
-pub(crate) fn opt_ck_json(c: Option<u64>) -> Value {
-    c.map_or(Value::Null, ck_json)
-}
-
-pub(crate) fn strings(cs: &[Vec<u8>]) -> Value {
-    Value::Array(
-        cs.iter()
-            .map(|c| Value::String(String::from_utf8_lossy(c).into_owned()))
-            .collect(),
-    )
-}
-
-pub(crate) fn entries_json(es: &[Ent]) -> Value {
-    Value::Array(
-        es.iter()
-            .map(|e| {
-                let mut v = json!({"checkpoint": ck_json(e.checkpoint), "committables": strings(&e.committables)});
-                if e.savepoint {
-                    v["savepoint"] = json!(true);
-                }
-                v
-            })
-            .collect(),
-    )
-}
-
-/// One TRACE-FORMAT step (rendered to JSON only when a trace is written).
+/// One TRACE-FORMAT step of a model run.
 #[derive(Clone, Debug)]
 pub enum TStep {
     Start,
@@ -63,103 +32,98 @@ pub enum TStep {
     Restored(u32, u32, u64, Vec<Ent>),
 }
 
-impl TStep {
-    /// The step's fields, `op` first, in the order TRACE-FORMAT lists them.
-    pub fn fields(&self) -> Vec<(&'static str, Value)> {
-        let op = |name: &str| ("op", json!(name));
-        match self {
-            TStep::Start => vec![op("start")],
-            TStep::Checkpoint(n) => vec![op("checkpoint"), ("checkpoint", ck_json(*n))],
-            TStep::Abort(n) => vec![op("abort"), ("checkpoint", ck_json(*n))],
-            TStep::Complete(n) => vec![op("complete"), ("checkpoint", ck_json(*n))],
-            TStep::Write(s, n, data, sp) => {
-                let mut v = vec![
-                    op("write"),
-                    ("subtask", json!(s)),
-                    ("checkpoint", json!(n)),
-                    ("committables", strings(data)),
-                ];
-                if *sp {
-                    v.push(("savepoint", json!(true)));
-                }
-                v.push(("send", json!(false)));
-                v
-            }
-            TStep::WriterSnapshot(s, n) => vec![
-                op("writer_snapshot"),
-                ("subtask", json!(s)),
-                ("checkpoint", json!(n)),
-            ],
-            TStep::EndInput(s, data) => vec![
-                op("end_input"),
-                ("subtask", json!(s)),
-                ("committables", strings(data)),
-                ("send", json!(false)),
-            ],
-            TStep::Send(s) => vec![op("send"), ("subtask", json!(s)), ("count", json!(1))],
-            TStep::WriterCommitted(s, u) => vec![
-                op("writer_committed"),
-                ("subtask", json!(s)),
-                ("checkpoint", ck_json(*u)),
-            ],
-            TStep::WriterAbort(s, n) => vec![
-                op("writer_abort"),
-                ("subtask", json!(s)),
-                ("checkpoint", json!(n)),
-            ],
-            TStep::Reset(s, r) => vec![
-                op("reset_subtask"),
-                ("subtask", json!(s)),
-                ("checkpoint", opt_ck_json(*r)),
-            ],
-            TStep::WriterRestore(s, r, attempt) => vec![
-                op("writer_restore"),
-                ("subtask", json!(s)),
-                ("checkpoint", opt_ck_json(*r)),
-                ("attempt", json!(attempt)),
-                ("send", json!(false)),
-            ],
-            TStep::Failover(r, finished) => vec![
-                op("failover"),
-                ("checkpoint", opt_ck_json(*r)),
-                ("finished_subtasks", json!(finished)),
-            ],
-            TStep::Fault(mode, skip) => vec![
-                op("storage_fault"),
-                ("call", json!("put")),
-                ("mode", json!(mode.name())),
-                ("skip", json!(skip)),
-            ],
-            TStep::Event(s, attempt, e) => {
-                let mut v = vec![
-                    op("event"),
-                    ("subtask", json!(s)),
-                    ("attempt", json!(attempt)),
-                    ("checkpoint", ck_json(e.checkpoint)),
-                    ("committables", strings(&e.committables)),
-                ];
-                if e.savepoint {
-                    v.push(("savepoint", json!(true)));
-                }
-                v
-            }
-            TStep::Restored(s, attempt, r, entries) => vec![
-                op("restored"),
-                ("subtask", json!(s)),
-                ("attempt", json!(attempt)),
-                ("checkpoint", json!(r)),
-                ("entries", entries_json(entries)),
-            ],
-        }
+fn entry(e: &Ent) -> Entry {
+    Entry {
+        checkpoint: e.checkpoint,
+        committables: e.committables.clone().into(),
+        watermark: None,
+        savepoint: e.savepoint,
     }
+}
 
-    /// One JSON object on one line, fields in `fields()` order.
-    pub fn line(&self) -> String {
-        let parts: Vec<String> = self
-            .fields()
-            .into_iter()
-            .map(|(k, v)| format!("{}: {}", json!(k), v))
-            .collect();
-        format!("{{{}}}", parts.join(", "))
+impl TStep {
+    /// The step as the trace crate's operation; `config` is the model's
+    /// (every instance runs it).
+    pub fn op(&self, config: &Config) -> Op {
+        match self {
+            TStep::Start => Op::Start {
+                config: config.clone(),
+            },
+            TStep::Checkpoint(n) => Op::Checkpoint { checkpoint: *n },
+            TStep::Abort(n) => Op::Abort { checkpoint: *n },
+            TStep::Complete(n) => Op::Complete { checkpoint: *n },
+            TStep::Write(s, n, data, sp) => Op::Write {
+                subtask: *s,
+                entry: Entry {
+                    checkpoint: *n,
+                    committables: data.clone().into(),
+                    watermark: None,
+                    savepoint: *sp,
+                },
+                send: false,
+            },
+            TStep::WriterSnapshot(s, n) => Op::WriterSnapshot {
+                subtask: Some(*s),
+                checkpoint: *n,
+            },
+            TStep::EndInput(s, data) => Op::EndInput {
+                subtask: *s,
+                committables: data.clone(),
+                watermark: None,
+                send: false,
+            },
+            TStep::Send(s) => Op::Send {
+                subtask: *s,
+                count: Some(1),
+            },
+            TStep::WriterCommitted(s, u) => Op::WriterCommitted {
+                subtask: Some(*s),
+                checkpoint: Some(*u),
+            },
+            TStep::WriterAbort(s, n) => Op::WriterAbort {
+                subtask: Some(*s),
+                checkpoint: *n,
+            },
+            TStep::Reset(s, r) => Op::ResetSubtask {
+                subtask: *s,
+                checkpoint: *r,
+            },
+            TStep::WriterRestore(s, r, attempt) => Op::WriterRestore {
+                subtask: *s,
+                checkpoint: *r,
+                attempt: *attempt,
+                send: false,
+            },
+            TStep::Failover(r, finished) => Op::Failover {
+                checkpoint: *r,
+                // TRACE-FORMAT: ignored (and written empty) without a checkpoint.
+                finished_subtasks: if r.is_some() {
+                    finished.clone()
+                } else {
+                    Vec::new()
+                },
+                config: config.clone(),
+                state: None,
+            },
+            TStep::Fault(mode, skip) => Op::StorageFault {
+                call: CallKind::Put,
+                fault: Fault {
+                    skip: *skip,
+                    count: 1,
+                    mode: *mode,
+                },
+            },
+            TStep::Event(s, attempt, e) => Op::Event {
+                subtask: *s,
+                attempt: *attempt,
+                entry: entry(e),
+            },
+            TStep::Restored(s, attempt, r, entries) => Op::Restored {
+                subtask: *s,
+                attempt: *attempt,
+                checkpoint: *r,
+                entries: entries.iter().map(entry).collect(),
+            },
+        }
     }
 }

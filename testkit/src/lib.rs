@@ -1,10 +1,11 @@
 //! Test kit of the sink coordinator: what other hosts and embedders use to
 //! test against the same scenarios as this repository.
 //!
-//! - [`trace`]: TRACE-FORMAT parsing (`../shared/spec/TRACE-FORMAT.md`);
-//! - [`replay`]: replaying a trace on a fresh in-memory table;
-//! - [`render`]: the canonical result document (byte-identical across hosts);
-//! - [`driver`]: one interface over the native core and the component;
+//! - [`trace`], [`render`], [`faults`]: TRACE-FORMAT, the canonical result
+//!   document and the storage fault injector, re-exported from the pure
+//!   trace crate (`sink-coordinator-trace`, no wasmtime);
+//! - [`replay`]: replaying a trace through the native core or the component;
+//! - [`driver`]: the component's driver beside the trace crate's native one;
 //! - [`sim`]: the seeded, fault-injecting job simulator and its invariants;
 //! - [`perf`]: the workloads of `make bench` (native core and component);
 //! - [`storage_conformance`]: what any implementation of the `storage`
@@ -19,9 +20,10 @@
 pub mod driver;
 pub mod moto;
 pub mod perf;
-pub mod render;
 pub mod replay;
 pub mod script;
 pub mod sim;
 pub mod storage_conformance;
-pub mod trace;
+
+pub use sink_coordinator_trace::format as trace;
+pub use sink_coordinator_trace::{faults, format, render};

@@ -13,8 +13,9 @@ use sink_coordinator::{
 use sink_coordinator_host::clock::ManualClock;
 use sink_coordinator_host::env::Shared;
 use sink_coordinator_host::error::HostErrorKind;
-use sink_coordinator_host::storage::{CallKind, Fault, FaultMode, FaultyStorage, MemStorage};
+use sink_coordinator_host::storage::MemStorage;
 use sink_coordinator_host::{Runtime, RuntimeOptions};
+use sink_coordinator_testkit::faults::{CallKind, Fault, FaultMode, FaultyStorage};
 use std::sync::OnceLock;
 
 use sink_coordinator_testkit::driver::{CoordinatorApi, Engine};

@@ -10,96 +10,20 @@
 
 use std::fs;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use sink_coordinator_host::Runtime;
 use sink_coordinator_testkit::replay::{replay, Engine, ReplayResult};
 use sink_coordinator_testkit::trace;
+use sink_coordinator_trace::corpus::{
+    self, first_difference, mask_placeholders, result_path, traces,
+};
 
 fn conformance_dir() -> PathBuf {
     match std::env::var_os("CONFORMANCE_DIR") {
         Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("..")
-            .join("tests")
-            .join("conformance"),
+        _ => corpus::repository_dir("conformance"),
     }
-}
-
-fn traces(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.ends_with(".trace.json"))
-        })
-        .collect();
-    paths.sort();
-    paths
-}
-
-fn result_path(trace: &Path) -> PathBuf {
-    let name = trace
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
-    trace.with_file_name(format!(
-        "{}.result.json",
-        name.trim_end_matches(".trace.json")
-    ))
-}
-
-/// The first differing line, for a readable failure message.
-fn first_difference(expected: &str, actual: &str) -> String {
-    let (e, a): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
-    for i in 0..e.len().max(a.len()) {
-        let (el, al) = (e.get(i).copied(), a.get(i).copied());
-        if el != al {
-            return format!(
-                "first difference at line {}:\n      expected: {}\n      actual:   {}",
-                i + 1,
-                el.unwrap_or("<end of file>"),
-                al.unwrap_or("<end of file>")
-            );
-        }
-    }
-    if expected.ends_with('\n') != actual.ends_with('\n') {
-        return "the documents differ only in the trailing newline".into();
-    }
-    "the documents are identical".into()
-}
-
-/// Applies the placeholders of `tests/conformance/README.md`: a hand-derived
-/// result leaves implementation-defined values open as `"message": "..."`
-/// and `"state_bytes": 0`. Where the expected step has one, the actual value
-/// is replaced by the placeholder. Returns whether anything was masked.
-fn mask_placeholders(actual: &mut ReplayResult, expected: &str) -> bool {
-    let Ok(doc) = serde_json::from_str::<serde_json::Value>(expected) else {
-        return false;
-    };
-    let Some(steps) = doc.get("steps").and_then(|s| s.as_array()) else {
-        return false;
-    };
-    let mut masked = false;
-    for (step, exp) in actual.steps.iter_mut().zip(steps) {
-        if exp.get("state_bytes").and_then(|v| v.as_u64()) == Some(0) {
-            if let Some(n) = step.state_bytes.as_mut() {
-                *n = 0;
-                masked = true;
-            }
-        }
-        if exp.pointer("/error/message").and_then(|m| m.as_str()) == Some("...") {
-            if let Some(e) = step.error.as_mut() {
-                e.message = "...".into();
-                masked = true;
-            }
-        }
-    }
-    masked
 }
 
 #[test]
@@ -111,12 +35,7 @@ fn conformance_traces() {
 /// failed, pinned with the result they give now.
 #[test]
 fn regression_traces() {
-    check_dir(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("..")
-            .join("tests")
-            .join("regressions"),
-    );
+    check_dir(corpus::repository_dir("regressions"));
 }
 
 fn check_dir(dir: PathBuf) {

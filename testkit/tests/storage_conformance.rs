@@ -9,9 +9,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use sink_coordinator_host::storage::{
-    CallKind, Fault, FaultMode, FaultyStorage, LocalDirStorage, ObjectStorage, SharedMemStorage,
-};
+use sink_coordinator_host::storage::{LocalDirStorage, ObjectStorage, SharedMemStorage};
+use sink_coordinator_testkit::faults::{CallKind, Fault, FaultMode, FaultyStorage};
 use sink_coordinator_testkit::storage_conformance::{run, Backend, Handle, Options, Report};
 
 /// A handle whose next write lands and then reports an error.

@@ -12,8 +12,6 @@
 //!   synchronous import, `put_if_absent` being a conditional create.
 //! - [`open_url`]: a backend by table URL (`file://`, a plain path,
 //!   `memory://`, `s3://`, `gs://`, `az://`).
-//! - [`FaultyStorage`]: a wrapper injecting the faults of TRACE-FORMAT's
-//!   `storage_fault` step.
 //!
 //! Every backend that checks keys applies the same rules ([`check_key`],
 //! [`check_prefix`]); `docs/storage-conformance.md` lists what a backend
@@ -27,7 +25,6 @@
 //! byte for byte. `memory://` opens `object_store`'s `InMemory` through
 //! [`ObjectStorage`], so the object-store path runs without a server.
 
-mod faults;
 mod keys;
 mod local;
 mod memory;
@@ -35,7 +32,6 @@ mod memory;
 mod object;
 mod url;
 
-pub use faults::{CallKind, Fault, FaultMode, FaultyStorage};
 pub use keys::{check_key, check_prefix};
 pub use local::{LocalDirStorage, TMP_PREFIX};
 pub use memory::{MemStorage, SharedMemStorage};

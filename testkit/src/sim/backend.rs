@@ -26,13 +26,12 @@ use sink_coordinator::{
 
 use crate::driver::{CoordinatorApi, NativeCoordinator};
 pub use crate::driver::{Engine, WriterApi};
+use crate::faults::{CallKind, FaultyStorage};
 use sink_coordinator_host::clock::ManualClock;
 use sink_coordinator_host::component::{ComponentCoordinator, ComponentWriter};
 use sink_coordinator_host::env::{HostEnv, Shared};
 use sink_coordinator_host::error::{HostError, HostResult};
-use sink_coordinator_host::storage::{
-    AnyStorage, CallKind, FaultyStorage, LocalDirStorage, MemStorage, TableUrl,
-};
+use sink_coordinator_host::storage::{AnyStorage, LocalDirStorage, MemStorage, TableUrl};
 
 /// Where the simulated table lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -309,7 +308,7 @@ impl Tables {
     }
 
     /// Queues a storage fault on both tables.
-    pub(crate) fn push_fault(&self, call: CallKind, fault: sink_coordinator_host::storage::Fault) {
+    pub(crate) fn push_fault(&self, call: CallKind, fault: crate::faults::Fault) {
         self.real.inner.lock().push_fault(call, fault);
         if let Some(t) = &self.twin {
             t.inner.lock().push_fault(call, fault);

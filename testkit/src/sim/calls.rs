@@ -5,9 +5,9 @@
 use sink_coordinator::{Entry, ErrorKind, FinalCommitMode, Lifecycle, Outcome, END};
 
 use crate::driver::CoordinatorApi;
+use crate::faults::{Fault, FaultMode};
 use crate::trace::Op;
 use sink_coordinator_host::error::{HostErrorKind, HostResult};
-use sink_coordinator_host::storage::{Fault, FaultMode};
 
 use super::job::{Job, Msg, Payload, Res, SpFate, Target, WStatus};
 use super::ledger::Mirror;

@@ -5,11 +5,11 @@
 
 use sink_coordinator::Snapshot;
 
+use crate::faults::{CallKind, Fault, FaultMode};
 use crate::trace::{Op, DEFAULT_INSTANCE};
 use sink_coordinator_host::clock::ManualClock;
 use sink_coordinator_host::env::Shared;
 use sink_coordinator_host::error::HostResult;
-use sink_coordinator_host::storage::{CallKind, Fault, FaultMode};
 
 use super::backend::{dump, with_table, Engine, Tables};
 use super::job::{Job, Phase, Res};

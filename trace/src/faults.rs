@@ -48,7 +48,7 @@ impl CallKind {
 }
 
 /// How a faulty call misbehaves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FaultMode {
     /// The call returns an error and changes nothing.
     Fail,
@@ -76,7 +76,7 @@ impl FaultMode {
 
 /// One `storage_fault` step: after `skip` well-behaved calls of its kind, the
 /// next `count` calls misbehave.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Fault {
     /// Well-behaved calls of the kind to let through first.
     pub skip: u64,
@@ -97,6 +97,9 @@ pub struct FaultyStorage<S> {
     inner: S,
     queues: [VecDeque<Fault>; 4],
     suspended: bool,
+    /// Calls that misbehaved so far, and how the last one did.
+    injected: u64,
+    last: Option<FaultMode>,
 }
 
 impl<S> FaultyStorage<S> {
@@ -107,6 +110,8 @@ impl<S> FaultyStorage<S> {
             inner,
             queues: Default::default(),
             suspended: false,
+            injected: 0,
+            last: None,
         }
     }
 
@@ -131,6 +136,18 @@ impl<S> FaultyStorage<S> {
         if fault.count > 0 {
             self.queues[call.index()].push_back(fault);
         }
+    }
+
+    /// The faults of `call` not yet used up, front first (the front one
+    /// possibly partly: its `skip` and `count` as they stand).
+    pub fn queued(&self, call: CallKind) -> impl Iterator<Item = &Fault> {
+        self.queues[call.index()].iter()
+    }
+
+    /// How many calls have misbehaved so far (an armed-once fault fired
+    /// during a call when this grew), and how the last one did.
+    pub fn injected(&self) -> (u64, Option<FaultMode>) {
+        (self.injected, self.last)
     }
 
     /// Faults of `call` not yet used up (the front one possibly partly).
@@ -162,6 +179,8 @@ impl<S> FaultyStorage<S> {
             return None;
         }
         let mode = front.mode;
+        self.injected += 1;
+        self.last = Some(mode);
         front.count -= 1;
         if front.count == 0 {
             queue.pop_front();

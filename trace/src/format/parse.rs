@@ -4,12 +4,12 @@
 
 use std::collections::BTreeSet;
 
+use crate::faults::Fault;
 use serde::de::DeserializeOwned;
 use serde::de::IntoDeserializer;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use sink_coordinator::{Config, Entry};
-use sink_coordinator_host::storage::Fault;
 
 use super::doc::{self, ConfigDoc, OpName, TraceHead};
 use super::error::Malformed;

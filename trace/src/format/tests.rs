@@ -1,7 +1,7 @@
 //! The parser on every op, its defaults, and its messages.
 
+use crate::faults::{CallKind, Fault, FaultMode};
 use sink_coordinator::{Config, Entry, RecoveryMode, END};
-use sink_coordinator_host::storage::{CallKind, Fault, FaultMode};
 
 use super::*;
 

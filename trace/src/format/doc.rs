@@ -7,10 +7,10 @@
 //! private buffer that `serde_path_to_error` cannot see into, and a
 //! message must name the field inside the step.
 
+use crate::faults::{CallKind, FaultMode};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use sink_coordinator::{Config, Entry, FinalCommitMode, RecoveryMode};
-use sink_coordinator_host::storage::{CallKind, FaultMode};
 
 use super::value::{present, Checkpoint, CheckpointNumber, Hex, Obj, OrNull, Watermark, U32, U64};
 

@@ -26,84 +26,69 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use sink_coordinator::table::{SNAPSHOT_PREFIX, TAG_PREFIX};
-use sink_coordinator::{Clock, Entry, Outcome, RestorePoint, Storage};
+use sink_coordinator::{
+    Clock, CoordinatorApi, Entry, HostError, HostResult, MemStorage, Outcome, RestorePoint, Shared,
+    StepClock, Storage, WriterApi,
+};
 
-use crate::driver::{CoordinatorApi, Driver, FailedInstance, FailedWriter, WriterApi};
-use crate::sim::backend::SimStore;
-use crate::trace::{Malformed, Op, Trace};
-use sink_coordinator_host::clock::ManualClock;
-use sink_coordinator_host::env::Shared;
-use sink_coordinator_host::error::{HostError, HostResult};
-use sink_coordinator_host::storage::{FaultyStorage, MemStorage};
+use crate::driver::{Driver, FailedInstance, FailedWriter, NativeDriver};
+use crate::faults::FaultyStorage;
+use crate::format::{Malformed, Op, Trace};
 
 mod types;
-pub use types::{CheckpointState, Engine, ReplayError, ReplayResult, StepResult};
+pub use types::{CheckpointState, ReplayError, ReplayResult, StepResult};
 
-/// Parses, validates and replays a trace document.
-pub fn replay_str(text: &str, engine: &Engine) -> Result<ReplayResult, ReplayError> {
-    let trace = crate::trace::parse(text)?;
-    replay(&trace, engine)
+/// The table a replay runs on: any empty table (the in-memory map by
+/// default), boxed so that one replayer serves every backend.
+pub type Table = Box<dyn Storage + Send>;
+
+/// Builds the driver of a replay over the replayer's table and trace clock.
+pub type MakeDriver<'a> = dyn FnOnce(
+        Shared<dyn Storage + Send>,
+        Shared<dyn Clock + Send>,
+    ) -> Result<Box<dyn Driver>, ReplayError>
+    + 'a;
+
+/// Parses, validates and replays a trace document through the native core
+/// (default limits).
+pub fn replay_native_str(text: &str) -> Result<ReplayResult, ReplayError> {
+    let trace = crate::format::parse(text)?;
+    replay_native(&trace)
 }
 
-/// Replays a validated trace on a fresh in-memory table.
-pub fn replay(trace: &Trace, engine: &Engine) -> Result<ReplayResult, ReplayError> {
-    replay_with_states(trace, engine).map(|(result, _)| result)
+/// Replays a validated trace through the native core (default limits) on a
+/// fresh in-memory table.
+pub fn replay_native(trace: &Trace) -> Result<ReplayResult, ReplayError> {
+    replay_with_driver(trace, Box::new(native_driver)).map(|(result, _)| result)
 }
 
-/// [`replay`] on `table`, which must be empty (e.g. an object store opened
-/// by URL): a conforming backend gives the in-memory result.
-pub fn replay_on(
-    trace: &Trace,
-    engine: &Engine,
-    table: SimStore,
-) -> Result<ReplayResult, ReplayError> {
-    states_on(trace, engine, table).map(|(result, _)| result)
+/// The native core's driver over a replayer's table and clock.
+pub fn native_driver(
+    storage: Shared<dyn Storage + Send>,
+    clock: Shared<dyn Clock + Send>,
+) -> Result<Box<dyn Driver>, ReplayError> {
+    Ok(Box::new(NativeDriver::new(storage, clock)))
 }
 
-/// [`replay`], also returning the state bytes of every successful
-/// coordinator `checkpoint` step, in step order.
-pub fn replay_with_states(
-    trace: &Trace,
-    engine: &Engine,
-) -> Result<(ReplayResult, Vec<CheckpointState>), ReplayError> {
-    states_on(trace, engine, SimStore::Mem(MemStorage::default()))
-}
-
-fn states_on(
-    trace: &Trace,
-    engine: &Engine,
-    table: SimStore,
-) -> Result<(ReplayResult, Vec<CheckpointState>), ReplayError> {
-    replay_with_driver_on(trace, table, |storage, clock| {
-        engine
-            .driver(storage, clock)
-            .map_err(|e| ReplayError::Host(format!("cannot instantiate the component: {e}")))
-    })
-}
-
-/// [`replay_with_states`] through the driver `make` builds over the
-/// replayer's table and trace clock (the resolved call scripts of
-/// [`crate::script`] record and play back through it).
+/// Replays `trace` on a fresh in-memory table through the driver `make`
+/// builds over the replayer's table and trace clock; also returns the state
+/// bytes of every successful coordinator `checkpoint` step, in step order.
 pub fn replay_with_driver(
     trace: &Trace,
-    make: impl FnOnce(
-        Shared<dyn Storage + Send>,
-        Shared<dyn Clock + Send>,
-    ) -> Result<Box<dyn Driver>, ReplayError>,
+    make: Box<MakeDriver<'_>>,
 ) -> Result<(ReplayResult, Vec<CheckpointState>), ReplayError> {
-    replay_with_driver_on(trace, SimStore::Mem(MemStorage::default()), make)
+    replay_on(trace, Box::new(MemStorage::default()), make)
 }
 
-fn replay_with_driver_on(
+/// [`replay_with_driver`] on `table`, which must be empty (e.g. an object
+/// store opened by URL): a conforming backend gives the in-memory result.
+pub fn replay_on(
     trace: &Trace,
-    table: SimStore,
-    make: impl FnOnce(
-        Shared<dyn Storage + Send>,
-        Shared<dyn Clock + Send>,
-    ) -> Result<Box<dyn Driver>, ReplayError>,
+    table: Table,
+    make: Box<MakeDriver<'_>>,
 ) -> Result<(ReplayResult, Vec<CheckpointState>), ReplayError> {
     let storage = Shared::new(FaultyStorage::new(table));
-    let clock = Shared::new(ManualClock::new(trace.clock_start_ms, trace.clock_step_ms));
+    let clock = Shared::new(StepClock::new(trace.clock_start_ms, trace.clock_step_ms));
     let mut driver = make(storage.as_storage(), clock.as_clock())?;
     Replayer {
         storage,
@@ -125,8 +110,8 @@ struct TableKeys {
 }
 
 struct Replayer<'d> {
-    storage: Shared<FaultyStorage<SimStore>>,
-    clock: Shared<ManualClock>,
+    storage: Shared<FaultyStorage<Table>>,
+    clock: Shared<StepClock>,
     driver: &'d mut dyn Driver,
     instances: BTreeMap<String, Box<dyn CoordinatorApi>>,
     /// State bytes kept by successful `checkpoint` steps, per (instance name, checkpoint).

@@ -12,8 +12,8 @@
 //! break SEMANTICS (parallelism 0, a subtask out of range, an empty commit
 //! user) are passed on so that the coordinator reports them.
 
+use crate::faults::{CallKind, Fault};
 use sink_coordinator::{Config, Entry};
-use sink_coordinator_host::storage::{CallKind, Fault};
 
 mod doc;
 mod error;

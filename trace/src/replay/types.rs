@@ -3,10 +3,9 @@
 
 use std::fmt;
 
-use sink_coordinator::{Lifecycle, Snapshot, Tag};
+use sink_coordinator::{HostError, Lifecycle, Snapshot, Tag};
 
-use crate::trace::Malformed;
-use sink_coordinator_host::error::HostError;
+use crate::format::Malformed;
 
 /// What one step reported.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,5 +97,3 @@ impl From<Malformed> for ReplayError {
         ReplayError::Malformed(m)
     }
 }
-
-pub use crate::driver::Engine;

@@ -4,15 +4,15 @@
 //! run, print identical bytes: 2-space indentation, one step / snapshot / tag
 //! object per line, `", "` and `": "` inside a line, serde_json string
 //! escaping, END printed as `"end"`, and a trailing newline
-//! ([`crate::trace::layout`]). The documents are serde views of the replay
+//! ([`crate::format::layout`]). The documents are serde views of the replay
 //! types, with the keys in TRACE-FORMAT's order.
 
 use serde::Serialize;
 use sink_coordinator::{Snapshot, Tag, END};
 
+use crate::format::layout::to_canonical;
+use crate::format::value::Checkpoint;
 use crate::replay::{CheckpointState, ReplayResult, StepResult};
-use crate::trace::layout::to_canonical;
-use crate::trace::value::Checkpoint;
 
 // The text forms of the replay types live here, beside the layout they
 // follow, so that `replay` does not depend on `render` (one direction only).
@@ -193,7 +193,7 @@ pub fn checkpoint(c: u64) -> String {
 mod tests {
     use super::*;
     use sink_coordinator::{ErrorKind, Lifecycle};
-    use sink_coordinator_host::error::{HostError, HostErrorKind};
+    use sink_coordinator::{HostError, HostErrorKind};
 
     #[test]
     fn canonical_layout() {

@@ -1,0 +1,182 @@
+//! How a replay creates coordinators and writers over its table and clock,
+//! and reads that table back through the same implementation: the
+//! [`Driver`] trait, the native core's [`NativeDriver`], and the stand-ins
+//! for an instance or writer whose creation trapped. The test kit adds the
+//! component's driver.
+
+use sink_coordinator::{
+    Clock, Config, CoordinatorApi, Entry, HostEnv, HostError, HostResult, Lifecycle, Limits,
+    NativeCoordinator, Outcome, RestorePoint, Shared, Snapshot, Storage, Tag, Writer, WriterApi,
+};
+
+/// Creates coordinator instances over one table and clock, and reads that
+/// table through the same implementation (native or component).
+pub trait Driver {
+    /// A short name for messages: `native` or `component`.
+    fn name(&self) -> &'static str;
+    /// A new instance in `created` state. Fails only if the component traps
+    /// in its constructor.
+    fn create(
+        &mut self,
+        config: Config,
+        restore: Option<RestorePoint>,
+    ) -> HostResult<Box<dyn CoordinatorApi>>;
+    /// A fresh writer helper for `subtask`.
+    fn create_writer(&mut self, subtask: u32) -> HostResult<Box<dyn WriterApi>>;
+    /// The table's snapshot `id`, if it exists (what a reader of the table
+    /// sees).
+    fn snapshot_by_id(&mut self, id: u64) -> HostResult<Option<Snapshot>>;
+    /// Every snapshot of the table, by id.
+    fn list_snapshots(&mut self) -> HostResult<Vec<Snapshot>>;
+    /// Every tag of the table, by name.
+    fn list_tags(&mut self) -> HostResult<Vec<Tag>>;
+}
+
+/// An instance whose creation trapped: it stays `failed` (SEMANTICS 2: calls
+/// fail with `illegal-state`, `close` succeeds and changes nothing). It never
+/// ran the commit rule: its committed-up-to is none.
+pub struct FailedInstance;
+
+impl FailedInstance {
+    fn refuse<T>(&self) -> HostResult<T> {
+        Err(HostError::core(
+            sink_coordinator::ErrorKind::IllegalState,
+            "the instance failed: its component trapped while it was created",
+        ))
+    }
+}
+
+impl CoordinatorApi for FailedInstance {
+    fn state(&mut self) -> Lifecycle {
+        Lifecycle::Failed
+    }
+    fn start(&mut self) -> HostResult<Outcome> {
+        self.refuse()
+    }
+    fn event(&mut self, _: u32, _: u32, _: Entry) -> HostResult<Outcome> {
+        self.refuse()
+    }
+    fn restored(&mut self, _: u32, _: u32, _: u64, _: Vec<Entry>) -> HostResult<Outcome> {
+        self.refuse()
+    }
+    fn subtask_reset(&mut self, _: u32, _: Option<u64>) -> HostResult<Outcome> {
+        self.refuse()
+    }
+    fn checkpoint(&mut self, _: u64) -> HostResult<Vec<u8>> {
+        self.refuse()
+    }
+    fn checkpoint_complete(&mut self, _: u64) -> HostResult<Outcome> {
+        self.refuse()
+    }
+    fn checkpoint_aborted(&mut self, _: u64) -> HostResult<Outcome> {
+        self.refuse()
+    }
+    fn close(&mut self) -> HostResult<Outcome> {
+        Ok(Outcome {
+            state: Lifecycle::Failed,
+            committed: Vec::new(),
+            tags_created: Vec::new(),
+            tags_deleted: Vec::new(),
+            restart_required: false,
+            committed_up_to: None,
+        })
+    }
+    fn committed_up_to(&mut self) -> Option<u64> {
+        None
+    }
+}
+
+/// Runs the native core against a shared storage and clock.
+pub struct NativeDriver {
+    storage: Shared<dyn Storage + Send>,
+    clock: Shared<dyn Clock + Send>,
+    /// Applied to every coordinator it creates (`set-limits`), as a
+    /// component runtime applies its options' limits.
+    limits: Limits,
+}
+
+impl NativeDriver {
+    /// A driver whose coordinators keep the default [`Limits`].
+    pub fn new(storage: Shared<dyn Storage + Send>, clock: Shared<dyn Clock + Send>) -> Self {
+        NativeDriver {
+            storage,
+            clock,
+            limits: Limits::default(),
+        }
+    }
+
+    /// The same driver with coordinators limited by `limits` (the native
+    /// twin of a component runtime's `RuntimeOptions::limits`).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+}
+
+impl Driver for NativeDriver {
+    fn name(&self) -> &'static str {
+        "native"
+    }
+    fn create(
+        &mut self,
+        config: Config,
+        restore: Option<RestorePoint>,
+    ) -> HostResult<Box<dyn CoordinatorApi>> {
+        let env = HostEnv::new(self.storage.clone(), self.clock.clone());
+        Ok(Box::new(NativeCoordinator::with_limits(
+            config,
+            restore,
+            env,
+            self.limits,
+        )?))
+    }
+    fn create_writer(&mut self, subtask: u32) -> HostResult<Box<dyn WriterApi>> {
+        Ok(Box::new(Writer::new(subtask)))
+    }
+    fn snapshot_by_id(&mut self, id: u64) -> HostResult<Option<Snapshot>> {
+        Ok(sink_coordinator::table::snapshot_by_id(
+            &mut self.storage,
+            id,
+        )?)
+    }
+    fn list_snapshots(&mut self) -> HostResult<Vec<Snapshot>> {
+        Ok(sink_coordinator::table::list_snapshots(&mut self.storage)?)
+    }
+    fn list_tags(&mut self) -> HostResult<Vec<Tag>> {
+        Ok(sink_coordinator::table::list_tags(&mut self.storage)?)
+    }
+}
+
+/// A writer whose creation trapped (the component's writer constructor):
+/// every call fails with `illegal-state`, like [`FailedInstance`].
+pub struct FailedWriter;
+
+impl FailedWriter {
+    fn refuse<T>(&self) -> HostResult<T> {
+        Err(HostError::core(
+            sink_coordinator::ErrorKind::IllegalState,
+            "the writer failed: its component trapped while it was created",
+        ))
+    }
+}
+
+impl WriterApi for FailedWriter {
+    fn report(&mut self, _: u64, _: Vec<Vec<u8>>, _: Option<i64>, _: bool) -> HostResult<Entry> {
+        self.refuse()
+    }
+    fn end_input(&mut self, _: Vec<Vec<u8>>, _: Option<i64>) -> HostResult<Entry> {
+        self.refuse()
+    }
+    fn committed(&mut self, _: u64) -> HostResult<()> {
+        self.refuse()
+    }
+    fn checkpoint_aborted(&mut self, _: u64) -> HostResult<()> {
+        self.refuse()
+    }
+    fn state(&mut self) -> HostResult<Vec<u8>> {
+        self.refuse()
+    }
+    fn restore(&mut self, _: &[u8], _: u64) -> HostResult<Vec<Entry>> {
+        self.refuse()
+    }
+}

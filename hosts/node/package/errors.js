@@ -50,6 +50,24 @@ export class BackendIOError extends BackendError { static kind = 'io'; }
 /** The backend refuses the key (WIT `storage-error.invalid-key`). */
 export class InvalidKeyError extends BackendError { static kind = 'invalid-key'; }
 
+/**
+ * A value above a storage's bound (FileSystemStorage `maxValueBytes`, or the
+ * hint bound): refused before it is read or written. The component receives
+ * it as `storage-error.io` with this message.
+ */
+export class ValueTooLargeError extends BackendIOError {
+  constructor(key, size, limit) {
+    const bound = key.startsWith('hint/') ? 'the hint limit' : "the storage's maxValueBytes";
+    super(`the value of key "${key}" holds ${size} bytes, more than ${bound} (${limit} bytes)`);
+    /** The key. */
+    this.key = key;
+    /** The value's size in bytes (at least `limit + 1` if it grew while read). */
+    this.size = size;
+    /** The bound that applies to the key. */
+    this.limit = limit;
+  }
+}
+
 /** A component refused at load: its version is outside COMPATIBLE_VERSIONS. */
 export class IncompatibleComponent extends Error {
   constructor(message, found) {

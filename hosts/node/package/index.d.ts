@@ -84,10 +84,27 @@ export declare class MemoryStorage implements Storage {
   list(prefix: string): string[];
 }
 
-/** A table in a local directory (the Rust host's layout; `sinkcoord inspect` reads it). */
+export interface FileSystemStorageOptions {
+  /** The largest value read or written (default DEFAULT_MAX_VALUE_BYTES, 2 GiB); a larger one is a ValueTooLargeError. */
+  maxValueBytes?: number | bigint;
+}
+
+/** 2 GiB: the default `maxValueBytes` (the Rust host's). */
+export declare const DEFAULT_MAX_VALUE_BYTES: number;
+/** 4 KiB: the bound on a value under `hint/`. */
+export declare const MAX_HINT_BYTES: number;
+
+/**
+ * A table in a local directory (the Rust host's layout; `sinkcoord inspect`
+ * reads it). No link under the root is followed, a FIFO, device or
+ * directory at a key is an InvalidKeyError, and values are bounded.
+ */
 export declare class FileSystemStorage implements Storage {
-  constructor(root: string);
+  constructor(root: string, options?: FileSystemStorageOptions);
   readonly root: string;
+  readonly maxValueBytes: number;
+  /** The temporary files of dead writers that opening the table removed (paths below the root). */
+  readonly removedTempFiles: string[];
   get(key: string): Uint8Array | undefined;
   putIfAbsent(key: string, value: Uint8Array): boolean;
   put(key: string, value: Uint8Array): void;
@@ -189,6 +206,13 @@ export declare class BackendError extends Error {
 }
 export declare class BackendIOError extends BackendError {}
 export declare class InvalidKeyError extends BackendError {}
+/** A value above a storage's bound, refused before it is read or written (kind `io`). */
+export declare class ValueTooLargeError extends BackendIOError {
+  constructor(key: string, size: number, limit: number);
+  readonly key: string;
+  readonly size: number;
+  readonly limit: number;
+}
 
 /** A component whose WIT version is outside COMPATIBLE_VERSIONS. */
 export declare class IncompatibleComponent extends Error {

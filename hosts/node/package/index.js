@@ -14,7 +14,9 @@ import { SystemClock } from './storage.js';
 import { checkVersion } from './version.js';
 
 export * from './errors.js';
-export { FileSystemStorage, ManualClock, MemoryStorage, SystemClock } from './storage.js';
+export {
+  DEFAULT_MAX_VALUE_BYTES, FileSystemStorage, MAX_HINT_BYTES, ManualClock, MemoryStorage, SystemClock,
+} from './storage.js';
 export { COMPATIBLE_VERSIONS, checkVersion } from './version.js';
 
 const COMPONENT = new URL('./component/', import.meta.url);

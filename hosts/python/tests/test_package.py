@@ -16,6 +16,10 @@ import sink_coordinator as sc
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 
+# The hostile-storage and guard cases (issue 26) run with these tests.
+sys.path.insert(0, HERE)
+from test_hostile import Guards, Hostile  # noqa: E402,F401
+
 MESSAGE_0_1 = (
     "incompatible component: this host runs sink:coordinator >=0.2.1, <0.3.0, "
     "the component is sink:coordinator@0.1.0"

@@ -1,7 +1,7 @@
 //! [`LocalDirStorage`]: one file per key under a root directory, with
 //! atomic create-once (`put_if_absent`) and atomic overwrite (`put`), fsync
-//! of files and directories, and keys confined under the root (no link is
-//! followed).
+//! of files and directories, keys confined under the root (no link is
+//! followed), and every value bounded (see [`ValueTooLarge`]).
 
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
@@ -32,6 +32,55 @@ static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 /// written by the coordinator have two segments; a deeper tree is hostile.
 const MAX_DEPTH: usize = 64;
 
+/// The default bound on one value ([`LocalDirStorage::max_value_bytes`]):
+/// 2 GiB, above the largest snapshot the core's default limits let a commit
+/// write (`max-snapshot-bytes` 1.25 GiB plus framing), and below the 3 GiB
+/// sparse file of issue 26 that used to be read whole. The Node and Python
+/// hosts' directory storages use the same default.
+pub const DEFAULT_MAX_VALUE_BYTES: u64 = 2 << 30;
+
+/// The bound on a value under `hint/`: the core writes a decimal snapshot id
+/// there (at most 20 bytes), so a larger hint is hostile and must not cost
+/// its size in memory on every open.
+pub const MAX_HINT_BYTES: u64 = 4096;
+
+/// Keys whose values are hints (bounded by [`MAX_HINT_BYTES`]).
+const HINT_PREFIX: &str = "hint/";
+
+/// A value above the storage's bound: refused before a byte of it is read
+/// (its size is checked with `fstat` first, and at most `limit + 1` bytes
+/// are ever read), and refused before it is written, so no value this
+/// storage publishes is one it cannot read back. Carried as the source of a
+/// [`StorageError::Backend`] (`io` across the WIT boundary, with this text).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValueTooLarge {
+    /// The key.
+    pub key: String,
+    /// The value's size in bytes (at least `limit + 1` if it grew while read).
+    pub size: u64,
+    /// The bound that applies to the key.
+    pub limit: u64,
+}
+
+impl std::fmt::Display for ValueTooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let bound = if self.key.starts_with(HINT_PREFIX) {
+            "the hint limit"
+        } else {
+            "the storage's max value bytes"
+        };
+        write!(
+            f,
+            "the value of key {:?} holds {} bytes, more than {bound} ({} bytes)",
+            clip(&self.key),
+            self.size,
+            self.limit
+        )
+    }
+}
+
+impl std::error::Error for ValueTooLarge {}
+
 /// A table in a local directory: key `a/b/c` is the file `<root>/a/b/c`.
 ///
 /// Keys are confined under the root: absolute keys, `.`/`..` segments, empty
@@ -55,6 +104,8 @@ pub struct LocalDirStorage {
     root_fd: OwnedFd,
     /// Temporary files of dead writers removed when the table was opened.
     removed_temp_files: Vec<String>,
+    /// The largest value read or written (see [`ValueTooLarge`]).
+    max_value_bytes: u64,
 }
 
 /// The directory holding a key's file: open, absent, or a file in the way.
@@ -92,6 +143,7 @@ impl LocalDirStorage {
             root,
             root_fd,
             removed_temp_files: Vec::new(),
+            max_value_bytes: DEFAULT_MAX_VALUE_BYTES,
         };
         let mut removed = Vec::new();
         sweep_temp_files(storage.root_fd.as_fd(), "", 0, &mut removed);
@@ -103,6 +155,54 @@ impl LocalDirStorage {
     /// The table's directory, as given to `open`.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Sets the bound on one value (default [`DEFAULT_MAX_VALUE_BYTES`]);
+    /// values under `hint/` are bounded by [`MAX_HINT_BYTES`] too. A larger
+    /// value is a [`ValueTooLarge`] error on `get`, `put` and
+    /// `put_if_absent`. Set it above the snapshots the coordinator's limits
+    /// allow (`max-snapshot-bytes` plus framing).
+    pub fn with_max_value_bytes(mut self, max: u64) -> Self {
+        self.max_value_bytes = max;
+        self
+    }
+
+    /// The bound on one value (see [`with_max_value_bytes`](Self::with_max_value_bytes)).
+    pub fn max_value_bytes(&self) -> u64 {
+        self.max_value_bytes
+    }
+
+    /// The bound that applies to `key`'s value.
+    fn limit_for(&self, key: &str) -> u64 {
+        if key.starts_with(HINT_PREFIX) {
+            self.max_value_bytes.min(MAX_HINT_BYTES)
+        } else {
+            self.max_value_bytes
+        }
+    }
+
+    /// A [`ValueTooLarge`] error, as a storage error of `op`.
+    fn too_large(&self, op: &str, key: &str, size: u64, limit: u64) -> StorageError {
+        StorageError::backend(
+            format!("cannot {op} {:?}", clip(key)),
+            ValueTooLarge {
+                key: key.to_string(),
+                size,
+                limit,
+            },
+        )
+    }
+
+    /// Refuses a value larger than `key`'s bound before anything is written
+    /// (after the key's own check, which comes first as for every call).
+    fn check_write_size(&self, op: &str, key: &str, value: &[u8]) -> Result<(), StorageError> {
+        check_key(key)?;
+        let limit = self.limit_for(key);
+        let size = value.len() as u64;
+        if size > limit {
+            return Err(self.too_large(op, key, size, limit));
+        }
+        Ok(())
     }
 
     /// The temporary files (paths relative to the root) that opening the
@@ -216,6 +316,17 @@ impl LocalDirStorage {
             Some(FileType::Symlink) => Err(self.link_error(what, key, key)),
             _ => Ok(()),
         }
+    }
+
+    /// An `invalid-key` error for a FIFO, device, socket or directory at a
+    /// key: it is neither a value nor missing.
+    fn special_error(&self, key: &str, kind: FileType) -> StorageError {
+        StorageError::InvalidKey(format!(
+            "key {:?}: {:?} under the table root {} is not a regular file ({kind:?})",
+            clip(key),
+            clip(key),
+            self.root.display()
+        ))
     }
 
     /// Writes `value` to a fresh temporary file in `dir` and fsyncs it;
@@ -348,25 +459,32 @@ impl Storage for LocalDirStorage {
         let stat = rustix::fs::fstat(&fd).map_err(|e| io_error("read", key, e.into()))?;
         match FileType::from_raw_mode(stat.st_mode) {
             FileType::RegularFile => {}
-            // A directory is a key prefix, not a key.
-            FileType::Directory => return Ok(None),
-            other => {
-                return Err(StorageError::InvalidKey(format!(
-                    "key {:?}: {:?} under the table root {} is not a regular file ({other:?})",
-                    clip(key),
-                    clip(key),
-                    self.root.display()
-                )))
-            }
+            // A directory at a key the core reads (a snapshot, a tag, the
+            // hint) is planted, and calling it missing would let a commit
+            // "create" it and fail (issue 26): refused like a FIFO.
+            other => return Err(self.special_error(key, other)),
         }
-        let mut file = File::from(fd);
-        let mut bytes = Vec::with_capacity(usize::try_from(stat.st_size).unwrap_or(0));
-        file.read_to_end(&mut bytes)
+        // The size is checked before a byte is read (a sparse file costs no
+        // disk and would cost its whole size in memory), and at most
+        // limit + 1 bytes are read in case the file grows meanwhile.
+        let limit = self.limit_for(key);
+        let size = u64::try_from(stat.st_size).unwrap_or(0);
+        if size > limit {
+            return Err(self.too_large("read", key, size, limit));
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        File::from(fd)
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)
             .map_err(|e| io_error("read", key, e))?;
+        if bytes.len() as u64 > limit {
+            return Err(self.too_large("read", key, bytes.len() as u64, limit));
+        }
         Ok(Some(bytes))
     }
 
     fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
+        self.check_write_size("create", key, value)?;
         let (dir, name) = self.parent("key", key, true)?;
         let DirLookup::Found(dir) = dir else {
             unreachable!("create makes the directory or fails")
@@ -385,15 +503,19 @@ impl Storage for LocalDirStorage {
                     .map_err(|e| io_error("sync the directory of", key, e.into()))?;
                 Ok(true)
             }
-            Err(Errno::EXIST) => {
-                self.refuse_link("key", key, dir.as_fd(), name)?;
-                Ok(false)
-            }
+            // Only a value exists: a link, FIFO, device or directory in the
+            // way is refused, not reported as the key's value.
+            Err(Errno::EXIST) => match kind_at(dir.as_fd(), name) {
+                Some(FileType::Symlink) => Err(self.link_error("key", key, key)),
+                Some(FileType::RegularFile) | None => Ok(false),
+                Some(other) => Err(self.special_error(key, other)),
+            },
             Err(e) => Err(io_error("create", key, e.into())),
         }
     }
 
     fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
+        self.check_write_size("write", key, value)?;
         let (dir, name) = self.parent("key", key, true)?;
         let DirLookup::Found(dir) = dir else {
             unreachable!("create makes the directory or fails")

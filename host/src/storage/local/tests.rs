@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use sink_coordinator::{MemStorage, Storage, StorageError};
 
-use super::{LocalDirStorage, TMP_COUNTER};
+use super::{LocalDirStorage, ValueTooLarge, DEFAULT_MAX_VALUE_BYTES, MAX_HINT_BYTES, TMP_COUNTER};
 
 /// A fresh directory under the system temp dir, removed on drop.
 struct TempDir(PathBuf);
@@ -45,8 +45,11 @@ fn local_dir_create_once() {
     st.delete("hint/latest").unwrap();
     st.delete("hint/latest").unwrap();
     assert_eq!(st.get("hint/latest").unwrap(), None);
-    // A directory is not a key.
-    assert_eq!(st.get("snapshot").unwrap(), None);
+    // A directory at a key is neither a value nor missing (issue 26).
+    assert!(matches!(
+        st.get("snapshot"),
+        Err(StorageError::InvalidKey(_))
+    ));
     // No temporary file is left behind.
     let names: Vec<_> = fs::read_dir(dir.0.join("table/snapshot"))
         .unwrap()
@@ -154,4 +157,132 @@ fn local_dir_lists_in_byte_order() {
             "prefix {prefix:?}"
         );
     }
+}
+
+/// The [`ValueTooLarge`] an error carries, if any.
+fn too_large(e: &StorageError) -> Option<&ValueTooLarge> {
+    match e {
+        StorageError::Backend { source, .. } => source.downcast_ref::<ValueTooLarge>(),
+        _ => None,
+    }
+}
+
+/// The peak resident set of this process (VmHWM), in KiB; Linux only.
+fn peak_rss_kib() -> Option<u64> {
+    let status = fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[test]
+fn local_dir_bounds_reads_of_sparse_files() {
+    // Issue 26: a sparse 3 GiB snapshot (no disk used) was read whole, and
+    // `inspect` peaked at 6.3 GB; a sparse 1 GiB hint cost 1 GB per open.
+    let dir = TempDir::new("sparse");
+    let mut st = LocalDirStorage::open(dir.0.join("table")).unwrap();
+    assert!(st.put_if_absent("snapshot/1", b"x").unwrap());
+    assert!(st.put_if_absent("hint/latest-snapshot", b"1").unwrap());
+    let snapshot = fs::OpenOptions::new()
+        .write(true)
+        .open(dir.0.join("table/snapshot/1"))
+        .unwrap();
+    snapshot.set_len(3 << 30).unwrap();
+    let hint = fs::OpenOptions::new()
+        .write(true)
+        .open(dir.0.join("table/hint/latest-snapshot"))
+        .unwrap();
+    hint.set_len(1 << 30).unwrap();
+    let before = peak_rss_kib();
+    let e = st.get("snapshot/1").unwrap_err();
+    let t = too_large(&e).unwrap_or_else(|| panic!("not ValueTooLarge: {e}"));
+    assert_eq!(
+        (t.key.as_str(), t.size, t.limit),
+        ("snapshot/1", 3 << 30, DEFAULT_MAX_VALUE_BYTES)
+    );
+    let text = e.to_string();
+    assert!(
+        text.contains("\"snapshot/1\"") && text.contains("2147483648"),
+        "{text}"
+    );
+    let e = st.get("hint/latest-snapshot").unwrap_err();
+    let t = too_large(&e).unwrap_or_else(|| panic!("not ValueTooLarge: {e}"));
+    assert_eq!((t.size, t.limit), (1 << 30, MAX_HINT_BYTES));
+    assert!(e.to_string().contains("hint limit"), "{e}");
+    // Nothing near the files' sizes was allocated (64 MiB of slack for the
+    // other tests of this process).
+    if let (Some(before), Some(after)) = (before, peak_rss_kib()) {
+        assert!(
+            after < before + (64 << 10),
+            "peak RSS {before} KiB -> {after} KiB"
+        );
+    }
+}
+
+#[test]
+fn local_dir_bounds_values_both_ways() {
+    let dir = TempDir::new("bound");
+    let mut st = LocalDirStorage::open(dir.0.join("table"))
+        .unwrap()
+        .with_max_value_bytes(8);
+    assert_eq!(st.max_value_bytes(), 8);
+    // At the bound: written and read back; one byte above: refused, and
+    // nothing (not even a temporary file) is written.
+    assert!(st.put_if_absent("snapshot/1", b"12345678").unwrap());
+    assert_eq!(
+        st.get("snapshot/1").unwrap().as_deref(),
+        Some(&b"12345678"[..])
+    );
+    let e = st.put_if_absent("snapshot/2", b"123456789").unwrap_err();
+    assert_eq!(
+        too_large(&e).map(|t| (t.size, t.limit)),
+        Some((9, 8)),
+        "{e}"
+    );
+    let e = st.put("tag/a", b"123456789").unwrap_err();
+    assert!(too_large(&e).is_some(), "{e}");
+    assert_eq!(st.list("").unwrap(), ["snapshot/1"]);
+    assert_eq!(
+        fs::read_dir(dir.0.join("table/snapshot")).unwrap().count(),
+        1
+    );
+    // A file that another writer made larger is refused on read.
+    fs::write(dir.0.join("table/snapshot/1"), b"123456789").unwrap();
+    let e = st.get("snapshot/1").unwrap_err();
+    assert_eq!(
+        too_large(&e).map(|t| (t.size, t.limit)),
+        Some((9, 8)),
+        "{e}"
+    );
+}
+
+#[test]
+fn local_dir_refuses_special_files_at_keys() {
+    let dir = TempDir::new("special");
+    let mut st = LocalDirStorage::open(dir.0.join("table")).unwrap();
+    let snapshots = dir.0.join("table/snapshot");
+    fs::create_dir_all(snapshots.join("1")).unwrap();
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        &snapshots.join("2"),
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    for key in ["snapshot/1", "snapshot/2"] {
+        // Neither missing nor "already created": refused, and no hang.
+        assert!(
+            matches!(st.get(key), Err(StorageError::InvalidKey(_))),
+            "get {key}"
+        );
+        let created = st.put_if_absent(key, b"v");
+        assert!(
+            matches!(created, Err(StorageError::InvalidKey(_))),
+            "put_if_absent {key}: {created:?}"
+        );
+    }
+    // /dev/zero linked in: refused as a link, never read.
+    std::os::unix::fs::symlink("/dev/zero", snapshots.join("3")).unwrap();
+    assert!(matches!(
+        st.get("snapshot/3"),
+        Err(StorageError::InvalidKey(_))
+    ));
 }

@@ -27,10 +27,20 @@ from .errors import (
     InvalidKeyError,
     StorageError,
     TrapError,
+    ValueTooLargeError,
 )
 from .handles import Coordinator, Table, Writer, pack_committables
 from .runtime import COMPONENT_VERSION, Runtime, embedded_wasm
-from .storage import Clock, DirectoryStorage, ManualClock, MemoryStorage, Storage, SystemClock
+from .storage import (
+    DEFAULT_MAX_VALUE_BYTES,
+    MAX_HINT_BYTES,
+    Clock,
+    DirectoryStorage,
+    ManualClock,
+    MemoryStorage,
+    Storage,
+    SystemClock,
+)
 from .types import (
     Config,
     Entry,
@@ -53,6 +63,7 @@ __all__ = [
     "BackendIOError",
     "COMPATIBLE_VERSIONS",
     "COMPONENT_VERSION",
+    "DEFAULT_MAX_VALUE_BYTES",
     "Clock",
     "Config",
     "Coordinator",
@@ -69,6 +80,7 @@ __all__ = [
     "InvalidKeyError",
     "Lifecycle",
     "Limits",
+    "MAX_HINT_BYTES",
     "ManualClock",
     "MemoryStorage",
     "Outcome",
@@ -82,6 +94,7 @@ __all__ = [
     "Table",
     "Tag",
     "TrapError",
+    "ValueTooLargeError",
     "Writer",
     "WriterEvent",
     "check_version",

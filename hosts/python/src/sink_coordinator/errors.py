@@ -110,6 +110,23 @@ class InvalidKeyError(BackendError):
     kind = "invalid-key"
 
 
+class ValueTooLargeError(BackendIOError):
+    """A value above a storage's bound (``DirectoryStorage``'s
+    ``max_value_bytes``, or the hint bound), refused before it is read or
+    written. The component receives it as ``storage-error.io`` with this
+    message."""
+
+    def __init__(self, key: str, size: int, limit: int):
+        bound = "the hint limit" if key.startswith("hint/") else "the storage's max_value_bytes"
+        super().__init__(f'the value of key "{key}" holds {size} bytes, more than {bound} ({limit} bytes)')
+        #: The key.
+        self.key = key
+        #: The value's size in bytes (at least ``limit + 1`` if it grew while read).
+        self.size = size
+        #: The bound that applies to the key.
+        self.limit = limit
+
+
 class IncompatibleComponent(Exception):
     """A component refused at load: its WIT package version is outside
     ``COMPATIBLE_VERSIONS`` (``found``: the versions it exports)."""

@@ -16,7 +16,8 @@
 #                               (events often late against completions); default: default
 #   make bench                  issue 10's table: native vs component, callgrind, size (BENCHMARKS.md)
 #   make doc                    rustdoc of the library crates; a missing doc comment or a broken link fails
-#   make hosts-test             Node (jco) and Python (wasmtime-py) replay every trace
+#   make hosts-test             Node (jco), Python (wasmtime-py) and Go (wazero) replay every trace
+#   make go-test                the Go module on wazero (hosts/go): go test ./... (every trace, fuzz corpora), the example
 #   make flink-test             the Flink 2.3 connector end to end in MiniClusters (hosts/flink)
 #   make flink-setup            Flink's jars from PyPI into target/flink/lib (once)
 #   make moto-setup             moto[server] from PyPI into target/moto-venv (the S3 API server of the S3 tests)
@@ -35,7 +36,7 @@ XTASK := $(CARGO) run --release -q -p xtask --
 VERSION := $(shell sed -n 's/^package sink:coordinator@\(.*\);/\1/p' wit/coordinator.wit)
 COMPONENT := dist/sink-coordinator-$(VERSION).wasm
 
-.PHONY: spec-check binaryen doc moto-setup oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test flink-setup flink-test fuzz fuzz-regress model-check
+.PHONY: spec-check binaryen doc moto-setup oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test go-test flink-setup flink-test fuzz fuzz-regress model-check
 
 # The CLI needs no wasm32 target: it embeds the committed dist/ artifact.
 build:
@@ -91,6 +92,7 @@ soak: build
 bench: hosts-setup
 	$(CARGO) bench -p sink-coordinator-testkit --bench perf
 	$(CARGO) run --release -q -p sink-coordinator-testkit --example bench_table
+	cd hosts/go && $(GO) run ./cmd/sinkcoord-go-bench --core $(CURDIR)/$(CORE_MODULE) --criterion $(CURDIR)/target/criterion
 
 hosts-setup:
 	bash hosts/setup.sh
@@ -110,7 +112,18 @@ flink-setup:
 flink-test: flink-setup
 	hosts/flink/test.sh
 
-hosts-test: build hosts-setup
+# The Go module (hosts/go): wazero comes from the Go module proxy (go.sum committed) on first
+# use; `go test ./...` replays every trace through the CLI, replays the fuzz corpora and runs
+# both examples (the pipeline is also run on its own, for its output); compare.sh then runs
+# its script runner (cmd/sinkcoord-go-run) on the core module dist/…-<version>.core.wasm.
+GO ?= go
+CORE_MODULE := dist/sink-coordinator-$(VERSION).core.wasm
+go-test: build
+	cd hosts/go && $(GO) mod download && $(GO) vet ./...
+	cd hosts/go && SINKCOORD=$(CURDIR)/$(SINKCOORD) $(GO) test -count=1 ./...
+	cd hosts/go && $(GO) run ./examples/pipeline -core $(CURDIR)/$(CORE_MODULE)
+
+hosts-test: build hosts-setup go-test
 	node --test hosts/node/test/
 	target/python-package/venv/bin/python hosts/python/tests/test_package.py
 	hosts/python/typecheck.sh
@@ -157,7 +170,7 @@ wasm-target:
 # (`--sanitizer none`; the address sanitizer needs nightly). New inputs go to
 # fuzz/work/<target> (not committed); crashes to fuzz/artifacts/<target>.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := state_decode writer_restore table_decode trace_parse calls
+FUZZ_TARGETS := state_decode writer_restore table_decode table_walk trace_parse calls
 fuzz: SHELL := /bin/bash
 fuzz:
 	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked --version 0.13.2

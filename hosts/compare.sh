@@ -5,6 +5,8 @@
 #   rust-component  `sinkcoord replay`            (wasmtime)
 #   node            hosts/node/run.mjs            (the installed npm package, jco)
 #   python          hosts/python/run.py           (the installed sink_coordinator package, wasmtime-py)
+#   go              hosts/go cmd/sinkcoord-go-run (the Go module on wazero, running the component's
+#                   core module dist/…<version>.core.wasm; built here, skipped with SKIP_GO=1)
 # Node and Python execute the trace's resolved call script (`sinkcoord script
 # TRACE`, written once per trace) and print raw results; `sinkcoord script
 # --render RAW TRACE` renders their result documents and state bytes (it
@@ -53,7 +55,7 @@ while [ $# -gt 0 ]; do
     --component) component="$2"; shift 2 ;;
     --sinkcoord) sinkcoord="$2"; use_sinkcoord=1; shift 2 ;;
     --keep) keep="$2"; shift 2 ;;
-    -h|--help) sed -n "2,35p" "$0"; exit 0 ;;
+    -h|--help) sed -n "2,41p" "$0"; exit 0 ;;
     -*) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
     *) dirs+=("$1"); shift ;;
   esac
@@ -84,13 +86,30 @@ fi
 
 if [ -n "$keep" ]; then out="$keep"; mkdir -p "$out"; else out="$(mktemp -d)"; trap 'rm -rf "$out"' EXIT; fi
 
+# The Go host's script runner (hosts/go/cmd/sinkcoord-go-run), built into target/go-host
+# unless GO_RUN names one; it runs the core module beside $component and checks that it is
+# that component's.
+go_runtime=(go)
+if [ "${SKIP_GO:-0}" = 1 ]; then
+  go_runtime=()
+else
+  core="${component%.wasm}.core.wasm"
+  [ -f "$core" ] || { echo "compare.sh: no core module $core beside the component (make component writes it; or SKIP_GO=1)" >&2; exit 2; }
+  if [ -z "${GO_RUN:-}" ]; then
+    GO_RUN="$REPO/target/go-host/sinkcoord-go-run"
+    (cd "$HERE/go" && "${GO:-go}" build -o "$GO_RUN" ./cmd/sinkcoord-go-run) \
+      || { echo "compare.sh: cannot build the Go host (hosts/go; or SKIP_GO=1)" >&2; exit 2; }
+  fi
+  export SINK_COORDINATOR_GO_CACHE_DIR="${SINK_COORDINATOR_GO_CACHE_DIR:-$REPO/target/go-cache}"
+fi
+
 # Node runs the installed npm package (hosts/node/package.sh, run by setup.sh;
 # run.mjs checks that it was built from $component).
 
-runtimes=(node python)
+runtimes=(node python ${go_runtime[@]+"${go_runtime[@]}"})
 rust_states=0
 if [ -n "$sinkcoord" ]; then
-  runtimes=(rust-native rust-component node python)
+  runtimes=(rust-native rust-component node python ${go_runtime[@]+"${go_runtime[@]}"})
   if "$sinkcoord" replay --help 2>/dev/null | grep -q -- '--states'; then
     rust_states=1
   else
@@ -117,7 +136,7 @@ run() {
       local native=()
       [ "$rt" = rust-native ] && native=(--native)
       "$sinkcoord" "${sinkcoord_args[@]}" replay "${native[@]}" "${states[@]}" "$trace" ;;
-    node | python)
+    node | python | go)
       local script="$base.script"
       if [ ! -f "$script.code" ]; then
         "$sinkcoord" script "$trace" >"$script" 2>"$script.err"
@@ -126,7 +145,9 @@ run() {
       local code
       code="$(cat "$script.code")"
       if [ "$code" -ne 0 ]; then cat "$script.err" >&2; return "$code"; fi
-      if [ "$rt" = node ]; then
+      if [ "$rt" = go ]; then
+        "$GO_RUN" --core "$core" --component "$component" "$script"
+      elif [ "$rt" = node ]; then
         "$NODE" "$HERE/node/run.mjs" --component "$component" "$script"
       else
         "$PYTHON" "$HERE/python/run.py" --component "$component" "$script"

@@ -11,6 +11,10 @@
 //!   with a restore → state → restore fixed-point check;
 //! - [`table_decode`]: table records (`table::decode_snapshot`, and tags
 //!   through `table::list_tags` on a `MemStorage`);
+//! - [`table_walk`]: whole hostile tables (snapshots whose ids, marks and
+//!   previous-of-user links are arbitrary, a hint, tags) under a coordinator
+//!   that reads, commits, tags savepoints and walks back: a damaged table is
+//!   `corrupt-state`, never a panic or a loop;
 //! - [`trace_parse`]: the trace crate's parser (`trace/src/format/`), whose
 //!   error messages must stay short whatever the input;
 //! - [`calls`]: arbitrary call sequences against the native core, with
@@ -94,6 +98,83 @@ pub fn table_decode(data: &[u8]) {
         st.map.insert(table::snapshot_key(1), bytes.to_vec());
         let _ = table::list_snapshots(&mut st);
         let _ = table::latest_snapshot(&mut st);
+    }
+}
+
+/// A table of up to 8 snapshots read from `data`: each chooses its key's id,
+/// the id, user and identifier it claims, its previous-of-user link and its
+/// users' marks among small numbers, so that self-links, cycles, forward
+/// links, missing and foreign targets and ids out of place all come up.
+fn hostile_table(u: &mut Unstructured<'_>) -> arbitrary::Result<MemStorage> {
+    let users = ["job", "other"];
+    let small = |u: &mut Unstructured<'_>| -> arbitrary::Result<u64> {
+        Ok(u64::from(u.int_in_range(0u8..=9)?))
+    };
+    let mark = |u: &mut Unstructured<'_>| -> arbitrary::Result<table::UserMark> {
+        Ok(table::UserMark {
+            identifier: small(u)?,
+            snapshot_id: small(u)?,
+        })
+    };
+    let mut st = MemStorage::default();
+    for _ in 0..u.int_in_range(0u8..=8)? {
+        let key_id = small(u)?;
+        let user = users[usize::from(u.int_in_range(0u8..=1)?)];
+        let mut marks = BTreeMap::new();
+        for other in users {
+            if u.arbitrary()? {
+                marks.insert(other.to_string(), mark(u)?);
+            }
+        }
+        let record = table::StoredSnapshot {
+            snapshot: sink_coordinator::Snapshot {
+                id: if u.arbitrary()? { key_id } else { small(u)? },
+                commit_user: user.to_string(),
+                identifier: small(u)?,
+                watermark: None,
+                time_ms: 0,
+                committables: vec![(0, format!("k{key_id}").into_bytes())],
+            },
+            previous_of_user: if u.arbitrary()? { Some(mark(u)?) } else { None },
+            users: marks,
+        };
+        st.map
+            .insert(table::snapshot_key(key_id), table::encode_snapshot(&record));
+    }
+    if u.arbitrary()? {
+        st.map.insert(
+            table::LATEST_HINT.into(),
+            small(u)?.to_string().into_bytes(),
+        );
+    }
+    Ok(st)
+}
+
+pub fn table_walk(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let Ok(storage) = hostile_table(&mut u) else {
+        return;
+    };
+    let mut st = storage.clone();
+    let _ = table::list_snapshots(&mut st);
+    let _ = table::latest_snapshot(&mut st);
+    let mut log = table::TableLog::default();
+    for identifier in 0..10 {
+        let _ = log.find_user_snapshot(&mut st, "job", identifier);
+    }
+    // A coordinator that commits a savepoint on the table: it reads it,
+    // writes through the filter and walks back to tag the savepoint.
+    let mut config = Config::new(1, "job");
+    config.savepoint_auto_tag = true;
+    let mut c = Coordinator::new(config, None);
+    let mut env = MemEnv {
+        storage,
+        clock: StepClock::default(),
+    };
+    let _ = c.start(&mut env);
+    for cp in [3, 7, 11] {
+        let _ = c.event(&mut env, 0, 0, entry(0, cp, 1, None, true));
+        let _ = c.checkpoint_complete(&mut env, cp);
     }
 }
 

@@ -14,6 +14,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("table_decode", sink_coordinator_fuzz::table_decode),
     ("trace_parse", sink_coordinator_fuzz::trace_parse),
     ("calls", sink_coordinator_fuzz::calls),
+    ("table_walk", sink_coordinator_fuzz::table_walk),
 ];
 
 fn run(name: &str, target: Target) {
@@ -61,6 +62,11 @@ fn trace_parse_corpus() {
 #[test]
 fn calls_corpus() {
     run(TARGETS[4].0, TARGETS[4].1);
+}
+
+#[test]
+fn table_walk_corpus() {
+    run(TARGETS[5].0, TARGETS[5].1);
 }
 
 /// Replays one input (`SINKCOORD_FUZZ_INPUT=FILE`, target `SINKCOORD_FUZZ_TARGET`,

@@ -127,4 +127,55 @@ fn write_seed_corpus() {
     {
         write("calls", &format!("{i}"), seed);
     }
+
+    // Hostile table records (issue 26): a self-link, a forward link, a mark
+    // past the record, a record that does not mark itself.
+    let mark = |identifier, snapshot_id| table::UserMark {
+        identifier,
+        snapshot_id,
+    };
+    let hostile = |name: &str, id, previous, users: &[(&str, table::UserMark)]| {
+        let record = table::StoredSnapshot {
+            snapshot: sink_coordinator::Snapshot {
+                id,
+                commit_user: "job".into(),
+                identifier: 5,
+                watermark: None,
+                time_ms: 0,
+                committables: vec![(0, b"x".to_vec())],
+            },
+            previous_of_user: previous,
+            users: users.iter().map(|(u, m)| (u.to_string(), *m)).collect(),
+        };
+        let value = table::encode_snapshot(&record);
+        write("table_decode", name, &[[0u8].as_slice(), &value].concat());
+        write(
+            "table_decode",
+            &format!("{name}-table"),
+            &[[1u8].as_slice(), &value].concat(),
+        );
+    };
+    hostile("self-link", 2, Some(mark(5, 2)), &[("job", mark(5, 2))]);
+    hostile("forward-link", 2, Some(mark(4, 3)), &[("job", mark(5, 2))]);
+    hostile(
+        "mark-past-record",
+        2,
+        None,
+        &[("job", mark(5, 2)), ("v", mark(1, 9))],
+    );
+    hostile("no-own-mark", 2, None, &[("job", mark(4, 1))]);
+    // Whole hostile tables: the target reads its table from these bytes
+    // (any bytes make a table; these make several records each).
+    for i in 0..12u32 {
+        let mut x = 0x9e37_79b9u32.wrapping_mul(i + 1);
+        let bytes: Vec<u8> = (0..160)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                (x >> 24) as u8
+            })
+            .collect();
+        write("table_walk", &format!("{i:02}"), &bytes);
+    }
 }

@@ -19,7 +19,7 @@ use crate::state_codec;
 use crate::table::TableLog;
 use crate::types::{
     checkpoint_name, Config, Entry, Lifecycle, Outcome, RestorePoint, END, MAX_CHECKPOINT,
-    MAX_PARALLELISM,
+    MAX_COMMIT_USER_BYTES, MAX_PARALLELISM,
 };
 
 mod recovery;
@@ -405,6 +405,12 @@ impl Coordinator {
         if self.config.commit_user.is_empty() {
             return Err(Error::invalid_config("the commit user is empty"));
         }
+        if self.config.commit_user.len() > MAX_COMMIT_USER_BYTES {
+            return Err(Error::invalid_config(format!(
+                "the commit user is {} bytes long, more than {MAX_COMMIT_USER_BYTES}",
+                self.config.commit_user.len()
+            )));
+        }
         // Validated above, so a failure below is fatal and `failed` follows:
         // the restore point is not needed again.
         let Phase::Created { restore } = core::mem::replace(&mut self.phase, Phase::Running) else {
@@ -555,7 +561,15 @@ impl Coordinator {
             .saturating_sub(replaced)
             .saturating_add(held)
             .saturating_add(bytes);
-        self.limits.check_snapshot(s, END, bytes, END, total)
+        self.limits
+            .check_snapshot(s, END, bytes, END, self.with_user(total))
+    }
+
+    /// A snapshot's size with what it holds besides committables: its
+    /// commit user, named twice (the snapshot's user and its mark).
+    #[inline]
+    fn with_user(&self, total: u64) -> u64 {
+        total.saturating_add(2 * self.commit_user.len() as u64)
     }
 
     /// Puts an accepted ordinary entry into its slot (max unchanged); its
@@ -595,11 +609,16 @@ impl Coordinator {
         let c = e.checkpoint;
         let at = self.slots.bytes_at(c).saturating_sub(replaced);
         self.limits
-            .check_snapshot(s, c, bytes, c, at.saturating_add(bytes))?;
+            .check_snapshot(s, c, bytes, c, self.with_user(at.saturating_add(bytes)))?;
         if self.slots.has_end(s) {
             let ended = self.slots.ended_bytes().saturating_sub(replaced);
-            self.limits
-                .check_snapshot(s, c, bytes, END, ended.saturating_add(bytes))?;
+            self.limits.check_snapshot(
+                s,
+                c,
+                bytes,
+                END,
+                self.with_user(ended.saturating_add(bytes)),
+            )?;
         }
         if e.savepoint {
             self.savepoints.flagged(e.checkpoint);

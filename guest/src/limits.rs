@@ -256,11 +256,13 @@ mod tests {
 
     use crate::{Config, Coordinator, Entry, Lifecycle, MemEnv, END};
 
+    /// Snapshots count the commit user twice: "job" adds 6 bytes, so a
+    /// snapshot of 100 bytes of committables fits exactly.
     fn small() -> Limits {
         Limits {
             max_committable_bytes: 40,
             max_event_bytes: 80,
-            max_snapshot_bytes: 100,
+            max_snapshot_bytes: 106,
         }
     }
 
@@ -338,12 +340,12 @@ mod tests {
     fn snapshot_limit_counts_every_subtask() {
         let (mut c, mut env) = running(2);
         c.event(&mut env, 0, 0, sized(1, &[34])).unwrap(); // 50 bytes
-        c.event(&mut env, 1, 0, sized(1, &[34])).unwrap(); // 100: at the limit
+        c.event(&mut env, 1, 0, sized(1, &[34])).unwrap(); // 100 + 6: at the limit
         c.event(&mut env, 0, 0, sized(2, &[34])).unwrap();
         let e = c.event(&mut env, 1, 0, sized(2, &[35])).unwrap_err();
         assert_eq!(
             e.message,
-            "entry of subtask 1 for checkpoint 2 (51 bytes) would make the snapshot of checkpoint 2 hold 101 bytes, more than max-snapshot-bytes 100"
+            "entry of subtask 1 for checkpoint 2 (51 bytes) would make the snapshot of checkpoint 2 hold 107 bytes, more than max-snapshot-bytes 106"
         );
     }
 
@@ -355,14 +357,14 @@ mod tests {
         let e = c.event(&mut env, 0, 0, sized(END, &[35])).unwrap_err(); // 51
         assert_eq!(
             e.message,
-            "entry of subtask 0 for checkpoint END (51 bytes) would make the snapshot of checkpoint END hold 101 bytes, more than max-snapshot-bytes 100"
+            "entry of subtask 0 for checkpoint END (51 bytes) would make the snapshot of checkpoint END hold 107 bytes, more than max-snapshot-bytes 106"
         );
         // A replaced END entry does not count twice.
         let (mut c, mut env) = running(2);
         c.event(&mut env, 0, 0, sized(END, &[34])).unwrap();
         c.event(&mut env, 0, 0, sized(END, &[40, 8])).unwrap(); // 80
         let e = c.event(&mut env, 1, 0, sized(END, &[5])).unwrap_err();
-        assert!(e.message.contains("hold 101 bytes"), "{e}");
+        assert!(e.message.contains("hold 107 bytes"), "{e}");
     }
 
     #[test]

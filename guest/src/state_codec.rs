@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::committables::Committables;
 use crate::error::{Error, Result};
 use crate::slots::{EndEntry, SlotEntry};
-use crate::types::{MAX_CHECKPOINT, MAX_PARALLELISM};
+use crate::types::{MAX_CHECKPOINT, MAX_COMMIT_USER_BYTES, MAX_PARALLELISM};
 use crate::wire::{self, Seq};
 
 /// The newest format version, which `encode` writes whenever the state
@@ -451,6 +451,12 @@ pub fn decode_indexed(bytes: &[u8]) -> Result<IndexedState> {
         structure().map_err(|e| corrupt(&e))?;
     if commit_user.is_empty() {
         return Err(corrupt(&"empty commit user"));
+    }
+    if commit_user.len() > MAX_COMMIT_USER_BYTES {
+        return Err(corrupt(&format!(
+            "a commit user of {} bytes, more than {MAX_COMMIT_USER_BYTES}",
+            commit_user.len()
+        )));
     }
     if parallelism == 0 || parallelism > MAX_PARALLELISM {
         return Err(corrupt(&format!(

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::env::{Env, Storage, StorageError};
 use crate::error::{Error, Result};
-use crate::types::{checkpoint_name, Snapshot, Tag, END};
+use crate::types::{checkpoint_name, Snapshot, Tag, END, MAX_TABLE_USERS_BYTES};
 use crate::wire::{self, Bytes, Seq};
 
 /// Key prefix of the snapshots.
@@ -114,6 +114,7 @@ pub fn decode_snapshot(key: &str, bytes: &[u8]) -> Result<StoredSnapshot> {
         return Err(corrupt(&wire::DecodeError::UnknownVersion(version)));
     }
     let w: SnapshotWire = wire::body(rest).map_err(|e| corrupt(&e))?;
+    check_links(&w).map_err(|why| corrupt(&why))?;
     Ok(StoredSnapshot {
         snapshot: Snapshot {
             id: w.id,
@@ -137,6 +138,97 @@ pub fn decode_snapshot(key: &str, bytes: &[u8]) -> Result<StoredSnapshot> {
             m
         }),
     })
+}
+
+/// The record of `s` as the table stores it (what [`decode_snapshot`]
+/// reads): for tools and tests that build tables, hostile ones included; the
+/// coordinator's own commits encode the same layout.
+pub fn encode_snapshot(s: &StoredSnapshot) -> Vec<u8> {
+    wire::encode(
+        SNAPSHOT_VERSION,
+        &SnapshotWire {
+            id: s.snapshot.id,
+            commit_user: &s.snapshot.commit_user,
+            identifier: s.snapshot.identifier,
+            watermark: s.snapshot.watermark,
+            time_ms: s.snapshot.time_ms,
+            committables: Seq(s
+                .snapshot
+                .committables
+                .iter()
+                .map(|(t, c)| (*t, wire::bytes(c)))
+                .collect()),
+            previous_of_user: s.previous_of_user,
+            users: Seq(s
+                .users
+                .iter()
+                .map(|(u, m)| UserWire {
+                    commit_user: u,
+                    mark: *m,
+                })
+                .collect()),
+        },
+    )
+}
+
+/// What the table's exactly-once filter and its walks back rely on, checked
+/// before a record is used: the snapshot marks its own commit, no mark
+/// points past it, the previous-of-user link goes strictly back (so a walk
+/// along it ends: a self-link or a cycle is `corrupt-state`, never a loop),
+/// and its commit users stay within [`MAX_TABLE_USERS_BYTES`].
+fn check_links(w: &SnapshotWire<'_>) -> core::result::Result<(), String> {
+    let own = UserMark {
+        identifier: w.identifier,
+        snapshot_id: w.id,
+    };
+    let mut bytes: u64 = 0;
+    let mut marks_own = false;
+    for u in &w.users.0 {
+        bytes = bytes.saturating_add(u.commit_user.len() as u64 + 16);
+        if u.mark.snapshot_id == 0 || u.mark.snapshot_id > w.id {
+            return Err(format!(
+                "commit user \"{}\" is marked at snapshot {}, outside 1..={}",
+                clip(u.commit_user),
+                u.mark.snapshot_id,
+                w.id
+            ));
+        }
+        marks_own |= u.commit_user == w.commit_user && u.mark == own;
+    }
+    if bytes > MAX_TABLE_USERS_BYTES {
+        return Err(format!(
+            "its commit users take {bytes} bytes, more than {MAX_TABLE_USERS_BYTES}"
+        ));
+    }
+    if !marks_own {
+        return Err(format!(
+            "it does not mark its own commit (\"{}\", checkpoint {})",
+            clip(w.commit_user),
+            checkpoint_name(w.identifier)
+        ));
+    }
+    if let Some(p) = w.previous_of_user {
+        if p.snapshot_id >= w.id || p.identifier >= w.identifier {
+            return Err(format!(
+                "its previous-of-user link (snapshot {}, checkpoint {}) does not go back from snapshot {}, checkpoint {}",
+                p.snapshot_id,
+                checkpoint_name(p.identifier),
+                w.id,
+                checkpoint_name(w.identifier)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A commit user for a message: at most 64 bytes of it, quoted as is (no
+/// `{:?}`: its escaping would pull Unicode tables into the component).
+fn clip(user: &str) -> &str {
+    let mut end = user.len().min(64);
+    while !user.is_char_boundary(end) {
+        end -= 1;
+    }
+    user.get(..end).unwrap_or_default()
 }
 
 struct DecodedTag {
@@ -401,15 +493,22 @@ impl TableLog {
             if self.user_high(user).is_some_and(|h| identifier <= h) {
                 return Ok(Written::Skipped);
             }
-            let id = self
-                .latest
-                .checked_add(1)
-                .ok_or_else(|| Error::storage(format!("{}: snapshot ids exhausted", what())))?;
+            // Fatal, not `storage`: repeating the call cannot help.
+            let id = self.latest.checked_add(1).ok_or_else(|| {
+                Error::corrupt_state(format!(
+                    "{}: the table's snapshot ids are exhausted (snapshot {} is the last)",
+                    what(),
+                    self.latest
+                ))
+            })?;
             let mark = UserMark {
                 identifier,
                 snapshot_id: id,
             };
             let previous_of_user = self.users.get(user).copied();
+            if previous_of_user.is_none() {
+                self.check_room_for(user)?;
+            }
             let mut users: Vec<UserWire> = self
                 .users
                 .iter()
@@ -481,6 +580,26 @@ impl TableLog {
         }
     }
 
+    /// Refuses a commit user new to the table that would take the table's
+    /// commit users past [`MAX_TABLE_USERS_BYTES`] (fatal: every later
+    /// snapshot would list it).
+    fn check_room_for(&self, user: &str) -> Result<()> {
+        let taken: u64 = self
+            .users
+            .keys()
+            .map(|u| u.len() as u64 + 16)
+            .sum::<u64>()
+            .saturating_add(user.len() as u64 + 16);
+        if taken > MAX_TABLE_USERS_BYTES {
+            return Err(Error::invalid_config(format!(
+                "commit user \"{}\" would make the table's {} commit users take {taken} bytes, more than {MAX_TABLE_USERS_BYTES}",
+                clip(user),
+                self.users.len() + 1
+            )));
+        }
+        Ok(())
+    }
+
     /// Writes the latest-snapshot hint if this instance appended since the last one.
     pub fn write_hint(&mut self, st: &mut dyn Storage) -> Result<()> {
         if !self.hint_stale {
@@ -512,10 +631,25 @@ impl TableLog {
             if m.identifier < identifier {
                 return Ok(None);
             }
-            mark = match read_snapshot(st, m.snapshot_id)? {
-                Some(s) => s.previous_of_user,
-                None => None,
-            };
+            // Each record's link goes strictly back (`check_links`), so the
+            // walk ends; a mark that names a missing or another snapshot is
+            // a damaged table, not "no such snapshot".
+            let s = read_snapshot(st, m.snapshot_id)?.ok_or_else(|| {
+                Error::corrupt_state(format!(
+                    "commit user \"{}\" is marked at snapshot {}, which is missing",
+                    clip(user),
+                    m.snapshot_id
+                ))
+            })?;
+            if s.snapshot.commit_user != user || s.snapshot.identifier != m.identifier {
+                return Err(Error::corrupt_state(format!(
+                    "commit user \"{}\" is marked at snapshot {} for checkpoint {}, which holds another commit",
+                    clip(user),
+                    m.snapshot_id,
+                    checkpoint_name(m.identifier)
+                )));
+            }
+            mark = s.previous_of_user;
         }
         Ok(None)
     }
@@ -629,99 +763,4 @@ pub fn list_tags(st: &mut dyn Storage) -> Result<Vec<Tag>> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::env::{MemEnv, StepClock};
-
-    fn commit(log: &mut TableLog, env: &mut MemEnv, user: &str, id: u64) -> Written {
-        log.commit(env, user, id, Some(1), &[(0, b"x".as_slice())])
-            .unwrap()
-    }
-
-    #[test]
-    fn filter_and_conflict() {
-        let mut env = MemEnv::default();
-        let mut a = TableLog::default();
-        let mut b = TableLog::default();
-        assert_eq!(commit(&mut a, &mut env, "u", 1), Written::Created(1));
-        // b has a stale view; the create conflicts, b adopts snapshot 1 and filters.
-        assert_eq!(commit(&mut b, &mut env, "u", 1), Written::Skipped);
-        assert_eq!(commit(&mut b, &mut env, "v", 1), Written::Created(2));
-        assert_eq!(commit(&mut a, &mut env, "u", 2), Written::Created(3));
-        assert_eq!(
-            a.find_user_snapshot(&mut env.storage, "u", 1).unwrap(),
-            Some(1)
-        );
-        assert_eq!(
-            a.find_user_snapshot(&mut env.storage, "u", 2).unwrap(),
-            Some(3)
-        );
-        assert_eq!(
-            a.find_user_snapshot(&mut env.storage, "v", 2).unwrap(),
-            None
-        );
-        let all = list_snapshots(&mut env.storage).unwrap();
-        assert_eq!(
-            all.iter().map(|s| s.identifier).collect::<Vec<_>>(),
-            alloc::vec![1, 1, 2]
-        );
-    }
-
-    #[test]
-    fn stale_hint_is_probed_past() {
-        let mut env = MemEnv::default();
-        let mut a = TableLog::default();
-        commit(&mut a, &mut env, "u", 1);
-        a.write_hint(&mut env.storage).unwrap();
-        commit(&mut a, &mut env, "u", 2);
-        let mut fresh = TableLog::default();
-        fresh.load(&mut env.storage).unwrap();
-        assert_eq!(fresh.latest, 2);
-        assert_eq!(fresh.user_high("u"), Some(2));
-        assert_eq!(
-            latest_snapshot(&mut env.storage)
-                .unwrap()
-                .unwrap()
-                .identifier,
-            2
-        );
-    }
-
-    #[test]
-    fn tags_are_idempotent_and_owned() {
-        let mut env = MemEnv {
-            clock: StepClock { next: 10, step: 1 },
-            ..Default::default()
-        };
-        assert!(create_tag(&mut env, "savepoint-1", 1, 1, "u", Some(5)).unwrap());
-        assert!(!create_tag(&mut env, "savepoint-1", 2, 1, "u", None).unwrap());
-        let st = &mut env.storage;
-        let tags = list_tags(st).unwrap();
-        assert_eq!(tags[0].snapshot_id, 1);
-        assert_eq!(tags[0].expire_time_ms, Some(15));
-        assert!(!delete_own_tag(st, "savepoint-1", "other", 1).unwrap());
-        assert!(delete_own_tag(st, "savepoint-1", "u", 1).unwrap());
-        assert!(list_tags(st).unwrap().is_empty());
-    }
-
-    /// Names that do not follow their keys (a damaged table) are still
-    /// listed by name, stably.
-    #[test]
-    fn tags_are_listed_by_name_whatever_their_keys() {
-        let mut env = MemEnv::default();
-        for (name, id) in [("b", 1), ("c", 2), ("a", 3), ("c", 4)] {
-            create_tag(&mut env, name, id, id, "u", None).unwrap();
-            let bytes = env.storage.get(&tag_key(name)).unwrap().unwrap();
-            env.storage.delete(&tag_key(name)).unwrap();
-            env.storage
-                .put(&format!("{TAG_PREFIX}{id}"), &bytes)
-                .unwrap();
-        }
-        let tags = list_tags(&mut env.storage).unwrap();
-        let got: Vec<(&str, u64)> = tags
-            .iter()
-            .map(|t| (t.name.as_str(), t.snapshot_id))
-            .collect();
-        assert_eq!(got, [("a", 3), ("b", 1), ("c", 2), ("c", 4)]);
-    }
-}
+mod tests;

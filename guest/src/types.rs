@@ -12,6 +12,17 @@ pub const END: u64 = i64::MAX as u64;
 pub const MAX_CHECKPOINT: u64 = END - 1;
 /// Highest accepted parallelism.
 pub const MAX_PARALLELISM: u32 = 1_000_000;
+/// Longest accepted commit user, in bytes (`invalid-config` above it). Every
+/// snapshot names its commit user twice and every commit user of the table
+/// once, so an unbounded name would make every commit copy it (a 40 MB name
+/// made the component trap at every commit). Paimon's commit users are
+/// UUIDs; 64 KiB leaves room for any name a job gives itself.
+pub const MAX_COMMIT_USER_BYTES: usize = 64 * 1024;
+/// Most bytes the commit users of one snapshot may take (each name's length
+/// plus 16 for its mark): a snapshot listing more is `corrupt-state`, and a
+/// commit user that would take a table past it is refused. It bounds what
+/// every read of a snapshot copies, whatever the table holds.
+pub const MAX_TABLE_USERS_BYTES: u64 = 16 << 20;
 
 /// Renders a checkpoint id for messages: numbers, or `END`.
 pub fn checkpoint_name(c: u64) -> String {

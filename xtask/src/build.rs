@@ -39,14 +39,19 @@ pub struct Built {
     pub wit: String,
     /// Lowercase hex sha256 of `wasm`.
     pub sha256: String,
+    /// The coordinator's core module, extracted from `wasm`
+    /// ([`crate::core_module`]): the artifact of core-only runtimes.
+    pub core: Vec<u8>,
 }
 
 impl Built {
-    /// Writes `sink-coordinator-<version>.{wasm,wit,wasm.sha256}` into
+    /// Writes `sink-coordinator-<version>.{wasm,wit,wasm.sha256}` and the
+    /// core module `sink-coordinator-<version>.core.wasm{,.sha256}` into
     /// `dir`; returns their paths.
     pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let stem = format!("sink-coordinator-{}", self.version);
+        let core_sha256 = crate::core_module::sha256_hex(&self.core);
         let files = [
             (format!("{stem}.wasm"), self.wasm.clone()),
             (format!("{stem}.wit"), self.wit.clone().into_bytes()),
@@ -54,6 +59,11 @@ impl Built {
             (
                 format!("{stem}.wasm.sha256"),
                 format!("{}  {stem}.wasm\n", self.sha256).into_bytes(),
+            ),
+            (format!("{stem}.core.wasm"), self.core.clone()),
+            (
+                format!("{stem}.core.wasm.sha256"),
+                format!("{core_sha256}  {stem}.core.wasm\n").into_bytes(),
             ),
         ];
         let mut paths = Vec::new();
@@ -125,12 +135,14 @@ pub fn component(ws: &Path, wasm_opt: &Path) -> Result<Built> {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
+    let core = crate::core_module::extract(&wasm, &version)?;
     Ok(Built {
         version,
         wasm,
         debug_wasm,
         wit,
         sha256,
+        core,
     })
 }
 
@@ -246,7 +258,7 @@ fn strip_names(core: &[u8]) -> Result<Vec<u8>> {
 
 /// The version of the WIT package (`package sink:coordinator@X;`) that
 /// `wit/` declares.
-fn wit_version(wit_dir: &Path) -> Result<String> {
+pub fn wit_version(wit_dir: &Path) -> Result<String> {
     let group = wit_parser::UnresolvedPackageGroup::parse_dir(wit_dir)
         .with_context(|| format!("cannot parse {}", wit_dir.display()))?;
     let name = &group.main.name;

@@ -6,13 +6,21 @@
 //!   with wit-component, and writes `sink-coordinator-<version>.wasm`, its
 //!   `.wit` and its `.wasm.sha256` to DIR (default `dist/`). `--workspace`
 //!   builds another checkout (an older commit, for its artifact).
+//!   Beside them it writes the component's core module,
+//!   `sink-coordinator-<version>.core.wasm` and its `.core.wasm.sha256`
+//!   (the artifact of core-only runtimes: wazero, Chicory; see
+//!   [`core_module`]).
+//! - `core-module [--component FILE] [--out-dir DIR]`: only that last step,
+//!   from an existing component (default the committed
+//!   `dist/sink-coordinator-<version>.wasm`), without building the guest.
 //! - `check-dist`: the same build into a temporary directory; fails when
-//!   `dist/` holds other bytes than the sources build.
+//!   `dist/` holds other bytes than the sources build (core module included).
 //!
 //! The bytes are reproducible whatever the checkout's path, the cargo home,
 //! the user or the machine (see [`build`]).
 
 mod build;
+mod core_module;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -21,6 +29,7 @@ use anyhow::{bail, Context as _, Result};
 
 const USAGE: &str =
     "usage: cargo run -p xtask -- component [--out-dir DIR] [--workspace DIR]\n       \
+                     cargo run -p xtask -- core-module [--component FILE] [--out-dir DIR]\n       \
                      cargo run -p xtask -- check-dist";
 
 fn main() -> ExitCode {
@@ -39,6 +48,7 @@ fn run(args: Vec<String>) -> Result<()> {
     let task = args.next().unwrap_or_default();
     let mut out_dir = None;
     let mut workspace = None;
+    let mut component = None;
     while let Some(flag) = args.next() {
         let value = args
             .next()
@@ -46,6 +56,7 @@ fn run(args: Vec<String>) -> Result<()> {
         match flag.as_str() {
             "--out-dir" => out_dir = Some(PathBuf::from(value)),
             "--workspace" => workspace = Some(PathBuf::from(value)),
+            "--component" => component = Some(PathBuf::from(value)),
             _ => bail!("unknown option {flag:?}\n{USAGE}"),
         }
     }
@@ -75,9 +86,48 @@ fn run(args: Vec<String>) -> Result<()> {
             );
             Ok(())
         }
-        "check-dist" if out_dir.is_none() && workspace.is_none() => check_dist(&root),
+        "core-module" if workspace.is_none() => core_module_task(
+            &root,
+            component,
+            out_dir.unwrap_or_else(|| root.join("dist")),
+        ),
+        "check-dist" if out_dir.is_none() && workspace.is_none() && component.is_none() => {
+            check_dist(&root)
+        }
         _ => bail!("{USAGE}"),
     }
+}
+
+/// Writes the core module of an existing component (default: the committed
+/// one of the WIT version) as `sink-coordinator-<version>.core.wasm` and its
+/// `.core.wasm.sha256` into `out`: the same bytes `component` writes when
+/// the component is the one the sources build.
+fn core_module_task(root: &Path, component: Option<PathBuf>, out: PathBuf) -> Result<()> {
+    let version = build::wit_version(&root.join("wit"))?;
+    let stem = format!("sink-coordinator-{version}");
+    let path = component.unwrap_or_else(|| root.join("dist").join(format!("{stem}.wasm")));
+    let wasm = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let core =
+        core_module::extract(&wasm, &version).with_context(|| format!("{}", path.display()))?;
+    let sha256 = core_module::sha256_hex(&core);
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let files = [
+        (format!("{stem}.core.wasm"), core.clone()),
+        (
+            format!("{stem}.core.wasm.sha256"),
+            format!("{sha256}  {stem}.core.wasm\n").into_bytes(),
+        ),
+    ];
+    for (name, bytes) in files {
+        let file = out.join(name);
+        std::fs::write(&file, bytes).with_context(|| format!("cannot write {}", file.display()))?;
+        println!("{}", file.display());
+    }
+    println!(
+        "sink-coordinator {version} core module: {} bytes, sha256 {sha256}",
+        core.len()
+    );
+    Ok(())
 }
 
 /// The workspace root: xtask lives in `<root>/xtask`.

@@ -1,0 +1,261 @@
+//! Unit tests of the table log.
+
+use super::*;
+use crate::env::{MemEnv, MemStorage, StepClock};
+
+fn commit(log: &mut TableLog, env: &mut MemEnv, user: &str, id: u64) -> Written {
+    log.commit(env, user, id, Some(1), &[(0, b"x".as_slice())])
+        .unwrap()
+}
+
+#[test]
+fn filter_and_conflict() {
+    let mut env = MemEnv::default();
+    let mut a = TableLog::default();
+    let mut b = TableLog::default();
+    assert_eq!(commit(&mut a, &mut env, "u", 1), Written::Created(1));
+    // b has a stale view; the create conflicts, b adopts snapshot 1 and filters.
+    assert_eq!(commit(&mut b, &mut env, "u", 1), Written::Skipped);
+    assert_eq!(commit(&mut b, &mut env, "v", 1), Written::Created(2));
+    assert_eq!(commit(&mut a, &mut env, "u", 2), Written::Created(3));
+    assert_eq!(
+        a.find_user_snapshot(&mut env.storage, "u", 1).unwrap(),
+        Some(1)
+    );
+    assert_eq!(
+        a.find_user_snapshot(&mut env.storage, "u", 2).unwrap(),
+        Some(3)
+    );
+    assert_eq!(
+        a.find_user_snapshot(&mut env.storage, "v", 2).unwrap(),
+        None
+    );
+    let all = list_snapshots(&mut env.storage).unwrap();
+    assert_eq!(
+        all.iter().map(|s| s.identifier).collect::<Vec<_>>(),
+        alloc::vec![1, 1, 2]
+    );
+}
+
+#[test]
+fn stale_hint_is_probed_past() {
+    let mut env = MemEnv::default();
+    let mut a = TableLog::default();
+    commit(&mut a, &mut env, "u", 1);
+    a.write_hint(&mut env.storage).unwrap();
+    commit(&mut a, &mut env, "u", 2);
+    let mut fresh = TableLog::default();
+    fresh.load(&mut env.storage).unwrap();
+    assert_eq!(fresh.latest, 2);
+    assert_eq!(fresh.user_high("u"), Some(2));
+    assert_eq!(
+        latest_snapshot(&mut env.storage)
+            .unwrap()
+            .unwrap()
+            .identifier,
+        2
+    );
+}
+
+#[test]
+fn tags_are_idempotent_and_owned() {
+    let mut env = MemEnv {
+        clock: StepClock { next: 10, step: 1 },
+        ..Default::default()
+    };
+    assert!(create_tag(&mut env, "savepoint-1", 1, 1, "u", Some(5)).unwrap());
+    assert!(!create_tag(&mut env, "savepoint-1", 2, 1, "u", None).unwrap());
+    let st = &mut env.storage;
+    let tags = list_tags(st).unwrap();
+    assert_eq!(tags[0].snapshot_id, 1);
+    assert_eq!(tags[0].expire_time_ms, Some(15));
+    assert!(!delete_own_tag(st, "savepoint-1", "other", 1).unwrap());
+    assert!(delete_own_tag(st, "savepoint-1", "u", 1).unwrap());
+    assert!(list_tags(st).unwrap().is_empty());
+}
+
+/// Names that do not follow their keys (a damaged table) are still
+/// listed by name, stably.
+#[test]
+fn tags_are_listed_by_name_whatever_their_keys() {
+    let mut env = MemEnv::default();
+    for (name, id) in [("b", 1), ("c", 2), ("a", 3), ("c", 4)] {
+        create_tag(&mut env, name, id, id, "u", None).unwrap();
+        let bytes = env.storage.get(&tag_key(name)).unwrap().unwrap();
+        env.storage.delete(&tag_key(name)).unwrap();
+        env.storage
+            .put(&format!("{TAG_PREFIX}{id}"), &bytes)
+            .unwrap();
+    }
+    let tags = list_tags(&mut env.storage).unwrap();
+    let got: Vec<(&str, u64)> = tags
+        .iter()
+        .map(|t| (t.name.as_str(), t.snapshot_id))
+        .collect();
+    assert_eq!(got, [("a", 3), ("b", 1), ("c", 2), ("c", 4)]);
+}
+
+// --- hostile tables (issue 26): damaged links are corrupt-state, never a loop ---
+
+/// A snapshot record of `user` at `id` for `identifier`, with the given
+/// previous-of-user link and every mark in `users` (its own added).
+fn record(
+    id: u64,
+    user: &str,
+    identifier: u64,
+    previous: Option<UserMark>,
+    users: &[(&str, UserMark)],
+) -> Vec<u8> {
+    let mut map: BTreeMap<String, UserMark> =
+        users.iter().map(|(u, m)| (u.to_string(), *m)).collect();
+    map.entry(user.to_string()).or_insert(UserMark {
+        identifier,
+        snapshot_id: id,
+    });
+    encode_snapshot(&StoredSnapshot {
+        snapshot: Snapshot {
+            id,
+            commit_user: user.to_string(),
+            identifier,
+            watermark: None,
+            time_ms: 0,
+            committables: alloc::vec![(0, b"x".to_vec())],
+        },
+        previous_of_user: previous,
+        users: map,
+    })
+}
+
+fn mark(identifier: u64, snapshot_id: u64) -> UserMark {
+    UserMark {
+        identifier,
+        snapshot_id,
+    }
+}
+
+fn corrupt(r: Result<Option<u64>>) -> String {
+    let e = r.expect_err("a damaged table is corrupt-state");
+    assert_eq!(e.kind, crate::error::ErrorKind::CorruptState, "{e}");
+    e.message
+}
+
+#[test]
+fn encode_snapshot_round_trips_what_commit_writes() {
+    let mut env = MemEnv::default();
+    let mut log = TableLog::default();
+    commit(&mut log, &mut env, "u", 1);
+    commit(&mut log, &mut env, "u", 2);
+    let key = snapshot_key(2);
+    let stored = env.storage.map[&key].clone();
+    let decoded = decode_snapshot(&key, &stored).unwrap();
+    assert_eq!(encode_snapshot(&decoded), stored);
+}
+
+#[test]
+fn a_self_linked_snapshot_is_corrupt_state() {
+    let mut st = MemStorage::default();
+    // Snapshot 1 claims to be its own predecessor: a walk back would loop.
+    st.map
+        .insert(snapshot_key(1), record(1, "u", 5, Some(mark(5, 1)), &[]));
+    let e = TableLog::default()
+        .find_user_snapshot(&mut st, "u", 3)
+        .unwrap_err();
+    assert!(e.message.contains("does not go back"), "{e}");
+}
+
+#[test]
+fn a_cycle_of_links_is_corrupt_state() {
+    let mut st = MemStorage::default();
+    // 2 -> 1 is fine, but 1 points forward to 2.
+    st.map
+        .insert(snapshot_key(1), record(1, "u", 4, Some(mark(6, 2)), &[]));
+    st.map
+        .insert(snapshot_key(2), record(2, "u", 6, Some(mark(4, 1)), &[]));
+    let message = corrupt(TableLog::default().find_user_snapshot(&mut st, "u", 3));
+    assert!(message.contains("does not go back"), "{message}");
+}
+
+#[test]
+fn a_mark_at_a_missing_or_foreign_snapshot_is_corrupt_state() {
+    let mut st = MemStorage::default();
+    // Snapshot 3's link names snapshot 2, which is missing (1 and 3 exist).
+    st.map.insert(snapshot_key(1), record(1, "v", 1, None, &[]));
+    st.map.insert(
+        snapshot_key(3),
+        record(3, "u", 9, Some(mark(7, 2)), &[("v", mark(1, 1))]),
+    );
+    st.map.insert(LATEST_HINT.into(), b"3".to_vec());
+    let message = corrupt(TableLog::default().find_user_snapshot(&mut st, "u", 5));
+    assert!(message.contains("which is missing"), "{message}");
+    // The link names v's snapshot 1 as u's.
+    st.map.insert(
+        snapshot_key(3),
+        record(3, "u", 9, Some(mark(7, 1)), &[("v", mark(1, 1))]),
+    );
+    let message = corrupt(TableLog::default().find_user_snapshot(&mut st, "u", 5));
+    assert!(message.contains("holds another commit"), "{message}");
+}
+
+#[test]
+fn a_snapshot_that_does_not_mark_itself_or_marks_the_future_is_corrupt_state() {
+    let mut own = BTreeMap::new();
+    own.insert("u".to_string(), mark(4, 1));
+    let bytes = encode_snapshot(&StoredSnapshot {
+        snapshot: Snapshot {
+            id: 1,
+            commit_user: "u".into(),
+            identifier: 5,
+            watermark: None,
+            time_ms: 0,
+            committables: alloc::vec![],
+        },
+        previous_of_user: None,
+        users: own,
+    });
+    let e = decode_snapshot(&snapshot_key(1), &bytes).unwrap_err();
+    assert!(e.message.contains("does not mark its own commit"), "{e}");
+    let bytes = record(1, "u", 5, None, &[("v", mark(1, 7))]);
+    let e = decode_snapshot(&snapshot_key(1), &bytes).unwrap_err();
+    assert!(e.message.contains("outside 1..=1"), "{e}");
+}
+
+#[test]
+fn commit_users_are_bounded_in_a_record_and_in_a_commit() {
+    // A record listing more than MAX_TABLE_USERS_BYTES of commit users.
+    // Names of 1 MiB: 16 of them (with their marks) pass 16 MiB.
+    let name = "x".repeat(1 << 20);
+    let many: Vec<(String, UserMark)> = (0..20)
+        .map(|i| (format!("{i:03}{name}"), mark(1, 1)))
+        .collect();
+    let refs: Vec<(&str, UserMark)> = many.iter().map(|(u, m)| (u.as_str(), *m)).collect();
+    let bytes = record(1, "u", 1, None, &refs);
+    let e = decode_snapshot(&snapshot_key(1), &bytes).unwrap_err();
+    assert!(e.message.contains("more than 16777216"), "{e}");
+    // A new commit user that would take the table past the bound is refused.
+    let mut env = MemEnv::default();
+    let mut log = TableLog::default();
+    for i in 0..15 {
+        commit(&mut log, &mut env, &format!("{i:03}{name}"), 1);
+    }
+    let e = log
+        .commit(&mut env, &format!("999{name}"), 1, None, &[])
+        .unwrap_err();
+    assert_eq!(e.kind, crate::error::ErrorKind::InvalidConfig, "{e}");
+    assert!(e.message.contains("commit users take"), "{e}");
+}
+
+#[test]
+fn exhausted_snapshot_ids_are_fatal_not_storage() {
+    let mut env = MemEnv::default();
+    env.storage
+        .map
+        .insert(snapshot_key(u64::MAX), record(u64::MAX, "v", 1, None, &[]));
+    env.storage
+        .map
+        .insert(LATEST_HINT.into(), u64::MAX.to_string().into_bytes());
+    let e = TableLog::default()
+        .commit(&mut env, "u", 1, None, &[])
+        .unwrap_err();
+    assert_eq!(e.kind, crate::error::ErrorKind::CorruptState, "{e}");
+    assert!(e.message.contains("snapshot ids are exhausted"), "{e}");
+}

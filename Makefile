@@ -16,7 +16,8 @@
 #                               (events often late against completions); default: default
 #   make bench                  issue 10's table: native vs component, callgrind, size (BENCHMARKS.md)
 #   make doc                    rustdoc of the library crates; a missing doc comment or a broken link fails
-#   make hosts-test             Node (jco), Python (wasmtime-py) and Go (wazero) replay every trace
+#   make hosts-test             Node (jco), Python (wasmtime-py), the JVM (Chicory) and Go (wazero) replay every trace
+#   make jvm-test               the Java binding on Chicory (hosts/jvm, Maven): unit tests and every trace
 #   make go-test                the Go module on wazero (hosts/go): go test ./... (every trace, fuzz corpora), the example
 #   make flink-test             the Flink 2.3 connector end to end in MiniClusters (hosts/flink)
 #   make flink-setup            Flink's jars from PyPI into target/flink/lib (once)
@@ -36,7 +37,7 @@ XTASK := $(CARGO) run --release -q -p xtask --
 VERSION := $(shell sed -n 's/^package sink:coordinator@\(.*\);/\1/p' wit/coordinator.wit)
 COMPONENT := dist/sink-coordinator-$(VERSION).wasm
 
-.PHONY: spec-check binaryen doc moto-setup oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test go-test flink-setup flink-test fuzz fuzz-regress model-check
+.PHONY: spec-check binaryen doc moto-setup oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test jvm-test go-test flink-setup flink-test fuzz fuzz-regress model-check
 
 # The CLI needs no wasm32 target: it embeds the committed dist/ artifact.
 build:
@@ -89,9 +90,11 @@ soak: build
 
 # Criterion first (target/criterion), then the table with the goals; the
 # instruction rows need valgrind (apt-get install valgrind), else they say so.
+# Last, the JVM rows (JMH through Chicory ÷ criterion's Rust-wasmtime medians) and Go's.
 bench: hosts-setup
 	$(CARGO) bench -p sink-coordinator-testkit --bench perf
 	$(CARGO) run --release -q -p sink-coordinator-testkit --example bench_table
+	MVN=$(MVN) hosts/jvm/bench.sh
 	cd hosts/go && $(GO) run ./cmd/sinkcoord-go-bench --core $(CURDIR)/$(CORE_MODULE) --criterion $(CURDIR)/target/criterion
 
 hosts-setup:
@@ -112,6 +115,13 @@ flink-setup:
 flink-test: flink-setup
 	hosts/flink/test.sh
 
+# The JVM binding (hosts/jvm): Maven fetches Chicory, JUnit and Jackson from Maven Central
+# into ~/.m2 on first use; the core module of the WIT version is taken from dist/ at build
+# time. Its tests replay every trace through the CLI; compare.sh then runs its ScriptRunner.
+MVN ?= mvn
+jvm-test: build
+	$(MVN) -B -q -f hosts/jvm/pom.xml verify -Dsinkcoord=$(CURDIR)/$(SINKCOORD)
+
 # The Go module (hosts/go): wazero comes from the Go module proxy (go.sum committed) on first
 # use; `go test ./...` replays every trace through the CLI, replays the fuzz corpora and runs
 # both examples (the pipeline is also run on its own, for its output); compare.sh then runs
@@ -123,7 +133,7 @@ go-test: build
 	cd hosts/go && SINKCOORD=$(CURDIR)/$(SINKCOORD) $(GO) test -count=1 ./...
 	cd hosts/go && $(GO) run ./examples/pipeline -core $(CURDIR)/$(CORE_MODULE)
 
-hosts-test: build hosts-setup go-test
+hosts-test: build hosts-setup jvm-test go-test
 	node --test hosts/node/test/
 	target/python-package/venv/bin/python hosts/python/tests/test_package.py
 	hosts/python/typecheck.sh

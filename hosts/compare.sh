@@ -5,6 +5,8 @@
 #   rust-component  `sinkcoord replay`            (wasmtime)
 #   node            hosts/node/run.mjs            (the installed npm package, jco)
 #   python          hosts/python/run.py           (the installed sink_coordinator package, wasmtime-py)
+#   jvm             hosts/jvm ScriptRunner        (the Java binding on Chicory; built by `make jvm-test`,
+#                   skipped with SKIP_JVM=1)
 #   go              hosts/go cmd/sinkcoord-go-run (the Go module on wazero, running the component's
 #                   core module dist/…<version>.core.wasm; built here, skipped with SKIP_GO=1)
 # Node and Python execute the trace's resolved call script (`sinkcoord script
@@ -55,7 +57,7 @@ while [ $# -gt 0 ]; do
     --component) component="$2"; shift 2 ;;
     --sinkcoord) sinkcoord="$2"; use_sinkcoord=1; shift 2 ;;
     --keep) keep="$2"; shift 2 ;;
-    -h|--help) sed -n "2,41p" "$0"; exit 0 ;;
+    -h|--help) sed -n "2,43p" "$0"; exit 0 ;;
     -*) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
     *) dirs+=("$1"); shift ;;
   esac
@@ -86,6 +88,18 @@ fi
 
 if [ -n "$keep" ]; then out="$keep"; mkdir -p "$out"; else out="$(mktemp -d)"; trap 'rm -rf "$out"' EXIT; fi
 
+# The JVM binding's script runner (hosts/jvm, `make jvm-test` builds it and the classpath file).
+JAVA="${JAVA:-java}"
+jvm_runtime=(jvm)
+if [ "${SKIP_JVM:-0}" = 1 ]; then
+  jvm_runtime=()
+else
+  jvm_target="$HERE/jvm/target"
+  [ -s "$jvm_target/runner.classpath" ] && [ -d "$jvm_target/test-classes" ] \
+    || { echo "compare.sh: the JVM host is not built: run \`make jvm-test\` (or set SKIP_JVM=1)" >&2; exit 2; }
+  jvm_cp="$(cat "$jvm_target/runner.classpath"):$jvm_target/classes:$jvm_target/test-classes"
+fi
+
 # The Go host's script runner (hosts/go/cmd/sinkcoord-go-run), built into target/go-host
 # unless GO_RUN names one; it runs the core module beside $component and checks that it is
 # that component's.
@@ -106,10 +120,10 @@ fi
 # Node runs the installed npm package (hosts/node/package.sh, run by setup.sh;
 # run.mjs checks that it was built from $component).
 
-runtimes=(node python ${go_runtime[@]+"${go_runtime[@]}"})
+runtimes=(node python ${jvm_runtime[@]+"${jvm_runtime[@]}"} ${go_runtime[@]+"${go_runtime[@]}"})
 rust_states=0
 if [ -n "$sinkcoord" ]; then
-  runtimes=(rust-native rust-component node python ${go_runtime[@]+"${go_runtime[@]}"})
+  runtimes=(rust-native rust-component node python ${jvm_runtime[@]+"${jvm_runtime[@]}"} ${go_runtime[@]+"${go_runtime[@]}"})
   if "$sinkcoord" replay --help 2>/dev/null | grep -q -- '--states'; then
     rust_states=1
   else
@@ -136,7 +150,7 @@ run() {
       local native=()
       [ "$rt" = rust-native ] && native=(--native)
       "$sinkcoord" "${sinkcoord_args[@]}" replay "${native[@]}" "${states[@]}" "$trace" ;;
-    node | python | go)
+    node | python | jvm | go)
       local script="$base.script"
       if [ ! -f "$script.code" ]; then
         "$sinkcoord" script "$trace" >"$script" 2>"$script.err"
@@ -145,7 +159,11 @@ run() {
       local code
       code="$(cat "$script.code")"
       if [ "$code" -ne 0 ]; then cat "$script.err" >&2; return "$code"; fi
-      if [ "$rt" = go ]; then
+      if [ "$rt" = jvm ]; then
+        # run by jvm_batch below, before the traces: one JVM for all of them
+        [ "$(cat "$base.jvm.batch.code" 2>/dev/null)" = 0 ] || { cat "$base.jvm.batch.err" 2>/dev/null >&2; return 1; }
+        cat "$base.jvm.batch"
+      elif [ "$rt" = go ]; then
         "$GO_RUN" --core "$core" --component "$component" "$script"
       elif [ "$rt" = node ]; then
         "$NODE" "$HERE/node/run.mjs" --component "$component" "$script"
@@ -169,6 +187,30 @@ same_result() {
   fi
   return 1
 }
+
+# The JVM runs every trace's script in one process (a JVM start and a module load per trace
+# would cost more than the traces): the scripts first (reused by node and python), then one
+# `ScriptRunner --batch`; run() renders each raw result like node's and python's.
+jvm_batch() {
+  local list="$out/jvm.batch" n=0 dir trace base script
+  : >"$list"
+  for dir in "${dirs[@]}"; do
+    while IFS= read -r -d '' trace; do
+      n=$((n + 1))
+      base="$out/$n-$(basename "$trace" .trace.json)"
+      script="$base.script"
+      rm -f "$base.jvm.batch" "$base.jvm.batch.code" "$base.jvm.batch.err"
+      if [ ! -f "$script.code" ]; then
+        "$sinkcoord" script "$trace" >"$script" 2>"$script.err"
+        echo $? >"$script.code"
+      fi
+      [ "$(cat "$script.code")" -eq 0 ] && printf '%s\t%s\n' "$script" "$base.jvm.batch" >>"$list"
+    done < <(find "$dir" -name '*.trace.json' -print0 | sort -z)
+  done
+  "$JAVA" -cp "$jvm_cp" io.sinkcoordinator.jvm.ScriptRunner --component "$component" --batch "$list" \
+    || echo "compare.sh: the JVM ScriptRunner exited $?" >&2
+}
+[ ${#jvm_runtime[@]} -gt 0 ] && jvm_batch
 
 passed=0
 failed=0

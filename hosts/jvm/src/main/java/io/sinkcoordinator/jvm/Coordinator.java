@@ -1,0 +1,307 @@
+package io.sinkcoordinator.jvm;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.OptionalLong;
+
+/**
+ * The commit coordinator of one sink (WIT resource {@code coordinator}): one instance of the core
+ * module over {@code storage} (the table) and {@code clock}, resuming from a {@link RestorePoint}
+ * if given. One per sink and per incarnation; calls are serialized.
+ *
+ * <p>Every method throws the {@link CoordinatorException} subclass of the component's error kind;
+ * {@link ComponentTrapException} if the component trapped (the handle is then discarded).
+ * Numbers the WIT types as {@code u64} are Java longs read as unsigned.
+ */
+public final class Coordinator extends Handle {
+  private final int handle;
+  private final String c;
+
+  /** A coordinator on the bundled module, with the system clock. */
+  public Coordinator(Config config, Storage storage) throws CoordinatorException {
+    this(config, storage, Clock.system(), null, CoordinatorRuntime.bundled());
+  }
+
+  /**
+   * A coordinator. Nothing is checked or read until {@link #start()}.
+   *
+   * @param restore null for a fresh start
+   */
+  public Coordinator(
+      Config config, Storage storage, Clock clock, RestorePoint restore, CoordinatorRuntime runtime)
+      throws CoordinatorException {
+    super(runtime, storage, clock);
+    Objects.requireNonNull(config, "config");
+    this.c = runtime.names.c;
+    this.handle = call("constructor", g -> construct(g, config, restore));
+  }
+
+  private int construct(Guest g, Config config, RestorePoint restore) {
+    // 16 flat parameters (exactly MAX_FLAT_PARAMS, so still flat): docs/embedding.md section 5
+    byte[] user = config.commitUser().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    int userPtr = g.lowerBytes(user);
+    long tagSome = config.tagTimeRetainedMs().isPresent() ? 1 : 0;
+    long tagMs = config.tagTimeRetainedMs().orElse(0);
+    long rSome = 0;
+    long rCheckpoint = 0;
+    long statePtr = 0;
+    long stateLen = 0;
+    long finishedPtr = 0;
+    long finishedLen = 0;
+    if (restore != null) {
+      rSome = 1;
+      rCheckpoint = restore.checkpoint();
+      statePtr = g.lowerBytes(restore.state());
+      stateLen = restore.state().length;
+      List<Integer> fin = restore.finishedSubtasks();
+      int p = g.alloc(4, Math.multiplyExact(4, fin.size()));
+      for (int i = 0; i < fin.size(); i++) {
+        g.writeI32(p + 4 * i, fin.get(i));
+      }
+      finishedPtr = p;
+      finishedLen = fin.size();
+    }
+    return g.call(
+        c + "[constructor]coordinator",
+        config.parallelism(),
+        userPtr,
+        user.length,
+        config.checkpointing() ? 1 : 0,
+        config.finalCommit() == FinalCommitMode.ON_END_INPUT ? 1 : 0,
+        config.forceCreateSnapshot() ? 1 : 0,
+        config.savepointAutoTag() ? 1 : 0,
+        tagSome,
+        tagMs,
+        config.recovery() == RecoveryMode.CONTINUE ? 1 : 0,
+        rSome,
+        rCheckpoint,
+        statePtr,
+        stateLen,
+        finishedPtr,
+        finishedLen);
+  }
+
+  /** A method returning {@code result<outcome, error>}: the payload at ret + 8. */
+  private Outcome outcomeCall(String method, long... rest) throws CoordinatorException {
+    String name = c + "[method]coordinator." + method;
+    return call(
+        method,
+        g -> {
+          long[] args = new long[rest.length + 1];
+          args[0] = g.coordinatorRep(handle);
+          System.arraycopy(rest, 0, args, 1, rest.length);
+          return outcomeResult(g, name, g.call(name, args));
+        });
+  }
+
+  private static Outcome outcomeResult(Guest g, String name, int ret) throws CoordinatorException {
+    boolean ok = g.u8(ret) == 0;
+    Outcome o = ok ? Lift.outcome(g, ret + 8) : null;
+    CoordinatorException e = ok ? null : Lift.error(g, ret + 8, -1, null);
+    g.post(name, ret);
+    if (e != null) {
+      throw e;
+    }
+    return o;
+  }
+
+  /**
+   * Sets the size limits (host configuration); only while created, i.e. before {@link #start()}.
+   */
+  public void setLimits(Limits limits) throws CoordinatorException {
+    Objects.requireNonNull(limits, "limits");
+    String name = c + "[method]coordinator.set-limits";
+    call(
+        "set-limits",
+        g -> {
+          int ret =
+              g.call(
+                  name,
+                  g.coordinatorRep(handle),
+                  limits.maxCommittableBytes(),
+                  limits.maxEventBytes(),
+                  limits.maxSnapshotBytes());
+          // result<_, error>: the error at ret + 4
+          CoordinatorException e = g.u8(ret) == 0 ? null : Lift.error(g, ret + 4, -1, null);
+          g.post(name, ret);
+          if (e != null) {
+            throw e;
+          }
+          return null;
+        });
+  }
+
+  /** created -> running (fresh) or restoring (with a restore point). */
+  public Outcome start() throws CoordinatorException {
+    return outcomeCall("start");
+  }
+
+  /** A writer's entry for one checkpoint or END (what {@link Writer#report} returned). */
+  public Outcome event(int subtask, int attempt, Entry entry) throws CoordinatorException {
+    Objects.requireNonNull(entry, "entry");
+    String name = c + "[method]coordinator.event";
+    return call(
+        "event",
+        g -> {
+          int list = g.lowerByteLists(entry.committables());
+          OptionalLong wm = entry.watermark();
+          int ret =
+              g.call(
+                  name,
+                  g.coordinatorRep(handle),
+                  subtask,
+                  attempt,
+                  entry.checkpoint(),
+                  list,
+                  entry.committables().size(),
+                  wm.isPresent() ? 1 : 0,
+                  wm.orElse(0),
+                  entry.savepoint() ? 1 : 0);
+          return outcomeResult(g, name, ret);
+        });
+  }
+
+  /**
+   * Many writer events in one crossing: applied in order exactly as {@link #event} would, stopping
+   * at the first error, with one merged outcome (committed snapshots and tags concatenated,
+   * restart-required ORed, the last state and committed-up-to). An error carries {@link
+   * CoordinatorException#applied()} (the failing event's index: after declined or storage, resend
+   * from there) and {@link CoordinatorException#outcome()} (what the applied events did).
+   *
+   * <p>On a 0.2.2+ module the batch goes through {@code events-packed}: each event's committables
+   * cross as one block, one guest allocation per event.
+   */
+  public Outcome events(List<WriterEvent> events) throws CoordinatorException {
+    Objects.requireNonNull(events, "events");
+    String packed = runtime.names.eventsPacked;
+    String name = packed != null ? packed : runtime.names.events;
+    return call(
+        "events",
+        g -> {
+          int n = events.size();
+          // packed-event and writer-event: 48 bytes, align 8; subtask @0, attempt @4, then the
+          // checkpoint @8, the committables @16/@20, the watermark @24 (value @32), savepoint @40
+          int base = g.alloc(8, Math.multiplyExact(48, n));
+          for (int i = 0; i < n; i++) {
+            WriterEvent ev = events.get(i);
+            Entry e = ev.entry();
+            int p = base + 48 * i;
+            g.writeI32(p, ev.subtask());
+            g.writeI32(p + 4, ev.attempt());
+            g.writeI64(p + 8, e.checkpoint());
+            if (packed != null) {
+              byte[] block = Guest.packCommittables(e.committables());
+              g.writeI32(p + 16, g.lowerBytes(block));
+              g.writeI32(p + 20, block.length);
+            } else {
+              g.writeI32(p + 16, g.lowerByteLists(e.committables()));
+              g.writeI32(p + 20, e.committables().size());
+            }
+            g.writeU8(p + 24, e.watermark().isPresent() ? 1 : 0);
+            g.writeI64(p + 32, e.watermark().orElse(0));
+            g.writeU8(p + 40, e.savepoint() ? 1 : 0);
+          }
+          int ret = g.call(name, g.coordinatorRep(handle), base, n);
+          // result<batch-outcome, batch-error>, payload at +8; batch-error: applied u32 @0,
+          // batch-outcome @8, error @64
+          CoordinatorException err = null;
+          Outcome o = null;
+          if (g.u8(ret) == 0) {
+            o = Lift.batchOutcome(g, ret + 8);
+          } else {
+            int applied = g.i32(ret + 8);
+            err = Lift.error(g, ret + 72, applied, Lift.batchOutcome(g, ret + 16));
+          }
+          g.post(name, ret);
+          if (err != null) {
+            throw err;
+          }
+          return o;
+        });
+  }
+
+  /** A restored writer's replay of its buffer (what {@link Writer#restore} returned). */
+  public Outcome restored(int subtask, int attempt, long checkpoint, List<Entry> entries)
+      throws CoordinatorException {
+    Objects.requireNonNull(entries, "entries");
+    String name = c + "[method]coordinator.restored";
+    return call(
+        "restored",
+        g -> {
+          int n = entries.size();
+          int base = g.alloc(8, Math.multiplyExact(40, n));
+          for (int i = 0; i < n; i++) {
+            Entry e = entries.get(i);
+            int p = base + 40 * i;
+            g.writeI64(p, e.checkpoint());
+            g.writeI32(p + 8, g.lowerByteLists(e.committables()));
+            g.writeI32(p + 12, e.committables().size());
+            g.writeU8(p + 16, e.watermark().isPresent() ? 1 : 0);
+            g.writeI64(p + 24, e.watermark().orElse(0));
+            g.writeU8(p + 32, e.savepoint() ? 1 : 0);
+          }
+          int ret = g.call(name, g.coordinatorRep(handle), subtask, attempt, checkpoint, base, n);
+          return outcomeResult(g, name, ret);
+        });
+  }
+
+  /** Region failover of one writer, restarting from {@code checkpoint} (empty: from scratch). */
+  public Outcome subtaskReset(int subtask, OptionalLong checkpoint) throws CoordinatorException {
+    Objects.requireNonNull(checkpoint, "checkpoint");
+    return outcomeCall(
+        "subtask-reset", subtask, checkpoint.isPresent() ? 1 : 0, checkpoint.orElse(0));
+  }
+
+  /** The coordinator's state bytes for checkpoint {@code checkpoint}. */
+  public byte[] checkpoint(long checkpoint) throws CoordinatorException {
+    String name = c + "[method]coordinator.checkpoint";
+    return call(
+        "checkpoint",
+        g -> {
+          int ret = g.call(name, g.coordinatorRep(handle), checkpoint);
+          // result<list<u8>, error>: both payloads at ret + 4
+          boolean ok = g.u8(ret) == 0;
+          byte[] bytes = ok ? g.bytes(g.i32(ret + 4), g.i32(ret + 8)) : null;
+          CoordinatorException e = ok ? null : Lift.error(g, ret + 4, -1, null);
+          g.post(name, ret);
+          if (e != null) {
+            throw e;
+          }
+          return bytes;
+        });
+  }
+
+  /** Checkpoint {@code checkpoint} completed: commits what it covers. */
+  public Outcome checkpointComplete(long checkpoint) throws CoordinatorException {
+    return outcomeCall("checkpoint-complete", checkpoint);
+  }
+
+  /** Checkpoint {@code checkpoint} was aborted. */
+  public Outcome checkpointAborted(long checkpoint) throws CoordinatorException {
+    return outcomeCall("checkpoint-aborted", checkpoint);
+  }
+
+  /** The job ends (WIT {@code close}; the instance stays, answering state queries). */
+  public Outcome close() throws CoordinatorException {
+    return outcomeCall("close");
+  }
+
+  /** The current lifecycle state (an enum returned flat). */
+  public Lifecycle state() throws CoordinatorException {
+    String name = c + "[method]coordinator.state";
+    return call("state", g -> Lift.lifecycle(g.call(name, g.coordinatorRep(handle))));
+  }
+
+  /** Committed-up-to (SEMANTICS 5.5), answered in every state; empty until the rule first ran. */
+  public OptionalLong committedUpTo() throws CoordinatorException {
+    String name = c + "[method]coordinator.committed-up-to";
+    return call(
+        "committed-up-to",
+        g -> {
+          int ret = g.call(name, g.coordinatorRep(handle));
+          OptionalLong v = g.optionalI64(ret);
+          g.post(name, ret);
+          return v;
+        });
+  }
+}

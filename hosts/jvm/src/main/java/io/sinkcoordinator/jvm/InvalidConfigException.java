@@ -1,0 +1,16 @@
+package io.sinkcoordinator.jvm;
+
+/** Fatal: the configuration or the limits are rejected (WIT error kind {@code invalid-config}). */
+public final class InvalidConfigException extends CoordinatorException {
+  private static final long serialVersionUID = 1L;
+
+  InvalidConfigException(String message, int applied, Outcome outcome) {
+    super(message, applied, outcome, null);
+  }
+
+  @Override
+  public String kind() {
+    return "invalid-config";
+  }
+
+}

@@ -1,0 +1,16 @@
+package io.sinkcoordinator.jvm;
+
+/** Fatal: the call's content breaks a rule or a size limit (WIT error kind {@code invalid-event}). */
+public final class InvalidEventException extends CoordinatorException {
+  private static final long serialVersionUID = 1L;
+
+  InvalidEventException(String message, int applied, Outcome outcome) {
+    super(message, applied, outcome, null);
+  }
+
+  @Override
+  public String kind() {
+    return "invalid-event";
+  }
+
+}

@@ -1,0 +1,63 @@
+package io.sinkcoordinator.jvm;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * A table in memory (tests, examples). Thread-safe, so several coordinators of one table (several
+ * instances sharing the host's storage) can use one; values are copied in and out.
+ */
+public final class MemoryStorage implements Storage {
+  // Ordered by the UTF-8 bytes of the keys, as Rust's String order (list's contract); for the
+  // ASCII keys the component uses this is also String order, but a host may store others.
+  private final TreeMap<String, byte[]> items = new TreeMap<>(MemoryStorage::byteOrder);
+
+  static int byteOrder(String a, String b) {
+    return Arrays.compareUnsigned(
+        a.getBytes(StandardCharsets.UTF_8), b.getBytes(StandardCharsets.UTF_8));
+  }
+
+  @Override
+  public synchronized byte[] get(String key) {
+    byte[] v = items.get(key);
+    return v == null ? null : v.clone();
+  }
+
+  @Override
+  public synchronized boolean putIfAbsent(String key, byte[] value) {
+    return items.putIfAbsent(key, value.clone()) == null;
+  }
+
+  @Override
+  public synchronized void put(String key, byte[] value) {
+    items.put(key, value.clone());
+  }
+
+  @Override
+  public synchronized void delete(String key) {
+    items.remove(key);
+  }
+
+  @Override
+  public synchronized List<String> list(String prefix) {
+    List<String> keys = new ArrayList<>();
+    for (Map.Entry<String, byte[]> e : items.tailMap(prefix, true).entrySet()) {
+      if (!e.getKey().startsWith(prefix)) {
+        break;
+      }
+      keys.add(e.getKey());
+    }
+    return keys;
+  }
+
+  /** A copy of every key and value (tests). */
+  public synchronized Map<String, byte[]> snapshot() {
+    TreeMap<String, byte[]> copy = new TreeMap<>(MemoryStorage::byteOrder);
+    items.forEach((k, v) -> copy.put(k, v.clone()));
+    return copy;
+  }
+}

@@ -6,26 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-/// A fresh directory, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "sinkcoord-issue26-component-{name}-{}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+mod common;
+use common::Scratch;
 
 fn replay(cache: Option<&Path>, args: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_sinkcoord"));
@@ -60,7 +42,7 @@ fn commits_trace(n: u64) -> String {
 
 #[test]
 fn a_damaged_cache_file_is_recompiled_not_executed() {
-    let s = Scratch::new("cache");
+    let s = Scratch::new("issue26-component", "cache");
     let cache = s.0.join("cache");
     let trace = s.0.join("trace.json");
     std::fs::write(&trace, commits_trace(3)).unwrap();
@@ -110,7 +92,7 @@ fn a_damaged_cache_file_is_recompiled_not_executed() {
 
 #[test]
 fn replay_reads_a_large_table_in_bounded_calls() {
-    let s = Scratch::new("large-table");
+    let s = Scratch::new("issue26-component", "large-table");
     let trace = s.0.join("trace.json");
     std::fs::write(&trace, commits_trace(2000)).unwrap();
     let trace = trace.to_str().unwrap();
@@ -128,7 +110,7 @@ fn replay_reads_a_large_table_in_bounded_calls() {
 
 #[test]
 fn seventeen_thousand_instances_alive_at_once_do_not_trap() {
-    let s = Scratch::new("instances");
+    let s = Scratch::new("issue26-component", "instances");
     let n = 17_000;
     let steps: Vec<String> = (0..n)
         .map(|i| format!(r#"{{"op": "start", "instance": "i{i}"}}"#))

@@ -4,33 +4,15 @@
 //! otherwise (the Flink connector's table, its log under `log/`) is named
 //! too, and the command exits 1.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use sink_coordinator::{table, Config, Coordinator, Entry, StepClock};
 use sink_coordinator_host::env::HostEnv;
 use sink_coordinator_host::storage::LocalDirStorage;
 
-/// A fresh directory, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "sinkcoord-issue26-inspect-{name}-{}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+mod common;
+use common::Scratch;
 
 /// A table with `n` snapshots of commit user "job", made by the native core.
 fn table_with_snapshots(dir: &Path, n: u64) {
@@ -103,7 +85,7 @@ fn a_special_file_at_a_snapshot_key_is_named() {
     }
     for (kind, plant) in kinds {
         for (snapshots, replaced) in [(3u64, 2u64), (1, 1)] {
-            let s = Scratch::new("special");
+            let s = Scratch::new("issue26-inspect", "special");
             let t = s.0.join("table");
             table_with_snapshots(&t, snapshots);
             let key = table::snapshot_key(replaced);
@@ -131,7 +113,7 @@ fn a_special_file_at_a_snapshot_key_is_named() {
 
 #[test]
 fn special_files_at_tag_and_hint_keys_are_named() {
-    let s = Scratch::new("tag-hint");
+    let s = Scratch::new("issue26-inspect", "tag-hint");
     let t = s.0.join("table");
     table_with_snapshots(&t, 2);
     std::fs::create_dir_all(t.join("tag")).unwrap();
@@ -154,7 +136,7 @@ fn special_files_at_tag_and_hint_keys_are_named() {
 
 #[test]
 fn a_flink_connector_table_is_not_called_empty() {
-    let s = Scratch::new("flink");
+    let s = Scratch::new("issue26-inspect", "flink");
     let t = s.0.join("table");
     // The connector's layout: the component's log under log/, the records
     // under data/.
@@ -177,7 +159,7 @@ fn a_flink_connector_table_is_not_called_empty() {
 
 #[test]
 fn foreign_entries_at_the_top_are_named() {
-    let s = Scratch::new("foreign");
+    let s = Scratch::new("issue26-inspect", "foreign");
     let t = s.0.join("table");
     table_with_snapshots(&t, 1);
     std::fs::write(t.join("README"), b"x").unwrap();

@@ -5,7 +5,7 @@
 //! exit status 3, not as "invariant violated".
 
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn sinkcoord(args: &[&str]) -> Output {
@@ -19,26 +19,8 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// A fresh scratch directory, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "sinkcoord-issue26-sim-{name}-{}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+mod common;
+use common::Scratch;
 
 /// A short native run on `table` (a few checkpoints, one writer).
 fn short_run(table: &Path) -> Output {
@@ -103,7 +85,7 @@ fn a_seed_range_past_u64_max_is_a_usage_error() {
 
 #[test]
 fn the_wipe_check_looks_at_every_file_and_keeps_foreign_ones() {
-    let s = Scratch::new("wipe");
+    let s = Scratch::new("issue26-sim", "wipe");
     let table = s.0.join("table");
     // A table written by the simulator is wiped and written again.
     for _ in 0..2 {
@@ -185,7 +167,7 @@ fn count_files(dir: &Path) -> usize {
 
 #[test]
 fn a_full_disk_is_a_storage_failure_not_a_violation() {
-    let s = Scratch::new("efbig");
+    let s = Scratch::new("issue26-sim", "efbig");
     let table = s.0.join("table");
     // Files past 1 KiB cannot be written (EFBIG, the signal ignored): the
     // first large snapshot fails on the real storage, as on a full disk.

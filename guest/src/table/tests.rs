@@ -2,6 +2,8 @@
 
 use super::*;
 use crate::env::{MemEnv, MemStorage, StepClock};
+use alloc::collections::BTreeMap;
+use alloc::string::{String, ToString};
 
 fn commit(log: &mut TableLog, env: &mut MemEnv, user: &str, id: u64) -> Written {
     log.commit(env, user, id, Some(1), &[(0, b"x".as_slice())])
@@ -144,8 +146,11 @@ fn encode_snapshot_round_trips_what_commit_writes() {
     let mut env = MemEnv::default();
     let mut log = TableLog::default();
     commit(&mut log, &mut env, "u", 1);
-    commit(&mut log, &mut env, "u", 2);
-    let key = snapshot_key(2);
+    commit(&mut log, &mut env, "w", 1);
+    commit(&mut log, &mut env, "v", 2);
+    // Three users in one record: the commit's borrowed pairs and the
+    // decoder's wire structs must be the same bytes.
+    let key = snapshot_key(3);
     let stored = env.storage.map[&key].clone();
     let decoded = decode_snapshot(&key, &stored).unwrap();
     assert_eq!(encode_snapshot(&decoded), stored);

@@ -1,0 +1,169 @@
+//! The contract of [`TableFormat`], as a test any format runs: the native
+//! log below, and each format added beside it.
+
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use super::format::{SnapshotRecord, TableFormat, TagRecord, UserMark};
+use super::native::NativeLog;
+use crate::env::{MemStorage, Storage, StorageError};
+use crate::error::ErrorKind;
+
+/// A storage that records the calls made through it.
+#[derive(Default)]
+struct Calls {
+    inner: MemStorage,
+    log: Vec<String>,
+}
+
+impl Calls {
+    fn take(&mut self) -> Vec<String> {
+        core::mem::take(&mut self.log)
+    }
+}
+
+impl Storage for Calls {
+    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        self.log.push(alloc::format!("get {key}"));
+        self.inner.get(key)
+    }
+    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
+        self.log.push(alloc::format!("create {key}"));
+        self.inner.put_if_absent(key, value)
+    }
+    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
+        self.log.push(alloc::format!("put {key}"));
+        self.inner.put(key, value)
+    }
+    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
+        self.log.push(alloc::format!("delete {key}"));
+        self.inner.delete(key)
+    }
+    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        self.log.push(alloc::format!("list {prefix}"));
+        self.inner.list(prefix)
+    }
+}
+
+fn mark(identifier: u64, snapshot_id: u64) -> UserMark {
+    UserMark {
+        identifier,
+        snapshot_id,
+    }
+}
+
+/// Runs the contract on a fresh table of format `F`. `calls_per_create` is
+/// how many storage calls one snapshot create makes (the format's constant:
+/// it must not depend on the history).
+fn check_format<F: TableFormat + Default>(calls_per_create: usize) {
+    let mut st = Calls::default();
+    let mut f = F::default();
+    assert_eq!(f.read_hint(&mut st).unwrap(), 0, "no hint reads as 0");
+    assert!(f.read_snapshot(&mut st, 1).unwrap().is_none());
+    st.take();
+
+    let committables: [(u32, &[u8]); 2] = [(0, b"a"), (3, b"bc")];
+    for id in 1..=20u64 {
+        let users = [("u", mark(id, id)), ("v", mark(1, 1))];
+        let users = if id == 1 { &users[..1] } else { &users[..] };
+        let record = SnapshotRecord {
+            id,
+            commit_user: "u",
+            identifier: id,
+            watermark: Some(-5),
+            time_ms: 1000 + id,
+            committables: &committables,
+            previous_of_user: (id > 1).then(|| mark(id - 1, id - 1)),
+            users,
+        };
+        assert!(f.create_snapshot(&mut st, &record).unwrap(), "created {id}");
+        let calls = st.take();
+        assert_eq!(calls.len(), calls_per_create, "snapshot {id}: {calls:?}");
+        // The same id again: exists, nothing overwritten.
+        assert!(!f.create_snapshot(&mut st, &record).unwrap());
+        st.take();
+    }
+
+    let s = f.read_snapshot(&mut st, 20).unwrap().unwrap();
+    assert_eq!(s.snapshot.id, 20);
+    assert_eq!(s.snapshot.commit_user, "u");
+    assert_eq!(s.snapshot.identifier, 20);
+    assert_eq!(s.snapshot.watermark, Some(-5));
+    assert_eq!(s.snapshot.time_ms, 1020);
+    assert_eq!(
+        s.snapshot.committables,
+        alloc::vec![(0, b"a".to_vec()), (3, b"bc".to_vec())]
+    );
+    assert_eq!(s.previous_of_user, Some(mark(19, 19)));
+    assert_eq!(s.users.get("u"), Some(&mark(20, 20)));
+    assert_eq!(s.users.get("v"), Some(&mark(1, 1)));
+    assert!(f.read_snapshot(&mut st, 21).unwrap().is_none());
+
+    f.write_hint(&mut st, 20).unwrap();
+    assert_eq!(f.read_hint(&mut st).unwrap(), 20);
+
+    let tag = |name: &'static str, snapshot_id| TagRecord {
+        name,
+        snapshot_id,
+        identifier: snapshot_id,
+        commit_user: "u",
+        create_time_ms: 7,
+        expire_time_ms: Some(9),
+    };
+    assert!(f.create_tag(&mut st, &tag("savepoint-2", 2)).unwrap());
+    assert!(!f.create_tag(&mut st, &tag("savepoint-2", 3)).unwrap());
+    assert!(f.create_tag(&mut st, &tag("savepoint-10", 10)).unwrap());
+    let t = f.read_tag(&mut st, "savepoint-2").unwrap().unwrap();
+    assert_eq!((t.tag.snapshot_id, t.commit_user.as_str()), (2, "u"));
+    assert_eq!((t.tag.create_time_ms, t.tag.expire_time_ms), (7, Some(9)));
+    let names: Vec<String> = f
+        .list_tags(&mut st)
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(names, ["savepoint-10", "savepoint-2"]);
+    f.delete_tag(&mut st, "savepoint-2").unwrap();
+    f.delete_tag(&mut st, "savepoint-2").unwrap();
+    assert!(f.read_tag(&mut st, "savepoint-2").unwrap().is_none());
+}
+
+#[test]
+fn the_native_log_keeps_the_contract() {
+    check_format::<NativeLog>(1);
+}
+
+#[test]
+fn native_records_that_cannot_be_trusted_are_corrupt_state() {
+    let mut st = MemStorage::default();
+    let mut f = NativeLog;
+    st.map
+        .insert(super::snapshot_key(4), b"\x01not postcard".to_vec());
+    st.map.insert(super::tag_key("t"), b"\x09".to_vec());
+    let e = f.read_snapshot(&mut st, 4).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::CorruptState);
+    assert!(e.message.contains("snapshot/00000000000000000004"));
+    let e = f.read_tag(&mut st, "t").unwrap_err();
+    assert_eq!(e.kind, ErrorKind::CorruptState);
+    // A record stored under another snapshot's key.
+    let record = SnapshotRecord {
+        id: 5,
+        commit_user: "u",
+        identifier: 1,
+        watermark: None,
+        time_ms: 0,
+        committables: &[],
+        previous_of_user: None,
+        users: &[("u", mark(1, 5))],
+    };
+    f.create_snapshot(&mut st, &record).unwrap();
+    let bytes = st.map.remove(&super::snapshot_key(5)).unwrap();
+    st.map.insert(super::snapshot_key(6), bytes);
+    let e = f.read_snapshot(&mut st, 6).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::CorruptState);
+    assert!(e.message.ends_with("holds snapshot 5"), "{}", e.message);
+    // Hints are advisory: garbage reads as no hint.
+    st.map
+        .insert(super::LATEST_HINT.to_string(), b"not a number".to_vec());
+    assert_eq!(f.read_hint(&mut st).unwrap(), 0);
+}

@@ -1,0 +1,391 @@
+//! The log: this instance's view of the table and the exactly-once filter,
+//! over any [`TableFormat`].
+//!
+//! Exactly-once without scanning history: every snapshot carries, for every
+//! commit user, the user's last `(identifier, snapshot id)` as of that
+//! snapshot, and a pointer to the same user's previous snapshot. Reading the
+//! latest snapshot therefore answers "highest identifier committed by this
+//! user", and the atomic create of `latest + 1` proves nothing was appended
+//! in between. A commit in steady state makes `k` creates (one per snapshot)
+//! and one hint put; each snapshot appended by someone else since this
+//! instance last looked costs one extra get and one extra create. The map
+//! grows with the number of distinct commit users, never with the log length.
+
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use super::format::{SnapshotRecord, TableFormat, UserMark};
+use super::native::NativeLog;
+use super::{clip, storage_err};
+use crate::env::{Env, Storage};
+use crate::error::{Error, Result};
+use crate::types::{checkpoint_name, Snapshot, END, MAX_TABLE_USERS_BYTES};
+
+/// Result of writing one snapshot through the exactly-once filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// Created now, with this id.
+    Created(u64),
+    /// An earlier create of this instance that reported an error had landed.
+    Landed(u64),
+    /// Filtered: the commit user already committed this identifier.
+    Skipped,
+}
+
+impl Written {
+    /// Whether a snapshot of ours is in the table now.
+    pub fn wrote(self) -> bool {
+        !matches!(self, Written::Skipped)
+    }
+}
+
+/// This instance's view of the log: the latest snapshot it knows of and
+/// every commit user's last snapshot as of it. Kept across calls and
+/// corrected by the atomic create (a conflict means someone appended).
+#[derive(Clone, Debug, Default)]
+pub struct TableLog {
+    /// How the table stores its records (the native log until a second
+    /// format is chosen by configuration).
+    format: NativeLog,
+    loaded: bool,
+    pub(in crate::table) latest: u64,
+    users: BTreeMap<String, UserMark>,
+    /// The commit user this instance commits as (see [`TableLog::watch`])
+    /// and its entry of `users`, kept in step with every change of `users`:
+    /// rule 2 asks for it on every event, and a string-keyed map lookup
+    /// was a tenth of an event's instructions (issue 10, BENCHMARKS.md).
+    own_user: String,
+    own_mark: Option<UserMark>,
+    /// A create of ours that returned an error: `(snapshot id, identifier)`.
+    /// If a retry finds exactly that snapshot, our write landed.
+    uncertain: Option<(u64, u64)>,
+    /// Snapshots created since the hint was last written.
+    hint_stale: bool,
+    /// A storage call failed since the last read: the next call that needs
+    /// the table reads it again before deciding anything (SEMANTICS 5.3).
+    stale: bool,
+}
+
+impl TableLog {
+    /// Sets the commit user whose mark [`TableLog::own_high`] answers
+    /// without a map lookup (the coordinator's own, set again when a
+    /// restore's state changes it).
+    pub fn watch(&mut self, user: &str) {
+        if self.own_user != user {
+            self.own_user = user.to_string();
+        }
+        self.refresh_own();
+    }
+
+    /// Re-reads the watched user's mark after `users` changed.
+    fn refresh_own(&mut self) {
+        self.own_mark = self.users.get(self.own_user.as_str()).copied();
+    }
+
+    /// [`TableLog::user_high`] of the user set by [`TableLog::watch`].
+    pub fn own_high(&self) -> Option<u64> {
+        self.own_mark.map(|m| m.identifier)
+    }
+
+    /// Whether the table was read at least once.
+    pub fn is_loaded(&self) -> bool {
+        self.loaded
+    }
+
+    /// Whether the view must be (re-)read before it is used for a decision.
+    pub fn needs_read(&self) -> bool {
+        !self.loaded || self.stale
+    }
+
+    /// Whether snapshots were created since the hint was last written (the
+    /// commit rule's early exit must not skip the hint's write).
+    pub fn hint_stale(&self) -> bool {
+        self.hint_stale
+    }
+
+    /// Marks the view as possibly out of date (after a storage error).
+    pub fn invalidate(&mut self) {
+        self.stale = true;
+    }
+
+    /// Reads the table again. Returns the identifier of a create of this
+    /// instance for `user` that reported an error but is found to have landed.
+    ///
+    /// A loaded view only probes forward from its latest snapshot: snapshots
+    /// are immutable and their ids dense, so what the view holds is still
+    /// true and only later ids can be new (one `get` when nothing landed,
+    /// against three through the hint). The create in doubt, the view's
+    /// latest + 1, is the first snapshot the probe reads.
+    pub fn refresh(&mut self, st: &mut dyn Storage, user: &str) -> Result<Option<u64>> {
+        if !self.loaded {
+            self.load(st)?;
+            return self.settle_uncertain(st, user, None);
+        }
+        let watched = self.advance(st, self.latest, None, self.uncertain.map(|(id, _)| id))?;
+        self.settle_uncertain(st, user, watched)
+    }
+
+    /// Probes forward from snapshot `latest` (whose users are `users`, or
+    /// the view's own when `None`) until a missing id, then installs the
+    /// result as the view: it changes only once the whole read succeeded.
+    /// Returns snapshot `watch` if the probe read it.
+    fn advance(
+        &mut self,
+        st: &mut dyn Storage,
+        mut latest: u64,
+        mut users: Option<BTreeMap<String, UserMark>>,
+        watch: Option<u64>,
+    ) -> Result<Option<Snapshot>> {
+        let mut watched = None;
+        while let Some(next) = latest.checked_add(1) {
+            let Some(s) = self.format.read_snapshot(st, next)? else {
+                break;
+            };
+            if watch == Some(next) {
+                watched = Some(s.snapshot);
+            }
+            latest = next;
+            users = Some(s.users);
+        }
+        self.latest = latest;
+        if let Some(users) = users {
+            self.users = users;
+            self.refresh_own();
+        }
+        self.loaded = true;
+        self.stale = false;
+        Ok(watched)
+    }
+
+    /// Whether the create in doubt landed, once the view is current: the
+    /// snapshot at its id (already read, or read now) is `user`'s with its
+    /// identifier.
+    fn settle_uncertain(
+        &mut self,
+        st: &mut dyn Storage,
+        user: &str,
+        read: Option<Snapshot>,
+    ) -> Result<Option<u64>> {
+        let Some((id, identifier)) = self.uncertain else {
+            return Ok(None);
+        };
+        if id > self.latest {
+            return Ok(None);
+        }
+        let snapshot = match read {
+            Some(s) => Some(s),
+            None => self.format.read_snapshot(st, id)?.map(|s| s.snapshot),
+        };
+        let landed = snapshot.is_some_and(|s| s.commit_user == user && s.identifier == identifier);
+        self.uncertain = None;
+        Ok(landed.then_some(identifier))
+    }
+
+    /// Reads the latest snapshot: the hint, the snapshot it names, then a
+    /// probe forward until a missing id (the hint may be stale).
+    ///
+    /// The probe cannot be left to the atomic create of the next commit:
+    /// the first read decides SEMANTICS 3 rule 2 and 5.3 for the events
+    /// before that commit, and the hint is stale exactly after a create that
+    /// landed although storage reported an error (or a crash before the hint
+    /// put), so trusting it would miss this user's own END snapshot
+    /// (conformance trace `v2-sched6-uncompleted-entries-in-end-snapshot-ambiguous`).
+    pub fn load(&mut self, st: &mut dyn Storage) -> Result<()> {
+        let hinted = self
+            .format
+            .read_hint(st)
+            .map_err(|e| storage_err("reading the latest-snapshot hint", e))?;
+        let mut latest = 0;
+        let mut users = BTreeMap::new();
+        if hinted > 0 {
+            if let Some(s) = self.format.read_snapshot(st, hinted)? {
+                latest = hinted;
+                users = s.users;
+            }
+        }
+        self.advance(st, latest, Some(users), None)?;
+        Ok(())
+    }
+
+    /// Highest identifier committed by `user`, as far as this view knows.
+    pub fn user_high(&self, user: &str) -> Option<u64> {
+        self.users.get(user).map(|m| m.identifier)
+    }
+
+    /// Whether `user` made its final commit (an END snapshot).
+    pub fn has_final(&self, user: &str) -> bool {
+        self.user_high(user) == Some(END)
+    }
+
+    /// Writes one snapshot for `identifier` unless `user` already committed
+    /// it (SEMANTICS 5.2). The filter is re-checked after every conflict.
+    pub fn commit(
+        &mut self,
+        env: &mut dyn Env,
+        user: &str,
+        identifier: u64,
+        watermark: Option<i64>,
+        committables: &[(u32, &[u8])],
+    ) -> Result<Written> {
+        let what = || format!("committing checkpoint {}", checkpoint_name(identifier));
+        if !self.loaded {
+            self.load(env)?;
+        }
+        loop {
+            if self.user_high(user).is_some_and(|h| identifier <= h) {
+                return Ok(Written::Skipped);
+            }
+            // Fatal, not `storage`: repeating the call cannot help.
+            let id = self.latest.checked_add(1).ok_or_else(|| {
+                Error::corrupt_state(format!(
+                    "{}: the table's snapshot ids are exhausted (snapshot {} is the last)",
+                    what(),
+                    self.latest
+                ))
+            })?;
+            let mark = UserMark {
+                identifier,
+                snapshot_id: id,
+            };
+            let previous_of_user = self.users.get(user).copied();
+            if previous_of_user.is_none() {
+                self.check_room_for(user)?;
+            }
+            let mut users: Vec<(&str, UserMark)> = self
+                .users
+                .iter()
+                .filter(|(u, _)| u.as_str() != user)
+                .map(|(u, m)| (u.as_str(), *m))
+                .collect();
+            // In user order (the map's order, this user at its place):
+            // an insert, not a sort (one sort copy less in the component).
+            let at = users.partition_point(|(u, _)| *u < user);
+            users.insert(at, (user, mark));
+            let record = SnapshotRecord {
+                id,
+                commit_user: user,
+                identifier,
+                watermark,
+                time_ms: env.now_ms(),
+                committables,
+                previous_of_user,
+                users: &users,
+            };
+            let created = self.format.create_snapshot(env, &record);
+            drop(users);
+            match created {
+                Ok(true) => {
+                    self.latest = id;
+                    self.users.insert(user.to_string(), mark);
+                    self.refresh_own();
+                    self.uncertain = None;
+                    self.hint_stale = true;
+                    return Ok(Written::Created(id));
+                }
+                Ok(false) => {
+                    // Someone appended `id`: adopt it and re-check the filter.
+                    let Some(other) = self.format.read_snapshot(env, id)? else {
+                        return Err(Error::storage(format!(
+                            "{}: snapshot {id} exists but cannot be read",
+                            what()
+                        )));
+                    };
+                    self.latest = id;
+                    self.users = other.users;
+                    self.refresh_own();
+                    self.hint_stale = true;
+                    if self.uncertain == Some((id, identifier))
+                        && other.snapshot.commit_user == user
+                    {
+                        self.uncertain = None;
+                        return Ok(Written::Landed(id));
+                    }
+                }
+                Err(e) => {
+                    self.uncertain = Some((id, identifier));
+                    return Err(storage_err(&format!("{} (snapshot {id})", what()), e));
+                }
+            }
+        }
+    }
+
+    /// Refuses a commit user new to the table that would take the table's
+    /// commit users past [`MAX_TABLE_USERS_BYTES`] (fatal: every later
+    /// snapshot would list it).
+    fn check_room_for(&self, user: &str) -> Result<()> {
+        let taken: u64 = self
+            .users
+            .keys()
+            .map(|u| u.len() as u64 + 16)
+            .sum::<u64>()
+            .saturating_add(user.len() as u64 + 16);
+        if taken > MAX_TABLE_USERS_BYTES {
+            return Err(Error::invalid_config(format!(
+                "commit user \"{}\" would make the table's {} commit users take {taken} bytes, more than {MAX_TABLE_USERS_BYTES}",
+                clip(user),
+                self.users.len() + 1
+            )));
+        }
+        Ok(())
+    }
+
+    /// Writes the latest-snapshot hint if this instance appended since the last one.
+    pub fn write_hint(&mut self, st: &mut dyn Storage) -> Result<()> {
+        if !self.hint_stale {
+            return Ok(());
+        }
+        self.format
+            .write_hint(st, self.latest)
+            .map_err(|e| storage_err("writing the latest-snapshot hint", e))?;
+        self.hint_stale = false;
+        Ok(())
+    }
+
+    /// The id of `user`'s snapshot with exactly `identifier`, walking back
+    /// through the user's own snapshots from its latest one (usually zero or
+    /// one read: savepoints are recent).
+    pub fn find_user_snapshot(
+        &mut self,
+        st: &mut dyn Storage,
+        user: &str,
+        identifier: u64,
+    ) -> Result<Option<u64>> {
+        if !self.loaded {
+            self.load(st)?;
+        }
+        let mut mark = self.users.get(user).copied();
+        while let Some(m) = mark {
+            if m.identifier == identifier {
+                return Ok(Some(m.snapshot_id));
+            }
+            if m.identifier < identifier {
+                return Ok(None);
+            }
+            // Each record's link goes strictly back (`check_links`), so the
+            // walk ends; a mark that names a missing or another snapshot is
+            // a damaged table, not "no such snapshot".
+            let s = self
+                .format
+                .read_snapshot(st, m.snapshot_id)?
+                .ok_or_else(|| {
+                    Error::corrupt_state(format!(
+                        "commit user \"{}\" is marked at snapshot {}, which is missing",
+                        clip(user),
+                        m.snapshot_id
+                    ))
+                })?;
+            if s.snapshot.commit_user != user || s.snapshot.identifier != m.identifier {
+                return Err(Error::corrupt_state(format!(
+                    "commit user \"{}\" is marked at snapshot {} for checkpoint {}, which holds another commit",
+                    clip(user),
+                    m.snapshot_id,
+                    checkpoint_name(m.identifier)
+                )));
+            }
+            mark = s.previous_of_user;
+        }
+        Ok(None)
+    }
+}

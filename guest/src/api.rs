@@ -9,6 +9,7 @@
 use std::fmt;
 
 use crate::batch::Merged;
+use crate::call::{Call, CallError, Reply};
 use crate::shared::HostEnv;
 use crate::{
     Config, Coordinator, Entry, Error, ErrorKind, Lifecycle, Limits, Outcome, RestorePoint,
@@ -162,35 +163,126 @@ pub type BatchResult = Result<Outcome, Box<BatchFailure>>;
 // The calls, whatever runs them
 // ---------------------------------------------------------------------------
 
+/// Why a call made through the host failed: one error, or a batch of
+/// writer events stopped at one of its events.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HostCallError {
+    /// The call's error.
+    Call(HostError),
+    /// `events`: the failing event, how many were applied, their outcome.
+    Batch(Box<BatchFailure>),
+}
+
+impl HostCallError {
+    /// The error (a batch's: its failing event's).
+    pub fn error(&self) -> &HostError {
+        match self {
+            HostCallError::Call(e) => e,
+            HostCallError::Batch(b) => &b.error,
+        }
+    }
+}
+
+impl From<HostError> for HostCallError {
+    fn from(e: HostError) -> Self {
+        HostCallError::Call(e)
+    }
+}
+
+impl From<CallError> for HostCallError {
+    fn from(e: CallError) -> Self {
+        match e {
+            CallError::Call(e) => HostCallError::Call(e.into()),
+            CallError::Batch(b) => HostCallError::Batch(b.into()),
+        }
+    }
+}
+
+impl fmt::Display for HostCallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HostCallError::Call(e) => write!(f, "{e}"),
+            HostCallError::Batch(b) => write!(f, "{b}"),
+        }
+    }
+}
+
+impl std::error::Error for HostCallError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(self.error())
+    }
+}
+
+/// The result of [`CoordinatorApi::apply`].
+pub type ApplyResult = Result<Reply, HostCallError>;
+
+/// A reply that must be an outcome. Only a host whose `apply` answers a
+/// call with the wrong kind of reply (a bug in that host) gets the error.
+fn want_outcome(call: &'static str, r: ApplyResult) -> HostResult<Outcome> {
+    match r {
+        Ok(Reply::Outcome(o)) => Ok(o),
+        Ok(Reply::State(_)) => Err(HostError::trap(format!(
+            "the host answered `{call}` with state bytes instead of an outcome"
+        ))),
+        Err(HostCallError::Call(e)) => Err(e),
+        Err(HostCallError::Batch(b)) => Err(b.error),
+    }
+}
+
 /// The calls of one coordinator instance (SEMANTICS), whatever runs it.
+///
+/// An implementation provides [`Self::apply`] (one arm per [`Call`]) and
+/// the two queries; the typed methods are provided on top of `apply`, so a
+/// caller holding a [`Call`] value and one calling `start()` reach the same
+/// code.
 pub trait CoordinatorApi {
     /// The lifecycle state; `Failed` after a trap.
     fn state(&mut self) -> Lifecycle;
+    /// Committed-up-to (SEMANTICS 5.5), answered in every state. For an
+    /// instance whose component trapped: the last value the host received
+    /// (an outcome or an earlier answer); for one that never got created,
+    /// `None`.
+    fn committed_up_to(&mut self) -> Option<u64>;
+    /// Makes `call`: [`Reply::State`] for `checkpoint`, an outcome for
+    /// every other call; a batch's failure as [`HostCallError::Batch`].
+    fn apply(&mut self, call: Call) -> ApplyResult;
+
     /// `start`: a fresh instance starts, a restored one begins recovery
     /// (it waits for the writers' `restored` events).
-    fn start(&mut self) -> HostResult<Outcome>;
+    fn start(&mut self) -> HostResult<Outcome> {
+        want_outcome("start", self.apply(Call::Start))
+    }
     /// A writer's committable event for `entry.checkpoint` (or END).
-    fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome>;
+    fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome> {
+        let call = Call::Event {
+            subtask,
+            attempt,
+            entry,
+        };
+        want_outcome("event", self.apply(call))
+    }
     /// Many writer events in one call (WIT `events`, 0.2.1): applied in
     /// order as [`Self::event`] would, stopping at the first error, with one
-    /// merged outcome. By default a loop over `event` (the native core and
-    /// the component override it with their own batch).
+    /// merged outcome.
     fn events(&mut self, events: Vec<WriterEvent>) -> BatchResult {
-        let mut merged = Merged::new(self.state(), self.committed_up_to());
-        for (i, e) in events.into_iter().enumerate() {
-            match self.event(e.subtask, e.attempt, e.entry) {
-                Ok(o) => merged.add(o),
-                Err(error) => {
-                    let (state, up_to) = (self.state(), self.committed_up_to());
-                    return Err(Box::new(BatchFailure {
-                        applied: i,
-                        outcome: merged.after(state, up_to),
-                        error,
-                    }));
-                }
+        match self.apply(Call::Events(events)) {
+            Ok(Reply::Outcome(o)) => Ok(o),
+            Err(HostCallError::Batch(b)) => Err(b),
+            other => {
+                // Not a batch's answer (a host bug): nothing is known to
+                // have been applied.
+                let error = match other {
+                    Err(HostCallError::Call(e)) => e,
+                    _ => HostError::trap("the host answered `events` with state bytes"),
+                };
+                let (state, up_to) = (self.state(), self.committed_up_to());
+                Err(Box::new(BatchFailure {
+                    applied: 0,
+                    outcome: Merged::new(state, up_to).finish(),
+                    error,
+                }))
             }
         }
-        Ok(merged.finish())
     }
     /// A writer restored from `checkpoint` replays the entries its state
     /// holds (SEMANTICS 6).
@@ -200,24 +292,73 @@ pub trait CoordinatorApi {
         attempt: u32,
         checkpoint: u64,
         entries: Vec<Entry>,
-    ) -> HostResult<Outcome>;
+    ) -> HostResult<Outcome> {
+        let call = Call::Restored {
+            subtask,
+            attempt,
+            checkpoint,
+            entries,
+        };
+        want_outcome("restored", self.apply(call))
+    }
     /// Region failover: `subtask` restarts from `checkpoint` (`None`: from
     /// scratch); what it reported after that point is discarded.
-    fn subtask_reset(&mut self, subtask: u32, checkpoint: Option<u64>) -> HostResult<Outcome>;
+    fn subtask_reset(&mut self, subtask: u32, checkpoint: Option<u64>) -> HostResult<Outcome> {
+        let call = Call::SubtaskReset {
+            subtask,
+            checkpoint,
+        };
+        want_outcome("subtask-reset", self.apply(call))
+    }
     /// Takes the coordinator's state for `checkpoint`: the bytes a later
     /// instance is restored from.
-    fn checkpoint(&mut self, checkpoint: u64) -> HostResult<Vec<u8>>;
+    fn checkpoint(&mut self, checkpoint: u64) -> HostResult<Vec<u8>> {
+        match self.apply(Call::Checkpoint(checkpoint)) {
+            Ok(Reply::State(b)) => Ok(b),
+            Ok(Reply::Outcome(_)) => Err(HostError::trap(
+                "the host answered `checkpoint` with an outcome instead of state bytes",
+            )),
+            Err(e) => Err(e.error().clone()),
+        }
+    }
     /// `checkpoint` completed: commits what it covers (SEMANTICS 5).
-    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<Outcome>;
+    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<Outcome> {
+        let call = Call::CheckpointComplete(checkpoint);
+        want_outcome("checkpoint-complete", self.apply(call))
+    }
     /// `checkpoint` was aborted: its savepoint tag, if any, is deleted.
-    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<Outcome>;
+    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<Outcome> {
+        let call = Call::CheckpointAborted(checkpoint);
+        want_outcome("checkpoint-aborted", self.apply(call))
+    }
     /// Ends the instance; no call but the query is accepted afterwards.
-    fn close(&mut self) -> HostResult<Outcome>;
-    /// Committed-up-to (SEMANTICS 5.5), answered in every state. For an
-    /// instance whose component trapped: the last value the host received
-    /// (an outcome or an earlier answer); for one that never got created,
-    /// `None`.
-    fn committed_up_to(&mut self) -> Option<u64>;
+    fn close(&mut self) -> HostResult<Outcome> {
+        want_outcome("close", self.apply(Call::Close))
+    }
+}
+
+/// `events` for a host without a batch call of its own (a recorder, a
+/// playback, an old component): the events one `event` call each, stopping
+/// at the first error, merged as the batch call merges them.
+pub fn events_one_by_one<A: CoordinatorApi + ?Sized>(
+    api: &mut A,
+    events: Vec<WriterEvent>,
+) -> ApplyResult {
+    let mut merged = Merged::new(api.state(), api.committed_up_to());
+    for (i, e) in events.into_iter().enumerate() {
+        match api.event(e.subtask, e.attempt, e.entry) {
+            Ok(o) => merged.add(o),
+            Err(error) => {
+                let (state, up_to) = (api.state(), api.committed_up_to());
+                return Err(HostCallError::Batch(Box::new(BatchFailure {
+                    applied: i,
+                    outcome: merged.after(state, up_to),
+                    error,
+                })));
+            }
+        }
+    }
+    Ok(Reply::Outcome(merged.finish()))
 }
 
 /// The writer-side helper (SEMANTICS 11), whatever runs it.
@@ -324,48 +465,10 @@ impl CoordinatorApi for NativeCoordinator {
     fn state(&mut self) -> Lifecycle {
         self.inner.state()
     }
-    fn start(&mut self) -> HostResult<Outcome> {
-        Ok(self.inner.start(&mut self.env)?)
-    }
-    fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome> {
-        Ok(self.inner.event(&mut self.env, subtask, attempt, entry)?)
-    }
-    fn events(&mut self, events: Vec<WriterEvent>) -> BatchResult {
-        Ok(crate::batch::events(
-            &mut self.inner,
-            &mut self.env,
-            events,
-        )?)
-    }
-    fn restored(
-        &mut self,
-        subtask: u32,
-        attempt: u32,
-        checkpoint: u64,
-        entries: Vec<Entry>,
-    ) -> HostResult<Outcome> {
-        Ok(self
-            .inner
-            .restored(&mut self.env, subtask, attempt, checkpoint, entries)?)
-    }
-    fn subtask_reset(&mut self, subtask: u32, checkpoint: Option<u64>) -> HostResult<Outcome> {
-        Ok(self
-            .inner
-            .subtask_reset(&mut self.env, subtask, checkpoint)?)
-    }
-    fn checkpoint(&mut self, checkpoint: u64) -> HostResult<Vec<u8>> {
-        Ok(self.inner.checkpoint(&mut self.env, checkpoint)?)
-    }
-    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<Outcome> {
-        Ok(self.inner.checkpoint_complete(&mut self.env, checkpoint)?)
-    }
-    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<Outcome> {
-        Ok(self.inner.checkpoint_aborted(&mut self.env, checkpoint)?)
-    }
-    fn close(&mut self) -> HostResult<Outcome> {
-        Ok(self.inner.close(&mut self.env)?)
-    }
     fn committed_up_to(&mut self) -> Option<u64> {
         self.inner.committed_up_to()
+    }
+    fn apply(&mut self, call: Call) -> ApplyResult {
+        Ok(self.inner.apply(&mut self.env, call)?)
     }
 }

@@ -9,6 +9,7 @@
 //! `bindings` module implements the effects with the WIT imports.
 //!
 //! Modules, one per concern:
+//! - [`call`]: a coordinator call as a value, and `Coordinator::apply`;
 //! - [`batch`]: many writer events in one call, one merged outcome;
 //! - [`committables`]: an entry's committables as one packed buffer;
 //! - [`slots`]: per-writer bookkeeping and the incremental commit frontier;
@@ -28,6 +29,8 @@ extern crate alloc;
 pub mod api;
 /// Batches of writer events.
 pub mod batch;
+/// A coordinator call as a value.
+pub mod call;
 /// The commit rule.
 pub mod commit;
 /// An entry's committables as one buffer.
@@ -65,10 +68,11 @@ mod bindings;
 mod heap;
 
 pub use api::{
-    BatchFailure, BatchResult, CoordinatorApi, HostError, HostErrorKind, HostResult,
-    NativeCoordinator, WriterApi,
+    events_one_by_one, ApplyResult, BatchFailure, BatchResult, CoordinatorApi, HostCallError,
+    HostError, HostErrorKind, HostResult, NativeCoordinator, WriterApi,
 };
 pub use batch::{BatchError, WriterEvent};
+pub use call::{Call, CallError, Reply};
 pub use committables::Committables;
 pub use coordinator::Coordinator;
 pub use env::{Clock, Env, MemEnv, MemStorage, StepClock, Storage, StorageError};

@@ -4,19 +4,9 @@
 
 use proptest::prelude::*;
 use sink_coordinator::{
-    Config, Coordinator, Entry, ErrorKind, FinalCommitMode, Lifecycle, MemEnv, RestorePoint, END,
+    Call, Config, Coordinator, Entry, ErrorKind, FinalCommitMode, Lifecycle, MemEnv, RestorePoint,
+    END,
 };
-
-#[derive(Clone, Debug)]
-enum Call {
-    Event(u32, u64, u8, Option<i64>, bool),
-    Restored(u32, u64, Vec<(u64, u8)>),
-    Reset(u32, Option<u64>),
-    Checkpoint(u64),
-    Complete(u64),
-    Abort(u64),
-    Close,
-}
 
 fn checkpoint() -> impl Strategy<Value = u64> {
     prop_oneof![8 => 0u64..6, 1 => Just(END), 1 => Just(u64::MAX)]
@@ -25,13 +15,18 @@ fn checkpoint() -> impl Strategy<Value = u64> {
 fn call() -> impl Strategy<Value = Call> {
     prop_oneof![
         6 => (0u32..4, checkpoint(), 0u8..3, proptest::option::of(-2i64..3), any::<bool>())
-            .prop_map(|(s, c, n, w, sp)| Call::Event(s, c, n, w, sp)),
+            .prop_map(|(s, c, n, w, sp)| Call::Event { subtask: s, attempt: 0, entry: entry(c, n, w, sp) }),
         2 => (0u32..4, 0u64..6, proptest::collection::vec((checkpoint(), 0u8..2), 0..3))
-            .prop_map(|(s, r, e)| Call::Restored(s, r, e)),
-        1 => (0u32..4, proptest::option::of(0u64..6)).prop_map(|(s, r)| Call::Reset(s, r)),
+            .prop_map(|(s, r, e)| Call::Restored {
+                subtask: s,
+                attempt: 1,
+                checkpoint: r,
+                entries: e.into_iter().map(|(cp, n)| entry(cp, n, None, n == 1)).collect(),
+            }),
+        1 => (0u32..4, proptest::option::of(0u64..6)).prop_map(|(s, r)| Call::SubtaskReset { subtask: s, checkpoint: r }),
         1 => checkpoint().prop_map(Call::Checkpoint),
-        3 => checkpoint().prop_map(Call::Complete),
-        1 => checkpoint().prop_map(Call::Abort),
+        3 => checkpoint().prop_map(Call::CheckpointComplete),
+        1 => checkpoint().prop_map(Call::CheckpointAborted),
         1 => Just(Call::Close),
     ]
 }
@@ -79,18 +74,7 @@ proptest! {
         let mut up_to = c.committed_up_to();
         for call in calls {
             let before = c.state();
-            let result = match call {
-                Call::Event(s, cp, n, w, sp) => c.event(&mut env, s, 0, entry(cp, n, w, sp)).map(Some),
-                Call::Restored(s, r, es) => {
-                    let es = es.into_iter().map(|(cp, n)| entry(cp, n, None, n == 1)).collect();
-                    c.restored(&mut env, s, 1, r, es).map(Some)
-                }
-                Call::Reset(s, r) => c.subtask_reset(&mut env, s, r).map(Some),
-                Call::Checkpoint(n) => c.checkpoint(&mut env, n).map(|_| None),
-                Call::Complete(n) => c.checkpoint_complete(&mut env, n).map(Some),
-                Call::Abort(n) => c.checkpoint_aborted(&mut env, n).map(Some),
-                Call::Close => c.close(&mut env).map(Some),
-            };
+            let result = c.apply(&mut env, call).map(|r| r.outcome().cloned());
             let after = c.state();
             // Committed-up-to never goes down and every outcome reports it (SEMANTICS 5.5).
             prop_assert!(c.committed_up_to() >= up_to, "{:?} < {:?}", c.committed_up_to(), up_to);
@@ -103,7 +87,7 @@ proptest! {
             if matches!(before, Lifecycle::Closed | Lifecycle::Failed) {
                 prop_assert_eq!(before, after);
             }
-            match result {
+            match result.as_ref().map_err(|e| e.error()) {
                 Err(e) if e.kind.is_fatal() && !matches!(before, Lifecycle::Closed) => prop_assert_eq!(after, Lifecycle::Failed),
                 Err(e) if e.kind == ErrorKind::Declined => prop_assert_eq!(before, after),
                 _ => {}

@@ -10,19 +10,9 @@ use std::collections::BTreeSet;
 
 use proptest::prelude::*;
 use sink_coordinator::{
-    Clock, Config, Coordinator, Entry, FinalCommitMode, MemEnv, RestorePoint, Storage,
+    Call, Clock, Config, Coordinator, Entry, FinalCommitMode, MemEnv, Reply, RestorePoint, Storage,
     StorageError, END,
 };
-
-#[derive(Clone, Debug)]
-enum Call {
-    Event(u32, u64, u8, Option<i64>, bool),
-    Restored(u32, u64, Vec<(u64, u8)>),
-    Reset(u32, Option<u64>),
-    Checkpoint(u64),
-    Complete(u64),
-    Abort(u64),
-}
 
 fn checkpoint() -> impl Strategy<Value = u64> {
     prop_oneof![12 => 0u64..7, 1 => Just(END)]
@@ -31,13 +21,18 @@ fn checkpoint() -> impl Strategy<Value = u64> {
 fn call() -> impl Strategy<Value = Call> {
     prop_oneof![
         10 => (0u32..4, checkpoint(), 0u8..3, proptest::option::of(-2i64..3), proptest::bool::weighted(0.2))
-            .prop_map(|(s, c, n, w, sp)| Call::Event(s, c, n, w, sp)),
+            .prop_map(|(s, c, n, w, sp)| Call::Event { subtask: s, attempt: 0, entry: entry(c, n, w, sp) }),
         1 => (0u32..4, 0u64..6, proptest::collection::vec((checkpoint(), 0u8..2), 0..3))
-            .prop_map(|(s, r, e)| Call::Restored(s, r, e)),
-        1 => (0u32..4, proptest::option::of(0u64..6)).prop_map(|(s, r)| Call::Reset(s, r)),
+            .prop_map(|(s, r, e)| Call::Restored {
+                subtask: s,
+                attempt: 1,
+                checkpoint: r,
+                entries: e.into_iter().map(|(cp, n)| entry(cp, n, None, n == 1)).collect(),
+            }),
+        1 => (0u32..4, proptest::option::of(0u64..6)).prop_map(|(s, r)| Call::SubtaskReset { subtask: s, checkpoint: r }),
         1 => checkpoint().prop_map(Call::Checkpoint),
-        4 => checkpoint().prop_map(Call::Complete),
-        1 => checkpoint().prop_map(Call::Abort),
+        4 => checkpoint().prop_map(Call::CheckpointComplete),
+        1 => checkpoint().prop_map(Call::CheckpointAborted),
     ]
 }
 
@@ -47,6 +42,14 @@ fn entry(c: u64, n: u8, w: Option<i64>, sp: bool) -> Entry {
         committables: (0..n).map(|i| vec![i, c as u8]).collect(),
         watermark: w,
         savepoint: sp,
+    }
+}
+
+fn event(subtask: u32, entry: Entry) -> Call {
+    Call::Event {
+        subtask,
+        attempt: 0,
+        entry,
     }
 }
 
@@ -101,22 +104,10 @@ impl Clock for Recording {
 }
 
 fn apply(c: &mut Coordinator, env: &mut Recording, call: &Call) -> String {
-    let result = match call.clone() {
-        Call::Event(s, cp, n, w, sp) => c
-            .event(env, s, 0, entry(cp, n, w, sp))
-            .map(|o| format!("{o:?}")),
-        Call::Restored(s, r, es) => {
-            let es = es
-                .into_iter()
-                .map(|(cp, n)| entry(cp, n, None, n == 1))
-                .collect();
-            c.restored(env, s, 1, r, es).map(|o| format!("{o:?}"))
-        }
-        Call::Reset(s, r) => c.subtask_reset(env, s, r).map(|o| format!("{o:?}")),
-        Call::Checkpoint(n) => c.checkpoint(env, n).map(|b| format!("{b:?}")),
-        Call::Complete(n) => c.checkpoint_complete(env, n).map(|o| format!("{o:?}")),
-        Call::Abort(n) => c.checkpoint_aborted(env, n).map(|o| format!("{o:?}")),
-    };
+    let result = c.apply(env, call.clone()).map(|r| match r {
+        Reply::Outcome(o) => format!("{o:?}"),
+        Reply::State(b) => format!("{b:?}"),
+    });
     format!(
         "{result:?} up-to {:?} pending {:?} final {}",
         c.committed_up_to(),
@@ -177,10 +168,10 @@ fn late_savepoint_flag_of_an_ended_writer_is_ignored() {
     let mut config = Config::new(2, "job");
     config.savepoint_auto_tag = true;
     let calls = [
-        Call::Event(1, 1, 1, Some(1), false),
-        Call::Event(0, END, 1, None, false),
-        Call::Complete(1),
-        Call::Event(0, 1, 0, None, true),
+        event(1, entry(1, 1, Some(1), false)),
+        event(0, entry(END, 1, None, false)),
+        Call::CheckpointComplete(1),
+        event(0, entry(1, 0, None, true)),
     ];
     let mut fast = Coordinator::new(config.clone(), None);
     let mut full = Coordinator::new(config, None);

@@ -83,6 +83,48 @@ pub enum Call {
     Abort(u64),
 }
 
+impl Call {
+    /// The core's call: the model keeps its own hashable, compact form in
+    /// its states (entries without watermarks, as [`Ent`]) and converts at
+    /// the coordinator.
+    pub fn to_core(&self) -> sink_coordinator::Call {
+        use sink_coordinator::Call as Core;
+        match self {
+            Call::Start => Core::Start,
+            Call::Event {
+                subtask,
+                attempt,
+                entry,
+            } => Core::Event {
+                subtask: *subtask,
+                attempt: *attempt,
+                entry: entry.entry(),
+            },
+            Call::Restored {
+                subtask,
+                attempt,
+                checkpoint,
+                entries,
+            } => Core::Restored {
+                subtask: *subtask,
+                attempt: *attempt,
+                checkpoint: *checkpoint,
+                entries: entries.iter().map(Ent::entry).collect(),
+            },
+            Call::Reset {
+                subtask,
+                checkpoint,
+            } => Core::SubtaskReset {
+                subtask: *subtask,
+                checkpoint: *checkpoint,
+            },
+            Call::Checkpoint(n) => Core::Checkpoint(*n),
+            Call::Complete(n) => Core::CheckpointComplete(*n),
+            Call::Abort(n) => Core::CheckpointAborted(*n),
+        }
+    }
+}
+
 /// A persistent list (O(1) clone and push), for the trace.
 pub struct List<T>(Option<Arc<Node<T>>>);
 

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use sink_coordinator::table;
-use sink_coordinator::{Coordinator, Error, ErrorKind, FinalCommitMode, Lifecycle, Outcome, END};
+use sink_coordinator::{
+    Coordinator, Error, ErrorKind, FinalCommitMode, Lifecycle, Outcome, Reply, END,
+};
 
 use crate::env::{FaultEnv, FaultMode, ReadOnly};
 use crate::model::*;
@@ -28,34 +30,11 @@ pub(crate) enum Res {
 
 pub(crate) fn exec(c: &mut Coordinator, env: &mut FaultEnv, call: &Call) -> Result<Res, Error> {
     env.fired_now = None;
-    let out = match call {
-        Call::Start => c.start(env),
-        Call::Event {
-            subtask,
-            attempt,
-            entry,
-        } => c.event(env, *subtask, *attempt, entry.entry()),
-        Call::Restored {
-            subtask,
-            attempt,
-            checkpoint,
-            entries,
-        } => c.restored(
-            env,
-            *subtask,
-            *attempt,
-            *checkpoint,
-            entries.iter().map(Ent::entry).collect(),
-        ),
-        Call::Reset {
-            subtask,
-            checkpoint,
-        } => c.subtask_reset(env, *subtask, *checkpoint),
-        Call::Checkpoint(n) => return c.checkpoint(env, *n).map(Res::Bytes),
-        Call::Complete(n) => c.checkpoint_complete(env, *n),
-        Call::Abort(n) => c.checkpoint_aborted(env, *n),
-    };
-    out.map(Res::Outcome)
+    match c.apply(env, call.to_core()) {
+        Ok(Reply::Outcome(o)) => Ok(Res::Outcome(o)),
+        Ok(Reply::State(b)) => Ok(Res::Bytes(b)),
+        Err(e) => Err(e.error().clone()),
+    }
 }
 
 pub fn read_table(env: &FaultEnv) -> Vec<Snap> {

@@ -5,8 +5,9 @@
 //! component's driver.
 
 use sink_coordinator::{
-    Clock, Config, CoordinatorApi, Entry, HostEnv, HostError, HostResult, Lifecycle, Limits,
-    NativeCoordinator, Outcome, RestorePoint, Shared, Snapshot, Storage, Tag, Writer, WriterApi,
+    events_one_by_one, ApplyResult, Call, Clock, Config, CoordinatorApi, Entry, HostEnv, HostError,
+    HostResult, Lifecycle, Limits, NativeCoordinator, Outcome, Reply, RestorePoint, Shared,
+    Snapshot, Storage, Tag, Writer, WriterApi,
 };
 
 /// Creates coordinator instances over one table and clock, and reads that
@@ -38,11 +39,11 @@ pub trait Driver {
 pub struct FailedInstance;
 
 impl FailedInstance {
-    fn refuse<T>(&self) -> HostResult<T> {
-        Err(HostError::core(
+    fn refusal(&self) -> HostError {
+        HostError::core(
             sink_coordinator::ErrorKind::IllegalState,
             "the instance failed: its component trapped while it was created",
-        ))
+        )
     }
 }
 
@@ -50,39 +51,23 @@ impl CoordinatorApi for FailedInstance {
     fn state(&mut self) -> Lifecycle {
         Lifecycle::Failed
     }
-    fn start(&mut self) -> HostResult<Outcome> {
-        self.refuse()
-    }
-    fn event(&mut self, _: u32, _: u32, _: Entry) -> HostResult<Outcome> {
-        self.refuse()
-    }
-    fn restored(&mut self, _: u32, _: u32, _: u64, _: Vec<Entry>) -> HostResult<Outcome> {
-        self.refuse()
-    }
-    fn subtask_reset(&mut self, _: u32, _: Option<u64>) -> HostResult<Outcome> {
-        self.refuse()
-    }
-    fn checkpoint(&mut self, _: u64) -> HostResult<Vec<u8>> {
-        self.refuse()
-    }
-    fn checkpoint_complete(&mut self, _: u64) -> HostResult<Outcome> {
-        self.refuse()
-    }
-    fn checkpoint_aborted(&mut self, _: u64) -> HostResult<Outcome> {
-        self.refuse()
-    }
-    fn close(&mut self) -> HostResult<Outcome> {
-        Ok(Outcome {
-            state: Lifecycle::Failed,
-            committed: Vec::new(),
-            tags_created: Vec::new(),
-            tags_deleted: Vec::new(),
-            restart_required: false,
-            committed_up_to: None,
-        })
-    }
     fn committed_up_to(&mut self) -> Option<u64> {
         None
+    }
+    fn apply(&mut self, call: Call) -> ApplyResult {
+        match call {
+            // `close` is accepted in every state and leaves `failed` as is.
+            Call::Close => Ok(Reply::Outcome(Outcome {
+                state: Lifecycle::Failed,
+                committed: Vec::new(),
+                tags_created: Vec::new(),
+                tags_deleted: Vec::new(),
+                restart_required: false,
+                committed_up_to: None,
+            })),
+            Call::Events(events) => events_one_by_one(self, events),
+            _ => Err(self.refusal().into()),
+        }
     }
 }
 

@@ -5,50 +5,51 @@
 //! runs the native core ([`sink_coordinator::NativeCoordinator`]) or the
 //! component alike.
 
-use sink_coordinator::{CoordinatorApi, Entry, Lifecycle, Outcome, WriterApi, WriterEvent};
+use sink_coordinator::{
+    ApplyResult, Call, CoordinatorApi, Entry, HostCallError, Lifecycle, Reply, WriterApi,
+};
 
 use super::{ComponentCoordinator, ComponentWriter};
-use crate::error::{BatchResult, HostResult};
+use crate::error::HostResult;
 
 impl CoordinatorApi for ComponentCoordinator {
     fn state(&mut self) -> Lifecycle {
         ComponentCoordinator::state(self)
     }
-    fn start(&mut self) -> HostResult<Outcome> {
-        ComponentCoordinator::start(self)
-    }
-    fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome> {
-        ComponentCoordinator::event(self, subtask, attempt, entry)
-    }
-    fn events(&mut self, events: Vec<WriterEvent>) -> BatchResult {
-        ComponentCoordinator::events(self, events)
-    }
-    fn restored(
-        &mut self,
-        subtask: u32,
-        attempt: u32,
-        checkpoint: u64,
-        entries: Vec<Entry>,
-    ) -> HostResult<Outcome> {
-        ComponentCoordinator::restored(self, subtask, attempt, checkpoint, entries)
-    }
-    fn subtask_reset(&mut self, subtask: u32, checkpoint: Option<u64>) -> HostResult<Outcome> {
-        ComponentCoordinator::subtask_reset(self, subtask, checkpoint)
-    }
-    fn checkpoint(&mut self, checkpoint: u64) -> HostResult<Vec<u8>> {
-        ComponentCoordinator::checkpoint(self, checkpoint)
-    }
-    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<Outcome> {
-        ComponentCoordinator::checkpoint_complete(self, checkpoint)
-    }
-    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<Outcome> {
-        ComponentCoordinator::checkpoint_aborted(self, checkpoint)
-    }
-    fn close(&mut self) -> HostResult<Outcome> {
-        ComponentCoordinator::close(self)
-    }
     fn committed_up_to(&mut self) -> Option<u64> {
         ComponentCoordinator::committed_up_to(self)
+    }
+    fn apply(&mut self, call: Call) -> ApplyResult {
+        let outcome = match call {
+            Call::Start => self.start(),
+            Call::Event {
+                subtask,
+                attempt,
+                entry,
+            } => ComponentCoordinator::event(self, subtask, attempt, entry),
+            Call::Events(events) => {
+                return ComponentCoordinator::events(self, events)
+                    .map(Reply::Outcome)
+                    .map_err(HostCallError::Batch)
+            }
+            Call::Restored {
+                subtask,
+                attempt,
+                checkpoint,
+                entries,
+            } => ComponentCoordinator::restored(self, subtask, attempt, checkpoint, entries),
+            Call::SubtaskReset {
+                subtask,
+                checkpoint,
+            } => ComponentCoordinator::subtask_reset(self, subtask, checkpoint),
+            Call::Checkpoint(n) => {
+                return Ok(Reply::State(ComponentCoordinator::checkpoint(self, n)?))
+            }
+            Call::CheckpointComplete(n) => ComponentCoordinator::checkpoint_complete(self, n),
+            Call::CheckpointAborted(n) => ComponentCoordinator::checkpoint_aborted(self, n),
+            Call::Close => ComponentCoordinator::close(self),
+        };
+        Ok(Reply::Outcome(outcome?))
     }
 }
 

@@ -2,7 +2,7 @@
 //! compared by the playback: one place spells every call's arguments.
 
 use serde_json::{json, Value};
-use sink_coordinator::{Config, Entry, RestorePoint};
+use sink_coordinator::{Call as CoordinatorCall, Config, Entry, RestorePoint};
 
 use super::wire::{
     bytes_arg, committables_arg, config_arg, entry_arg, option_arg, restore_arg, u64_arg,
@@ -57,6 +57,35 @@ pub fn coordinator(h: u32, config: &Config, restore: Option<&RestorePoint>) -> C
 /// The writer constructor (a new component instance).
 pub fn writer(h: u32, subtask: u32) -> Call {
     Call::on(h, "writer", vec![json!(subtask)])
+}
+
+/// The script line of a coordinator call on `h`. `None` for `events`: the
+/// recorder writes a batch as its events, one `event` line each (scripts
+/// have no batch call).
+pub fn of(h: u32, call: &CoordinatorCall) -> Option<Call> {
+    Some(match call {
+        CoordinatorCall::Start => Call::on(h, "start", vec![]),
+        CoordinatorCall::Event {
+            subtask,
+            attempt,
+            entry,
+        } => event(h, *subtask, *attempt, entry),
+        CoordinatorCall::Events(_) => return None,
+        CoordinatorCall::Restored {
+            subtask,
+            attempt,
+            checkpoint,
+            entries,
+        } => restored(h, *subtask, *attempt, *checkpoint, entries),
+        CoordinatorCall::SubtaskReset {
+            subtask,
+            checkpoint,
+        } => subtask_reset(h, *subtask, *checkpoint),
+        CoordinatorCall::Checkpoint(n)
+        | CoordinatorCall::CheckpointComplete(n)
+        | CoordinatorCall::CheckpointAborted(n) => with_checkpoint(h, call.name(), *n),
+        CoordinatorCall::Close => Call::on(h, "close", vec![]),
+    })
 }
 
 pub fn event(h: u32, subtask: u32, attempt: u32, entry: &Entry) -> Call {

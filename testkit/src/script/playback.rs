@@ -12,7 +12,8 @@ use std::rc::Rc;
 
 use serde_json::Value;
 use sink_coordinator::{
-    Config, Entry, Lifecycle, Outcome, RestorePoint, Snapshot, Storage, StorageError, Tag,
+    events_one_by_one, ApplyResult, Call as CoordinatorCall, Config, Entry, Lifecycle, Reply,
+    RestorePoint, Snapshot, Storage, StorageError, Tag,
 };
 use sink_coordinator_host::env::Shared;
 use sink_coordinator_host::error::{HostError, HostResult};
@@ -237,9 +238,6 @@ struct Played {
 }
 
 impl Played {
-    fn outcome(&self, call: Call) -> HostResult<Outcome> {
-        self.tape.borrow_mut().play(call, wire::outcome_of)
-    }
     fn bare(&self, name: &'static str) -> Call {
         Call::on(self.h, name, vec![])
     }
@@ -254,53 +252,25 @@ impl CoordinatorApi for Played {
             .play(call, wire::lifecycle_of)
             .unwrap_or(Lifecycle::Failed)
     }
-    fn start(&mut self) -> HostResult<Outcome> {
-        self.outcome(self.bare("start"))
-    }
-    fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome> {
-        self.outcome(calls::event(self.h, subtask, attempt, &entry))
-    }
-    fn restored(
-        &mut self,
-        subtask: u32,
-        attempt: u32,
-        checkpoint: u64,
-        entries: Vec<Entry>,
-    ) -> HostResult<Outcome> {
-        self.outcome(calls::restored(
-            self.h, subtask, attempt, checkpoint, &entries,
-        ))
-    }
-    fn subtask_reset(&mut self, subtask: u32, checkpoint: Option<u64>) -> HostResult<Outcome> {
-        self.outcome(calls::subtask_reset(self.h, subtask, checkpoint))
-    }
-    fn checkpoint(&mut self, checkpoint: u64) -> HostResult<Vec<u8>> {
-        let call = calls::with_checkpoint(self.h, "checkpoint", checkpoint);
-        self.tape.borrow_mut().play(call, wire::bytes_of)
-    }
-    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<Outcome> {
-        self.outcome(calls::with_checkpoint(
-            self.h,
-            "checkpoint-complete",
-            checkpoint,
-        ))
-    }
-    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<Outcome> {
-        self.outcome(calls::with_checkpoint(
-            self.h,
-            "checkpoint-aborted",
-            checkpoint,
-        ))
-    }
-    fn close(&mut self) -> HostResult<Outcome> {
-        self.outcome(self.bare("close"))
-    }
     fn committed_up_to(&mut self) -> Option<u64> {
         let call = self.bare("committed-up-to");
         self.tape
             .borrow_mut()
             .play(call, wire::opt_u64_of)
             .unwrap_or(None)
+    }
+    fn apply(&mut self, call: CoordinatorCall) -> ApplyResult {
+        let Some(line) = calls::of(self.h, &call) else {
+            if let CoordinatorCall::Events(events) = call {
+                return events_one_by_one(self, events);
+            }
+            return Err(HostError::trap("a call with no script line").into());
+        };
+        let mut tape = self.tape.borrow_mut();
+        Ok(match call {
+            CoordinatorCall::Checkpoint(_) => Reply::State(tape.play(line, wire::bytes_of)?),
+            _ => Reply::Outcome(tape.play(line, wire::outcome_of)?),
+        })
     }
 }
 

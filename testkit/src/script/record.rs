@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 use sink_coordinator::{
-    Clock, Config, Entry, Lifecycle, Outcome, RestorePoint, Snapshot, Storage, StorageError, Tag,
+    events_one_by_one, ApplyResult, Call as CoordinatorCall, Clock, Config, Entry, HostError,
+    Lifecycle, Outcome, Reply, RestorePoint, Snapshot, Storage, StorageError, Tag,
 };
 use sink_coordinator_host::env::Shared;
 use sink_coordinator_host::error::HostResult;
@@ -264,69 +265,25 @@ impl CoordinatorApi for Recorded {
         let s = self.inner.state();
         self.log.value(s, |s| json!(s.name()))
     }
-    fn start(&mut self) -> HostResult<Outcome> {
-        self.log.call(Call::on(self.h, "start", vec![]));
-        let r = self.inner.start();
-        self.log.answer(r, outcome)
-    }
-    fn event(&mut self, subtask: u32, attempt: u32, entry: Entry) -> HostResult<Outcome> {
-        self.log
-            .call(calls::event(self.h, subtask, attempt, &entry));
-        let r = self.inner.event(subtask, attempt, entry);
-        self.log.answer(r, outcome)
-    }
-    fn restored(
-        &mut self,
-        subtask: u32,
-        attempt: u32,
-        checkpoint: u64,
-        entries: Vec<Entry>,
-    ) -> HostResult<Outcome> {
-        self.log.call(calls::restored(
-            self.h, subtask, attempt, checkpoint, &entries,
-        ));
-        let r = self.inner.restored(subtask, attempt, checkpoint, entries);
-        self.log.answer(r, outcome)
-    }
-    fn subtask_reset(&mut self, subtask: u32, checkpoint: Option<u64>) -> HostResult<Outcome> {
-        self.log
-            .call(calls::subtask_reset(self.h, subtask, checkpoint));
-        let r = self.inner.subtask_reset(subtask, checkpoint);
-        self.log.answer(r, outcome)
-    }
-    fn checkpoint(&mut self, checkpoint: u64) -> HostResult<Vec<u8>> {
-        self.log
-            .call(calls::with_checkpoint(self.h, "checkpoint", checkpoint));
-        let r = self.inner.checkpoint(checkpoint);
-        self.log.answer(r, |b: &Vec<u8>| bytes(b))
-    }
-    fn checkpoint_complete(&mut self, checkpoint: u64) -> HostResult<Outcome> {
-        self.log.call(calls::with_checkpoint(
-            self.h,
-            "checkpoint-complete",
-            checkpoint,
-        ));
-        let r = self.inner.checkpoint_complete(checkpoint);
-        self.log.answer(r, outcome)
-    }
-    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<Outcome> {
-        self.log.call(calls::with_checkpoint(
-            self.h,
-            "checkpoint-aborted",
-            checkpoint,
-        ));
-        let r = self.inner.checkpoint_aborted(checkpoint);
-        self.log.answer(r, outcome)
-    }
-    fn close(&mut self) -> HostResult<Outcome> {
-        self.log.call(Call::on(self.h, "close", vec![]));
-        let r = self.inner.close();
-        self.log.answer(r, outcome)
-    }
     fn committed_up_to(&mut self) -> Option<u64> {
         self.log.call(Call::on(self.h, "committed-up-to", vec![]));
         let u = self.inner.committed_up_to();
         self.log.value(u, |u| json!(u))
+    }
+    fn apply(&mut self, call: CoordinatorCall) -> ApplyResult {
+        let Some(line) = calls::of(self.h, &call) else {
+            if let CoordinatorCall::Events(events) = call {
+                return events_one_by_one(self, events);
+            }
+            return Err(HostError::trap("a call with no script line").into());
+        };
+        self.log.call(line);
+        // Not a batch: its only failure is one error.
+        let r = self.inner.apply(call).map_err(|e| e.error().clone());
+        Ok(self.log.answer(r, |r| match r {
+            Reply::Outcome(o) => outcome(o),
+            Reply::State(b) => bytes(b),
+        })?)
     }
 }
 

@@ -2,7 +2,7 @@
 //! crashes and traps, and what the host does after an error (repeat the
 //! call, fail over, or move on), then the checks every outcome passes.
 
-use sink_coordinator::{Entry, ErrorKind, FinalCommitMode, Lifecycle, Outcome, END};
+use sink_coordinator::{Call, Entry, ErrorKind, FinalCommitMode, Lifecycle, Outcome, Reply};
 
 use crate::driver::CoordinatorApi;
 use crate::faults::{Fault, FaultMode};
@@ -16,101 +16,46 @@ use super::world::World;
 /// What the coordinator does with a call's input, as the mirror keeps it.
 pub(crate) fn apply_to_mirror(m: &mut Mirror, call: &Call) {
     match call {
-        Call::Event { s, entry, .. } => m.event(*s, entry),
-        Call::Restored { s, r, entries, .. } => m.restored(*s, *r, entries),
-        Call::Reset { s, r } => m.reset(*s, *r),
-        Call::Complete(n) => m.complete(*n),
-        Call::Abort(n) => m.abort(*n),
-        Call::Checkpoint(_) | Call::Close => {}
+        Call::Event { subtask, entry, .. } => m.event(*subtask, entry),
+        Call::Restored {
+            subtask,
+            checkpoint,
+            entries,
+            ..
+        } => m.restored(*subtask, *checkpoint, entries),
+        Call::SubtaskReset {
+            subtask,
+            checkpoint,
+        } => m.reset(*subtask, *checkpoint),
+        Call::CheckpointComplete(n) => m.complete(*n),
+        Call::CheckpointAborted(n) => m.abort(*n),
+        // `events` is a batch of `event`s; the simulator sends them one by one.
+        Call::Events(events) => {
+            for e in events {
+                m.event(e.subtask, &e.entry);
+            }
+        }
+        Call::Start | Call::Checkpoint(_) | Call::Close => {}
     }
 }
 
-#[derive(Clone, Debug)]
-pub(crate) enum Call {
-    Event {
-        s: u32,
-        attempt: u32,
-        entry: Entry,
-    },
-    Restored {
-        s: u32,
-        attempt: u32,
-        r: u64,
-        entries: Vec<Entry>,
-    },
-    Reset {
-        s: u32,
-        r: Option<u64>,
-    },
-    Checkpoint(u64),
-    Complete(u64),
-    Abort(u64),
-    Close,
-}
-
-impl Call {
-    pub fn from_msg(s: u32, msg: Msg) -> Self {
-        match msg.payload {
-            Payload::Event(entry) => Call::Event {
-                s,
-                attempt: msg.attempt,
-                entry,
-            },
-            Payload::Restored {
-                checkpoint,
-                entries,
-            } => Call::Restored {
-                s,
-                attempt: msg.attempt,
-                r: checkpoint,
-                entries,
-            },
-        }
-    }
-
-    pub fn op(&self) -> Op {
-        match self.clone() {
-            Call::Event { s, attempt, entry } => Op::Event {
-                subtask: s,
-                attempt,
-                entry,
-            },
-            Call::Restored {
-                s,
-                attempt,
-                r,
-                entries,
-            } => Op::Restored {
-                subtask: s,
-                attempt,
-                checkpoint: r,
-                entries,
-            },
-            Call::Reset { s, r } => Op::ResetSubtask {
-                subtask: s,
-                checkpoint: r,
-            },
-            Call::Checkpoint(c) => Op::Checkpoint { checkpoint: c },
-            Call::Complete(c) => Op::Complete { checkpoint: c },
-            Call::Abort(c) => Op::Abort { checkpoint: c },
-            Call::Close => Op::Close,
-        }
-    }
-
-    pub fn delivers_end(&self) -> bool {
-        match self {
-            Call::Event { entry, .. } => entry.checkpoint == END,
-            Call::Restored { entries, .. } => entries.iter().any(|e| e.checkpoint == END),
-            _ => false,
-        }
-    }
-
-    fn entries(&self) -> &[Entry] {
-        match self {
-            Call::Event { entry, .. } => std::slice::from_ref(entry),
-            Call::Restored { entries, .. } => entries,
-            _ => &[],
-        }
+/// A call built from what a writer's outbox delivers.
+pub(crate) fn from_msg(s: u32, msg: Msg) -> Call {
+    match msg.payload {
+        Payload::Event(entry) => Call::Event {
+            subtask: s,
+            attempt: msg.attempt,
+            entry,
+        },
+        Payload::Restored {
+            checkpoint,
+            entries,
+        } => Call::Restored {
+            subtask: s,
+            attempt: msg.attempt,
+            checkpoint,
+            entries,
+        },
     }
 }
 
@@ -131,25 +76,11 @@ pub(crate) enum Answer {
 type Result2 = (HostResult<Option<Outcome>>, Option<Vec<u8>>);
 
 fn invoke(api: &mut dyn CoordinatorApi, call: &Call) -> Result2 {
-    let mut bytes = None;
-    let result = match call {
-        Call::Event { s, attempt, entry } => api.event(*s, *attempt, entry.clone()).map(Some),
-        Call::Restored {
-            s,
-            attempt,
-            r,
-            entries,
-        } => api.restored(*s, *attempt, *r, entries.clone()).map(Some),
-        Call::Reset { s, r } => api.subtask_reset(*s, *r).map(Some),
-        Call::Checkpoint(n) => api.checkpoint(*n).map(|b| {
-            bytes = Some(b);
-            None
-        }),
-        Call::Complete(n) => api.checkpoint_complete(*n).map(Some),
-        Call::Abort(n) => api.checkpoint_aborted(*n).map(Some),
-        Call::Close => api.close().map(Some),
-    };
-    (result, bytes)
+    match api.apply(call.clone()) {
+        Ok(Reply::Outcome(o)) => (Ok(Some(o)), None),
+        Ok(Reply::State(b)) => (Ok(None), Some(b)),
+        Err(e) => (Err(e.error().clone()), None),
+    }
 }
 
 fn is_storage(kind: HostErrorKind) -> bool {
@@ -183,7 +114,8 @@ impl Job {
     pub fn call_on(&mut self, w: &mut World<'_>, t: Target, call: Call) -> Res<Answer> {
         let mut repeats = 0;
         let mut applied = false;
-        self.ledger.mark_reported(call.entries());
+        let entries: Vec<Entry> = call.entries().cloned().collect();
+        self.ledger.mark_reported(&entries);
         loop {
             let armable = t == Target::Main
                 && self.faults_on()
@@ -193,8 +125,8 @@ impl Job {
             // a commit's writes start around 2^14 (measured): the budget runs
             // out anywhere from the first instruction to the middle of a
             // multi-snapshot commit (most often there), or not at all.
-            let commits =
-                matches!(call, Call::Complete(_) | Call::Restored { .. }) || call.delivers_end();
+            let commits = matches!(call, Call::CheckpointComplete(_) | Call::Restored { .. })
+                || call.delivers_end();
             // A trap may preempt any storage call: only while no fault is
             // queued can a recorded `storage_fault` stand for it exactly.
             let trappable = armable && self.trap_armed && w.tables.no_faults_queued();
@@ -215,7 +147,11 @@ impl Job {
             let Some(inst) = self.inst_mut(t) else {
                 return Err(w.fail("simulator bug: no coordinator"));
             };
-            w.rec.push(&inst.name, call.op());
+            // Every call the simulator makes here is a trace step (`start` and
+            // batches take other paths).
+            if let Some(op) = Op::of_call(&call) {
+                w.rec.push(&inst.name, op);
+            }
             w.tables.real.probe.lock().begin(crash, None);
             let fueled = fuel.is_some_and(|f| inst.coord.set_fuel(f));
             let result = invoke(inst.coord.api(), &call);
@@ -230,7 +166,7 @@ impl Job {
                 return Err(w.fail(format!(
                     "job {}: {} went on with {} storage call(s) after an import returned an error (SEMANTICS 8: nothing after it happened)",
                     self.label,
-                    call.op().name(),
+                    call.name(),
                     probe.calls_after_error
                 )));
             }
@@ -238,7 +174,7 @@ impl Job {
                 return Err(w.fail(format!(
                     "job {}: {} returned {} although an import returned an error (SEMANTICS 8: storage)",
                     self.label,
-                    call.op().name(),
+                    call.name(),
                     describe(&result)
                 )));
             }
@@ -251,7 +187,7 @@ impl Job {
                 if tp.log != probe.log {
                     return Err(w.fail(format!(
                         "{}: the component made other storage calls than the native core: {:?} vs {:?}",
-                        call.op().name(),
+                        call.name(),
                         probe.log,
                         tp.log
                     )));
@@ -261,7 +197,7 @@ impl Job {
                 } else if !same(&result, &theirs) {
                     return Err(w.fail(format!(
                         "{}: the component returned {}, the native core {}",
-                        call.op().name(),
+                        call.name(),
                         describe(&result),
                         describe(&theirs)
                     )));
@@ -304,7 +240,7 @@ impl Job {
                 if !applied {
                     self.apply_input(t, &call);
                 }
-                if let Call::Abort(n) = call {
+                if let Call::CheckpointAborted(n) = call {
                     // The new instance gets the abort (constraint 7).
                     self.late_aborts.push_back(n);
                 }
@@ -368,7 +304,7 @@ impl Job {
                     return Err(w.fail(format!(
                         "job {}: coordinator call {} failed: {e}",
                         self.label,
-                        call.op().name()
+                        call.name()
                     )));
                 }
                 Ok(outcome) => {
@@ -403,7 +339,7 @@ impl Job {
         let escalatable = self.faults_on() && !matches!(call, Call::Close);
         if escalatable && w.rng.chance(self.rates.escalate) {
             w.stats.escalations += 1;
-            if let Call::Abort(n) = call {
+            if let Call::CheckpointAborted(n) = call {
                 // The new instance gets the abort (constraint 7).
                 self.late_aborts.push_back(*n);
             }
@@ -414,7 +350,7 @@ impl Job {
             && self.streaming()
             && matches!(
                 call,
-                Call::Event { .. } | Call::Complete(_) | Call::Reset { .. }
+                Call::Event { .. } | Call::CheckpointComplete(_) | Call::SubtaskReset { .. }
             )
             && !self.restoring()
             && self.writers.iter().any(|x| x.status == WStatus::Running);
@@ -463,7 +399,7 @@ impl Job {
 
     /// The coordinator accepted the call's input (it returned, or failed on storage).
     fn apply_input(&mut self, t: Target, call: &Call) {
-        if let Call::Abort(n) = call {
+        if let Call::CheckpointAborted(n) = call {
             if self.savepoints.contains_key(n) {
                 self.savepoints.insert(*n, SpFate::Aborted);
             }
@@ -486,7 +422,7 @@ impl Job {
         call: &Call,
         outcome: &Outcome,
     ) -> Res<()> {
-        if let Call::Abort(n) = call {
+        if let Call::CheckpointAborted(n) = call {
             if let Some(inst) = self.inst_mut(t) {
                 inst.aborts_ok.insert(*n);
             }
@@ -508,7 +444,9 @@ impl Job {
         };
         // A finished subtask's restore event or reset changes nothing (6.2).
         let ignored = match call {
-            Call::Restored { s, .. } | Call::Reset { s, .. } => inst.mirror.finished.contains(s),
+            Call::Restored { subtask, .. } | Call::SubtaskReset { subtask, .. } => {
+                inst.mirror.finished.contains(subtask)
+            }
             _ => false,
         };
         if inst.mirror.is_restoring() {
@@ -523,16 +461,19 @@ impl Job {
             // <= completed`); else the last END entry, or a completion.
             let due = if on_checkpoint {
                 !ignored
-                    && !matches!(call, Call::Abort(_) | Call::Checkpoint(_) | Call::Close)
+                    && !matches!(
+                        call,
+                        Call::CheckpointAborted(_) | Call::Checkpoint(_) | Call::Close
+                    )
                     && inst.mirror.final_due()
             } else {
-                matches!(call, Call::Complete(_)) || call.delivers_end()
+                matches!(call, Call::CheckpointComplete(_)) || call.delivers_end()
             };
             self.after_final_point(w, t, due)?;
         }
         self.after_outcome(w, t, outcome)?;
         if t == Target::Main {
-            self.check_state(w, outcome.state, call.op().name())?;
+            self.check_state(w, outcome.state, call.name())?;
         }
         Ok(())
     }

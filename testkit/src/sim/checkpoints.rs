@@ -6,12 +6,13 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use sink_coordinator::{Lifecycle, RestorePoint};
 
-use super::calls::{Answer, Call};
+use super::calls::Answer;
 use super::job::{
     Completed, Inst, Job, Kind, Pending, Phase, Res, SpFate, Target, WStatus, Zombie,
 };
 use super::ledger::{Mirror, PSlot};
 use super::world::World;
+use sink_coordinator::Call;
 
 impl Job {
     pub fn trigger(&mut self, w: &mut World<'_>) -> Res<()> {
@@ -43,7 +44,7 @@ impl Job {
                 }
                 w.stats.declined += 1;
                 w.stats.aborted += 1;
-                self.call(w, Call::Abort(n))?;
+                self.call(w, Call::CheckpointAborted(n))?;
                 return Ok(());
             }
             _ => return Ok(()),
@@ -86,14 +87,14 @@ impl Job {
             self.late_aborts.push_back(pd.id);
             return Ok(());
         }
-        self.call(w, Call::Abort(pd.id))?;
+        self.call(w, Call::CheckpointAborted(pd.id))?;
         Ok(())
     }
 
     pub fn deliver_late_abort(&mut self, w: &mut World<'_>) -> Res<()> {
         if let Some(n) = self.late_aborts.pop_front() {
             w.stats.late_aborts += 1;
-            self.call(w, Call::Abort(n))?;
+            self.call(w, Call::CheckpointAborted(n))?;
         }
         Ok(())
     }
@@ -158,7 +159,7 @@ impl Job {
             if last {
                 self.owed_last = false;
             }
-            let answer = self.call(w, Call::Complete(id))?;
+            let answer = self.call(w, Call::CheckpointComplete(id))?;
             if matches!(answer, Answer::FailedOver) || self.epoch != epoch {
                 return Ok(());
             }
@@ -252,7 +253,10 @@ impl Job {
         // at or after every writer's final checkpoint.
         self.owed_last = false;
         let final_before = self.final_done_job;
-        if matches!(self.call(w, Call::Complete(n))?, Answer::FailedOver) {
+        if matches!(
+            self.call(w, Call::CheckpointComplete(n))?,
+            Answer::FailedOver
+        ) {
             return Err(w.fail("failed over during stop-with-savepoint"));
         }
         // Drained, it must be tagged on the END snapshot if its completion
@@ -289,9 +293,9 @@ impl Job {
         let r = self.last_completed.clone();
         let answer = self.call(
             w,
-            Call::Reset {
-                s,
-                r: r.as_ref().map(|c| c.id),
+            Call::SubtaskReset {
+                subtask: s,
+                checkpoint: r.as_ref().map(|c| c.id),
             },
         )?;
         if matches!(answer, Answer::FailedOver) || self.epoch != epoch {
@@ -426,7 +430,7 @@ impl Job {
                 break;
             }
             w.stats.aborts_redelivered += 1;
-            self.call(w, Call::Abort(n))?;
+            self.call(w, Call::CheckpointAborted(n))?;
         }
         Ok(())
     }
@@ -466,15 +470,15 @@ impl Job {
             return Ok(());
         }
         let call = if let Some(n) = z.aborts.pop_front() {
-            Call::Abort(n)
+            Call::CheckpointAborted(n)
         } else {
             match *w.rng.pick(&options).unwrap_or(&None) {
                 Some(s) => match z.queues[s].pop_front() {
-                    Some(msg) => Call::from_msg(s as u32, msg),
+                    Some(msg) => super::calls::from_msg(s as u32, msg),
                     None => return Ok(()),
                 },
                 None => match z.completes.pop_front() {
-                    Some(c) => Call::Complete(c),
+                    Some(c) => Call::CheckpointComplete(c),
                     None => return Ok(()),
                 },
             }
@@ -487,7 +491,10 @@ impl Job {
         super::calls::apply_to_mirror(&mut after, &call);
         let final_may_run = !after.final_done
             && after.all_ended()
-            && !matches!(call, Call::Abort(_) | Call::Checkpoint(_) | Call::Close);
+            && !matches!(
+                call,
+                Call::CheckpointAborted(_) | Call::Checkpoint(_) | Call::Close
+            );
         if final_may_run {
             self.zombie = None;
             w.stats.zombie_stopped_before_final += 1;
@@ -513,14 +520,17 @@ impl Job {
         let call = if w.rng.chance(500) {
             w.stats.finished_restores += 1;
             Call::Restored {
-                s,
+                subtask: s,
                 attempt: self.writers[s as usize].attempt + 1,
-                r,
+                checkpoint: r,
                 entries: Vec::new(),
             }
         } else {
             w.stats.finished_resets += 1;
-            Call::Reset { s, r: Some(r) }
+            Call::SubtaskReset {
+                subtask: s,
+                checkpoint: Some(r),
+            }
         };
         self.call(w, call)?;
         Ok(())

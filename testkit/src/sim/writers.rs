@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use sink_coordinator::END;
 
 use super::backend::WriterApi;
-use super::calls::{Answer, Call};
+use super::calls::Answer;
 use super::job::{Job, Kind, Msg, Payload, Res, WSnap, WStatus};
 use super::ledger::{names, Fate, Item, Ledger};
 use super::world::World;
@@ -177,7 +177,7 @@ impl Job {
                 w.stats.late_ends += 1;
             }
         }
-        let call = Call::from_msg(s, msg);
+        let call = super::calls::from_msg(s, msg);
         w.stats.events_delivered += 1;
         if matches!(self.call(w, call)?, Answer::FailedOver) {
             return Ok(false);

@@ -5,8 +5,8 @@
 //! writer's `checkpoint-complete` is what 0.2.0 calls `committed`.
 
 use sink_coordinator::{
-    Clock, Config, Entry, ErrorKind, FinalCommitMode, Lifecycle, Outcome, RecoveryMode,
-    RestorePoint, Snapshot, Storage, Tag,
+    events_one_by_one, ApplyResult, Call, Clock, Config, Entry, ErrorKind, FinalCommitMode,
+    Lifecycle, Outcome, RecoveryMode, Reply, RestorePoint, Snapshot, Storage, Tag,
 };
 use sink_coordinator_host::env::{HostEnv, Shared};
 use sink_coordinator_host::error::{HostError, HostResult};
@@ -188,23 +188,8 @@ fn tag(t: wit::Tag) -> Tag {
 /// One 0.1.0 coordinator (its own Store).
 pub struct Coordinator01(Option<Live>);
 
-impl CoordinatorApi for Coordinator01 {
-    fn state(&mut self) -> Lifecycle {
-        match self.0.as_mut() {
-            None => Lifecycle::Failed,
-            Some((s, b, h)) => match b
-                .sink_coordinator_coordinator()
-                .coordinator()
-                .call_state(s, *h)
-            {
-                Ok(l) => lifecycle(l),
-                Err(_) => {
-                    self.0 = None;
-                    Lifecycle::Failed
-                }
-            },
-        }
-    }
+/// The 0.1.0 calls, one WIT function each.
+impl Coordinator01 {
     fn start(&mut self) -> HostResult<Outcome> {
         call(
             &mut self.0,
@@ -301,8 +286,54 @@ impl CoordinatorApi for Coordinator01 {
             outcome,
         )
     }
+}
+
+impl CoordinatorApi for Coordinator01 {
+    fn state(&mut self) -> Lifecycle {
+        match self.0.as_mut() {
+            None => Lifecycle::Failed,
+            Some((s, b, h)) => match b
+                .sink_coordinator_coordinator()
+                .coordinator()
+                .call_state(s, *h)
+            {
+                Ok(l) => lifecycle(l),
+                Err(_) => {
+                    self.0 = None;
+                    Lifecycle::Failed
+                }
+            },
+        }
+    }
     fn committed_up_to(&mut self) -> Option<u64> {
         None // not in 0.1.0
+    }
+    fn apply(&mut self, call: Call) -> ApplyResult {
+        let outcome = match call {
+            Call::Start => self.start(),
+            Call::Event {
+                subtask,
+                attempt,
+                entry,
+            } => self.event(subtask, attempt, entry),
+            // 0.1.0 has no batch call.
+            Call::Events(events) => return events_one_by_one(self, events),
+            Call::Restored {
+                subtask,
+                attempt,
+                checkpoint,
+                entries,
+            } => self.restored(subtask, attempt, checkpoint, entries),
+            Call::SubtaskReset {
+                subtask,
+                checkpoint,
+            } => self.subtask_reset(subtask, checkpoint),
+            Call::Checkpoint(n) => return Ok(Reply::State(self.checkpoint(n)?)),
+            Call::CheckpointComplete(n) => self.checkpoint_complete(n),
+            Call::CheckpointAborted(n) => self.checkpoint_aborted(n),
+            Call::Close => self.close(),
+        };
+        Ok(Reply::Outcome(outcome?))
     }
 }
 

@@ -15,6 +15,7 @@
 use crate::faults::{CallKind, Fault};
 use sink_coordinator::{Config, Entry};
 
+mod calls;
 mod doc;
 mod error;
 pub mod layout;

@@ -27,8 +27,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use sink_coordinator::table::{SNAPSHOT_PREFIX, TAG_PREFIX};
 use sink_coordinator::{
-    Clock, CoordinatorApi, Entry, HostError, HostResult, MemStorage, Outcome, RestorePoint, Shared,
-    StepClock, Storage, WriterApi,
+    Call, Clock, CoordinatorApi, Entry, HostError, HostResult, MemStorage, Outcome, Reply,
+    RestorePoint, Shared, StepClock, Storage, WriterApi,
 };
 
 use crate::driver::{Driver, FailedInstance, FailedWriter, NativeDriver};
@@ -237,8 +237,19 @@ impl Replayer<'_> {
         name: &str,
         op: &Op,
     ) -> Result<(HostResult<Option<Outcome>>, Option<usize>), ReplayError> {
-        let some = |r: HostResult<Outcome>| r.map(Some);
         Ok(match op {
+            Op::Event { .. }
+            | Op::Checkpoint { .. }
+            | Op::Complete { .. }
+            | Op::Abort { .. }
+            | Op::ResetSubtask { .. }
+            | Op::Restored { .. }
+            | Op::Close => {
+                let call = op.call().ok_or_else(|| {
+                    ReplayError::Host(format!("step {index}: {} is not a call", op.name()))
+                })?;
+                return self.call(index, name, call);
+            }
             Op::Start { config } => {
                 // Discarding the old instance drops its Store: nothing of it runs again.
                 self.instances.remove(name);
@@ -275,62 +286,6 @@ impl Replayer<'_> {
                 self.instances.remove(name);
                 (self.create_and_start(name, config.clone(), restore), None)
             }
-            Op::Event {
-                subtask,
-                attempt,
-                entry,
-            } => (
-                some(
-                    self.instance(name)?
-                        .event(*subtask, *attempt, entry.clone()),
-                ),
-                None,
-            ),
-            Op::Checkpoint { checkpoint } => match self.instance(name)?.checkpoint(*checkpoint) {
-                Ok(bytes) => {
-                    let len = bytes.len();
-                    self.states.push(CheckpointState {
-                        step: index,
-                        instance: name.to_string(),
-                        checkpoint: *checkpoint,
-                        state: bytes.clone(),
-                    });
-                    self.kept.insert((name.to_string(), *checkpoint), bytes);
-                    (Ok(None), Some(len))
-                }
-                // A declined checkpoint keeps nothing.
-                Err(e) => (Err(e), None),
-            },
-            Op::Complete { checkpoint } => (
-                some(self.instance(name)?.checkpoint_complete(*checkpoint)),
-                None,
-            ),
-            Op::Abort { checkpoint } => (
-                some(self.instance(name)?.checkpoint_aborted(*checkpoint)),
-                None,
-            ),
-            Op::ResetSubtask {
-                subtask,
-                checkpoint,
-            } => (
-                some(self.instance(name)?.subtask_reset(*subtask, *checkpoint)),
-                None,
-            ),
-            Op::Restored {
-                subtask,
-                attempt,
-                checkpoint,
-                entries,
-            } => (
-                some(self.instance(name)?.restored(
-                    *subtask,
-                    *attempt,
-                    *checkpoint,
-                    entries.clone(),
-                )),
-                None,
-            ),
-            Op::Close => (some(self.instance(name)?.close()), None),
             Op::Clock { ms } => {
                 self.clock.lock().set_next(*ms);
                 (Ok(None), None)
@@ -638,6 +593,36 @@ impl Replayer<'_> {
                 Err(e)
             }
         }
+    }
+
+    /// Runs a step that is a coordinator call (the result as [`Self::apply`]'s).
+    #[allow(clippy::type_complexity)]
+    fn call(
+        &mut self,
+        index: usize,
+        name: &str,
+        call: Call,
+    ) -> Result<(HostResult<Option<Outcome>>, Option<usize>), ReplayError> {
+        let checkpoint = match call {
+            Call::Checkpoint(n) => n,
+            _ => 0,
+        };
+        Ok(match self.instance(name)?.apply(call) {
+            Ok(Reply::Outcome(o)) => (Ok(Some(o)), None),
+            Ok(Reply::State(bytes)) => {
+                let len = bytes.len();
+                self.states.push(CheckpointState {
+                    step: index,
+                    instance: name.to_string(),
+                    checkpoint,
+                    state: bytes.clone(),
+                });
+                self.kept.insert((name.to_string(), checkpoint), bytes);
+                (Ok(None), Some(len))
+            }
+            // A declined checkpoint keeps nothing.
+            Err(e) => (Err(e.error().clone()), None),
+        })
     }
 
     fn instance(&mut self, name: &str) -> Result<&mut Box<dyn CoordinatorApi>, ReplayError> {

@@ -1,29 +1,32 @@
 # Build, test and run the sink coordinator (guest component + wasmtime host).
 # Everything uses the release profile, so wasmtime is compiled once.
 #
+#   make help                   this list (the lines of this block that start with `make`)
 #   make build                  the `sinkcoord` CLI (embeds the committed dist/ component)
-#   make test                   check-dist, repro-check, doc, then every test of the workspace and the other hosts
-#   make component              rebuild dist/sink-coordinator-<version>.wasm (+ .wit, .sha256) from guest/
-#                               (rustc, then wasm-opt -Oz of binaryen pinned from npm: make binaryen)
+#   make test                   check-dist, spec-check, repro-check, doc, then every test of the workspace and the other hosts
+#   make run                    the main job: a simulated job with faults on ./demo-table
+#   make component              rebuild dist/sink-coordinator-<version>.wasm (+ .wit, .sha256) from guest/ (rustc, then wasm-opt -Oz)
 #   make check-dist             fail if dist/ differs from what the sources build
 #   make repro-check            build the component in a second checkout with another CARGO_HOME; compare bytes
+#   make spec-check             fail if spec/ differs from ../shared/spec (when that is beside the checkout)
+#   make binaryen               the pinned wasm-opt (binaryen from npm) into target/binaryen
+#   make wasm-target            rustup target add wasm32-unknown-unknown, if it is missing
 #   make wasm                   the embedded component's name, size and sha256
 #   make -s replay TRACE=FILE   the result document of a trace, through the component
 #   make -s replay TRACE=FILE NATIVE=1   ... through the native Rust core
-#   make run                    the main job: a simulated job with faults on ./demo-table
 #   make soak SEEDS=N           N simulation seeds, native core
-#   make soak PROFILE=P         ... with the profile flip147 (most writers finish early) or late
-#                               (events often late against completions); default: default
+#   make soak PROFILE=P         ... with the profile flip147 (most writers finish early) or late (events often late); default: default
 #   make bench                  issue 10's table: native vs component, callgrind, size (BENCHMARKS.md)
 #   make doc                    rustdoc of the library crates; a missing doc comment or a broken link fails
+#   make oracle-test            the independent Python oracle (tests/oracle) against the native core
+#   make hosts-setup            the Node and Python packages, installed the way a user would (hosts/setup.sh)
 #   make hosts-test             Node (jco), Python (wasmtime-py), the JVM (Chicory) and Go (wazero) replay every trace
 #   make jvm-test               the Java binding on Chicory (hosts/jvm, Maven): unit tests and every trace
 #   make go-test                the Go module on wazero (hosts/go): go test ./... (every trace, fuzz corpora), the example
 #   make flink-test             the Flink 2.3 connector end to end in MiniClusters (hosts/flink)
 #   make flink-setup            Flink's jars from PyPI into target/flink/lib (once)
 #   make moto-setup             moto[server] from PyPI into target/moto-venv (the S3 API server of the S3 tests)
-#   make model-check            exhaustive model check of the native core (stateright, full scope;
-#                               MODEL_SCOPE=large: four checkpoints)
+#   make model-check            exhaustive model check of the native core (stateright, full scope; MODEL_SCOPE=large: P = 3)
 #   make fuzz FUZZ_SECONDS=N    each fuzz target N seconds (cargo fuzz, stable Rust; fuzz/README.md)
 #   make fuzz-regress           each fuzz target over its committed corpus once
 
@@ -37,11 +40,16 @@ XTASK := $(CARGO) run --release -q -p xtask --
 VERSION := $(shell sed -n 's/^package sink:coordinator@\(.*\);/\1/p' wit/coordinator.wit)
 COMPONENT := dist/sink-coordinator-$(VERSION).wasm
 
-.PHONY: spec-check binaryen doc moto-setup oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test jvm-test go-test flink-setup flink-test fuzz fuzz-regress model-check
+.PHONY: help spec-check binaryen doc moto-setup oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test jvm-test go-test flink-setup flink-test fuzz fuzz-regress model-check
 
 # The CLI needs no wasm32 target: it embeds the committed dist/ artifact.
 build:
 	$(CARGO) build --release -p sinkcoord
+
+# `make help`: the targets documented in the comment block at the top of this
+# file, one line each (that block is the one source).
+help:
+	@sed -n 's/^#   \(make .*\)$$/\1/p' $(firstword $(MAKEFILE_LIST))
 
 # Every public item of the library crates has a doc comment, and every
 # intra-doc link resolves (rustdoc's warnings are errors).

@@ -5,8 +5,8 @@ Reads a trace JSON and prints the result document in the canonical layout of
 tests/conformance/*.result.json, with "..." for error messages and 0 for
 state_bytes (both implementation-defined).
 
-Written from /work/shared/spec/SEMANTICS.md and TRACE-FORMAT.md only (not from
-the Rust code). Storage model (TRACE-FORMAT's portability promise plus the
+Written from the contract only, spec/SEMANTICS.md and spec/TRACE-FORMAT.md of
+this repository (../../spec/ from here; not from the Rust code). Storage model (TRACE-FORMAT's portability promise plus the
 lead's fixed choices): a commit run makes, in this order, one put per snapshot
 it writes (filtered snapshots make none), one put-if-absent per savepoint tag
 it tags (also when the tag exists: it is then left as it is), then ONE hint put if it wrote at least one

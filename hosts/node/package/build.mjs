@@ -4,8 +4,9 @@
 // transpiled by jco (`--instantiation async`, TypeScript declarations), and
 // component.json (version, sha256, export names). A component of a version
 // the package does not run is refused (IncompatibleComponent). Run by
-// `npm pack` (prepack) and hosts/node/package.sh; jco is a dev dependency of
-// hosts/node (npm ci there).
+// `npm pack` (prepack) and hosts/node/package.sh; jco and semver come from
+// hosts/node/node_modules (run `npm ci` in hosts/node first; build.mjs says so
+// when they are missing).
 //
 //   node hosts/node/package/build.mjs [COMPONENT.wasm] [--out DIR]
 
@@ -13,8 +14,6 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-import { checkVersion } from './version.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const REPO = resolve(HERE, '..', '..', '..');
@@ -28,10 +27,23 @@ export function distComponent() {
   return join(REPO, 'dist', `sink-coordinator-${m[1]}.wasm`);
 }
 
+/** `import(spec)`, or an error saying how to install what it needs. */
+async function importOrHint(spec) {
+  try {
+    return await import(spec);
+  } catch (e) {
+    if (e.code !== 'ERR_MODULE_NOT_FOUND') throw e;
+    throw new Error(`${e.message}: run \`npm ci\` in hosts/node first (jco and semver, which transpiling the component needs)`);
+  }
+}
+
 /** Transpiles `component` into `out` (replaced whole); returns its version. */
 export async function build(component = distComponent(), out = join(HERE, 'component')) {
   const bytes = readFileSync(component);
-  const { transpile } = await import('@bytecodealliance/jco');
+  // Imported here, not at the top: without hosts/node/node_modules the
+  // message names the missing step instead of a bare ERR_MODULE_NOT_FOUND.
+  const { checkVersion } = await importOrHint('./version.js');
+  const { transpile } = await importOrHint('@bytecodealliance/jco');
   const { files, exports } = await transpile(bytes, { name: NAME, instantiation: 'async', quiet: true });
   const names = exports.map(([name]) => name);
   const version = checkVersion(names);

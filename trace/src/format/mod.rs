@@ -1,4 +1,4 @@
-//! TRACE-FORMAT v2 traces (`../shared/spec/TRACE-FORMAT.md`), writer
+//! TRACE-FORMAT v2 traces (`spec/TRACE-FORMAT.md`), writer
 //! steps included: reading ([`parse`]) and writing ([`to_json`]).
 //!
 //! - `doc`: the document's serde types (`deny_unknown_fields`, `op` tags);

@@ -10,7 +10,8 @@ a WebAssembly component run by wasmtime-py.
     coordinator.event(0, 0, writer.report(1, [b"file-1"]))
     coordinator.checkpoint(1)
     outcome = coordinator.checkpoint_complete(1)   # commits checkpoint 1
-    writer.committed(outcome.committed_up_to)
+    if outcome.committed_up_to is not None:        # None: nothing committed yet
+        writer.committed(outcome.committed_up_to)
     print(Table(storage).list_snapshots())
 """
 

@@ -4,7 +4,7 @@
 //! A [`Runtime`] compiles the component once and keeps one pre-linked
 //! `InstancePre`; every coordinator, writer and table handle gets its own
 //! Store from it, because a Store that saw a trap can never enter the
-//! component again (toolchain.md 5). Instances come from wasmtime's pooling
+//! component again (reference/toolchain.md 5). Instances come from wasmtime's pooling
 //! allocator ([`RuntimeOptions::instance_pool`]): a slot's address space is
 //! reserved once and its copy-on-write memory image stays mapped, so a new
 //! instance and its constructor make no `mmap` or `munmap` and take about a

@@ -1,19 +1,22 @@
 //! `sinkcoord inspect`: the snapshots and tags of a table (a directory or a
 //! table URL),
 //! decoded through the component (or natively), with every problem of a
-//! damaged table named.
+//! damaged table named; a summary per commit user, and `--timeline`
+//! (issue 25, built in `report`).
 
 use std::io::Write;
 
 use clap::Args;
 use sink_coordinator::{table, Snapshot, Storage, Tag};
 use sink_coordinator_host::component::ComponentTable;
-use sink_coordinator_host::storage::TableUrl;
+use sink_coordinator_host::storage::{AnyStorage, TableUrl};
 use sink_coordinator_testkit::render;
 
 use crate::layout;
-use crate::limits::LimitArgs;
-use crate::{clip, print, runtime, Cli, Failure};
+use crate::limits::RuntimeLimitArgs;
+use crate::order::natural_cmp;
+use crate::report::{self, Summary, UserSummary};
+use crate::{clip, print, reading_runtime, Cli, Failure};
 
 #[derive(Args, Debug)]
 pub struct InspectArgs {
@@ -21,10 +24,17 @@ pub struct InspectArgs {
     /// `s3://bucket/prefix`, `gs://...`, `az://...`; object stores are
     /// configured from AWS_*, GOOGLE_*, AZURE_*).
     table: String,
-    /// Print JSON (the `snapshots` and `tags` of a replay result, plus
-    /// `problems` when there are any) instead of text.
+    /// Print JSON instead of text: the `snapshots` and `tags` of a replay
+    /// result, `users` (the summary per commit user), `latest`, `timeline`
+    /// with --timeline, and `problems` when there are any (docs/cli.md).
     #[arg(long)]
     json: bool,
+    /// Print the timeline instead of the listing: one line per snapshot in
+    /// commit order (time, id, commit user, identifier, the tags pointing at
+    /// it) and one per tag at its creation time. Failovers are not in it:
+    /// a table does not record them (the job's logs do).
+    #[arg(long)]
+    timeline: bool,
     /// Decode the table with the Rust core natively instead of the component.
     #[arg(long)]
     native: bool,
@@ -36,7 +46,7 @@ pub struct InspectArgs {
     #[arg(long, value_name = "TIME", value_parser = parse_since)]
     since: Option<u64>,
     #[command(flatten)]
-    limits: LimitArgs,
+    limits: RuntimeLimitArgs,
 }
 
 /// Lists a table's snapshots and tags. A damaged table is listed as far as
@@ -112,6 +122,10 @@ pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
         expected = id.saturating_add(1);
     }
 
+    // Read before the storage goes to the component's reader.
+    let latest = all_ids.last().copied();
+    let mut summary = summarize(&mut storage, latest, &ids);
+
     let tag_keys = match storage.list_tolerant(table::TAG_PREFIX) {
         Ok((keys, listing_problems)) => {
             problems.extend(listing_problems);
@@ -155,7 +169,7 @@ pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
             }
         }
     } else {
-        let runtime = runtime(cli, Some(&args.limits))?;
+        let runtime = reading_runtime(cli, &args.limits)?;
         let mut reader =
             ComponentTable::new(&runtime, storage).map_err(|e| Failure::host(e.to_string()))?;
         for (id, key) in &ids {
@@ -175,29 +189,34 @@ pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
             }
         }
     }
-    tags.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+    // By the numbers in their names (savepoint-12 after savepoint-2), then
+    // by snapshot (a stable sort keeps the component's order otherwise).
+    tags.sort_by(|a, b| natural_cmp(&a.name, &b.name).then(a.snapshot_id.cmp(&b.snapshot_id)));
+    fill_times(&mut summary, &snapshots);
+    let all_tags = tags.clone();
     if let Some(since) = args.since {
         snapshots.retain(|s| s.time_ms >= since);
         tags.retain(|t| t.create_time_ms >= since);
     }
 
+    let events = args
+        .timeline
+        .then(|| report::timeline(&snapshots, &tags, &all_tags));
     let out = if args.json {
-        let doc = render::render_table(&snapshots, &tags);
-        if problems.is_empty() {
-            doc
-        } else {
-            let body = doc.trim_end().trim_end_matches('}').trim_end();
-            let items: Vec<String> = problems
-                .iter()
-                .map(|p| format!("    {}", render::json_str(p)))
-                .collect();
-            format!(
-                "{body},\n  \"problems\": [\n{}\n  ]\n}}\n",
-                items.join(",\n")
-            )
-        }
+        report::inspect_json(&snapshots, &tags, &summary, events.as_deref(), &problems)
+    } else if let Some(events) = &events {
+        let mut out = format!(
+            "timeline of table {}: {} snapshot(s), {} tag(s), in commit order (failovers are not \
+             recorded in a table)\n",
+            args.table,
+            snapshots.len(),
+            tags.len()
+        );
+        out.push_str(&report::timeline_text(events, rfc3339));
+        out.push_str(&problems_text(&problems));
+        out
     } else {
-        inspect_text(&args.table, &snapshots, &tags, &problems)
+        inspect_text(&args.table, &snapshots, &tags, &summary, &problems)
     };
     if problems.is_empty() {
         return Ok(out);
@@ -220,7 +239,13 @@ pub(crate) fn snapshot_id_of(key: &str) -> Option<u64> {
     (table::snapshot_key(id) == key && id > 0).then_some(id)
 }
 
-fn inspect_text(table: &str, snapshots: &[Snapshot], tags: &[Tag], problems: &[String]) -> String {
+fn inspect_text(
+    table: &str,
+    snapshots: &[Snapshot],
+    tags: &[Tag],
+    summary: &Summary,
+    problems: &[String],
+) -> String {
     let mut out = format!("table {table}\n{} snapshot(s)\n", snapshots.len());
     for s in snapshots {
         out.push_str(&format!(
@@ -247,6 +272,13 @@ fn inspect_text(table: &str, snapshots: &[Snapshot], tags: &[Tag], problems: &[S
                 .map_or_else(|| "never".into(), |e| format!("{e} ms ({})", rfc3339(e))),
         ));
     }
+    out.push_str(&report::summary_text(summary, rfc3339));
+    out.push_str(&problems_text(problems));
+    out
+}
+
+fn problems_text(problems: &[String]) -> String {
+    let mut out = String::new();
     if !problems.is_empty() {
         out.push_str(&format!("{} problem(s)\n", problems.len()));
         for p in problems {
@@ -256,10 +288,73 @@ fn inspect_text(table: &str, snapshots: &[Snapshot], tags: &[Tag], problems: &[S
     out
 }
 
+/// The summary per commit user, from the latest snapshot's record: every
+/// snapshot carries each commit user's last (identifier, snapshot id), and
+/// the latest one's is what a coordinator reads as what the user has
+/// committed (the exactly-once filter). The component's `table` interface
+/// does not return these marks, so the record is decoded by the Rust core
+/// here, whichever decoder lists the table. The times of marks outside the
+/// snapshots read (`--limit`) are read here too; the others are filled in
+/// from the listing ([`fill_times`]). A latest snapshot that does not
+/// decode gives no summary (the listing names its problem).
+fn summarize(storage: &mut AnyStorage, latest: Option<u64>, listed: &[(u64, String)]) -> Summary {
+    let Some(latest) = latest else {
+        return Summary::default();
+    };
+    let key = table::snapshot_key(latest);
+    let stored = match storage.get(&key) {
+        Ok(Some(bytes)) => table::decode_snapshot(&key, &bytes).ok(),
+        _ => None,
+    };
+    let Some(stored) = stored else {
+        return Summary::default();
+    };
+    let in_listing = |id: u64| listed.binary_search_by_key(&id, |(i, _)| *i).is_ok();
+    let users = stored
+        .users
+        .iter()
+        .map(|(user, mark)| {
+            let time_ms = if mark.snapshot_id == latest {
+                Some(stored.snapshot.time_ms)
+            } else if in_listing(mark.snapshot_id) {
+                None
+            } else {
+                table::snapshot_by_id(storage, mark.snapshot_id)
+                    .ok()
+                    .flatten()
+                    .map(|s| s.time_ms)
+            };
+            UserSummary {
+                commit_user: user.clone(),
+                mark: *mark,
+                time_ms,
+            }
+        })
+        .collect();
+    Summary {
+        latest: Some((latest, stored.snapshot.time_ms)),
+        users,
+    }
+}
+
+/// The times of the summary's marks among the snapshots listed (sorted by
+/// id); a snapshot that did not decode leaves its time unknown.
+fn fill_times(summary: &mut Summary, snapshots: &[Snapshot]) {
+    for u in &mut summary.users {
+        if u.time_ms.is_none() {
+            u.time_ms = snapshots
+                .binary_search_by_key(&u.mark.snapshot_id, |s| s.id)
+                .ok()
+                .and_then(|i| snapshots.get(i))
+                .map(|s| s.time_ms);
+        }
+    }
+}
+
 /// Milliseconds since the Unix epoch as RFC 3339 in UTC
 /// (`2026-12-01T10:00:00.123Z`); a time beyond jiff's range (year 9999)
 /// is said so.
-fn rfc3339(ms: u64) -> String {
+pub(crate) fn rfc3339(ms: u64) -> String {
     i64::try_from(ms)
         .ok()
         .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok())

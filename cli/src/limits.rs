@@ -1,9 +1,20 @@
-//! The resource-limit options of `replay`, `inspect` and `simulate`
-//! (README, "Limits"): each value is range-checked while the command line is
-//! parsed, so an out of range value is a usage error (exit 2) before
-//! anything runs. The coordinator's size limits apply on both paths (the
-//! component's `set-limits`, the native core's `set_limits`); the wasmtime
-//! limits not given on the command line are derived from them, as
+//! The resource-limit options (README, "Limits"), in two groups, because
+//! not every command uses both:
+//!
+//! - [`SizeLimitArgs`], the coordinator's size limits: set on a
+//!   coordinator (the component's `set-limits`, the native core's
+//!   `set_limits`), so only commands that run one take them (`replay`);
+//! - [`RuntimeLimitArgs`], the wasmtime limits of every call into the
+//!   component (fuel, memory, bytes per host call): also the read-only
+//!   `inspect`, which decodes the table through the component.
+//!
+//! `inspect --help` listed the size limits too, which a table reader never
+//! sets (issue 25). [`LimitArgs`] flattens both groups for `replay`.
+//!
+//! Each value is range-checked while the command line is parsed, so an out
+//! of range value is a usage error (exit 2) before anything runs. The
+//! wasmtime limits not given on the command line are derived from the size
+//! limits (the defaults where a command has none), as
 //! `RuntimeOptions::from_limits` documents.
 
 use clap::Args;
@@ -15,10 +26,19 @@ use sink_coordinator_host::engine::{
 
 use crate::clip;
 
-/// The component's resource limits (README, "Limits"). Sizes take an
-/// optional binary suffix: K, KiB, M, MiB, G, GiB.
+/// Both groups of limits, for a command that runs a coordinator. Sizes
+/// take an optional binary suffix: K, KiB, M, MiB, G, GiB.
 #[derive(Args, Debug, Clone)]
 pub struct LimitArgs {
+    #[command(flatten)]
+    size: SizeLimitArgs,
+    #[command(flatten)]
+    runtime: RuntimeLimitArgs,
+}
+
+/// The coordinator's size limits (README, "Limits").
+#[derive(Args, Debug, Clone)]
+pub struct SizeLimitArgs {
     /// Largest single committable the coordinator accepts; a larger one is a
     /// fatal `invalid-event` when its event arrives. Default 1GiB; range
     /// 1..=4GiB.
@@ -33,19 +53,27 @@ pub struct LimitArgs {
     /// (1342177280); range 1..=4GiB.
     #[arg(long, value_name = "BYTES", value_parser = parse_size_limit)]
     max_snapshot_bytes: Option<u64>,
+}
+
+/// The limits of every call into the component (README, "Limits").
+#[derive(Args, Debug, Clone)]
+pub struct RuntimeLimitArgs {
     /// Fuel (about one unit per wasm instruction) for each call into the
     /// component; running out traps. Default: no metering (the per-call
     /// deadline and the memory limit stop a runaway guest). Range 1000000..=1000000000000000.
     #[arg(long, value_name = "UNITS", value_parser = parse_fuel)]
     fuel: Option<u64>,
     /// Upper bound of the component's linear memory; growing past it traps
-    /// with "out of memory". Default derived from --max-snapshot-bytes
-    /// (4GiB for the default); range 4MiB..=4GiB.
+    /// with "out of memory". Default derived from the snapshot size limit
+    /// (--max-snapshot-bytes where the command has it; 4GiB for the
+    /// default); range 4MiB..=4GiB.
     #[arg(long, value_name = "BYTES", value_parser = parse_memory)]
     max_memory: Option<u64>,
     /// Bytes the component may pass to the host in one call (a snapshot's
-    /// value, a listing); more traps. Default derived from
-    /// --max-snapshot-bytes; range 1MiB..=4GiB.
+    /// value, a listing); more traps. Default derived from the snapshot
+    /// size limit (--max-snapshot-bytes where the command has it, else its
+    /// default: raise this to read a table written with a larger one);
+    /// range 1MiB..=4GiB.
     #[arg(long, value_name = "BYTES", value_parser = parse_hostcall)]
     max_hostcall_bytes: Option<u64>,
 }
@@ -126,7 +154,7 @@ fn size_text(v: u64) -> String {
     v.to_string()
 }
 
-impl LimitArgs {
+impl SizeLimitArgs {
     /// The coordinator's size limits: the defaults, overridden by the
     /// options given.
     pub fn limits(&self) -> Limits {
@@ -142,16 +170,31 @@ impl LimitArgs {
         }
         limits
     }
+}
 
-    /// The runtime options these arguments ask for, on top of `base` (its
-    /// cache directory and backtrace setting are kept): the size limits,
-    /// the wasmtime limits derived from them, then the wasmtime limits
-    /// given explicitly. A combination that could trap at commit (memory or
-    /// host-call budget below what the snapshot limit needs) is allowed —
-    /// tests and operators probing a trap ask for it — and is printed as a
-    /// one-line warning on stderr.
+impl LimitArgs {
+    /// The coordinator's size limits (see [`SizeLimitArgs::limits`]).
+    pub fn limits(&self) -> Limits {
+        self.size.limits()
+    }
+
+    /// The runtime options these arguments ask for, on top of `base` (see
+    /// [`RuntimeLimitArgs::options`]), derived from the size limits given.
     pub fn options(&self, base: RuntimeOptions) -> RuntimeOptions {
-        let derived = RuntimeOptions::from_limits(self.limits());
+        self.runtime.options(self.limits(), base)
+    }
+}
+
+impl RuntimeLimitArgs {
+    /// The runtime options these arguments ask for, on top of `base` (its
+    /// cache directory and backtrace setting are kept): the size limits
+    /// `limits`, the wasmtime limits derived from them, then the wasmtime
+    /// limits given explicitly. A combination that could trap at commit
+    /// (memory or host-call budget below what the snapshot limit needs) is
+    /// allowed — tests and operators probing a trap ask for it — and is
+    /// printed as a one-line warning on stderr.
+    pub fn options(&self, limits: Limits, base: RuntimeOptions) -> RuntimeOptions {
+        let derived = RuntimeOptions::from_limits(limits);
         let mut options = RuntimeOptions {
             cache_dir: base.cache_dir,
             wasm_backtrace: base.wasm_backtrace,

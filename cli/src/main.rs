@@ -8,8 +8,8 @@
 //! Nothing panics on any input; every failure is a message on stderr.
 //!
 //! Each subcommand is one variant of [`Command`] and one `cmd_*` function
-//! (`replay` and `wasm` here, `inspect`, `simulate`, `script` and `storage`
-//! in their modules); a new subcommand adds both. The library work lives in the embedding crate
+//! (`replay` and `wasm` here, `inspect`, `simulate`, `script`, `storage` and
+//! `tags` in their modules); a new subcommand adds both. The library work lives in the embedding crate
 //! (`sink-coordinator-host`) and the test kit (`sink-coordinator-testkit`);
 //! this crate holds the command line and the progress bar only.
 //!
@@ -21,9 +21,12 @@
 mod inspect;
 mod layout;
 mod limits;
+mod order;
+mod report;
 mod script;
 mod simulate;
 mod storage;
+mod tags;
 mod wipe;
 
 use std::io::Write;
@@ -37,8 +40,9 @@ use sink_coordinator_host::engine::{Runtime, RuntimeOptions};
 use sink_coordinator_testkit::replay::{self, Engine, ReplayError};
 
 use inspect::InspectArgs;
-use limits::LimitArgs;
+use limits::{LimitArgs, RuntimeLimitArgs};
 use simulate::SimulateArgs;
+use sink_coordinator::Limits;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -65,8 +69,16 @@ enum Command {
     /// file (for other runtimes).
     Wasm(WasmArgs),
     /// Print the snapshots and tags of a table (a directory or a table URL:
-    /// file://, s3://, gs://, az://).
+    /// file://, s3://, gs://, az://), a summary per commit user, or
+    /// (--timeline) its commits and tags in order.
+    #[command(
+        after_help = "Exit status: 0 a healthy table; 1 the table cannot be read, or it \
+        has problems (each on its own line of the listing, which is still printed); 2 a usage \
+        error."
+    )]
     Inspect(InspectArgs),
+    /// Operate on a table's tags: `expire` deletes those past their expire time.
+    Tags(tags::TagsArgs),
     /// Simulate a streaming job (writers, checkpoints, savepoints, failovers,
     /// storage faults, traps) driving the coordinator; check invariants after
     /// every step. The table directory is wiped at the start.
@@ -164,6 +176,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate::cmd_simulate(&cli, args),
         Command::Script(args) => script::cmd_script(args),
         Command::Storage(args) => storage::cmd_storage(args),
+        Command::Tags(args) => tags::cmd_tags(args),
     };
     match result.and_then(|text| print(&text)) {
         Ok(()) => ExitCode::SUCCESS,
@@ -250,6 +263,28 @@ fn runtime(cli: &Cli, limits: Option<&LimitArgs>) -> Result<Runtime, Failure> {
     runtime_with(cli, limits, None)
 }
 
+/// The runtime of a command that only reads a table through the component
+/// (`inspect`): the runtime limits given, derived from the default size
+/// limits (a table reader sets none).
+fn reading_runtime(cli: &Cli, limits: &RuntimeLimitArgs) -> Result<Runtime, Failure> {
+    load_runtime(
+        cli,
+        limits.options(Limits::default(), base_options(cli, None)),
+    )
+}
+
+/// The options every command starts from: the cache, the backtrace
+/// setting, and `fuel` per call (the simulator's trap injection needs
+/// metering).
+fn base_options(cli: &Cli, fuel: Option<u64>) -> RuntimeOptions {
+    RuntimeOptions {
+        cache_dir: cache_dir(),
+        wasm_backtrace: cli.verbose,
+        fuel_per_call: fuel,
+        ..RuntimeOptions::default()
+    }
+}
+
 /// As [`runtime`], metering `fuel` per call unless the limit options say
 /// otherwise (the simulator's trap injection needs metering).
 fn runtime_with(
@@ -257,15 +292,15 @@ fn runtime_with(
     limits: Option<&LimitArgs>,
     fuel: Option<u64>,
 ) -> Result<Runtime, Failure> {
-    let mut options = RuntimeOptions {
-        cache_dir: cache_dir(),
-        wasm_backtrace: cli.verbose,
-        fuel_per_call: fuel,
-        ..RuntimeOptions::default()
-    };
+    let mut options = base_options(cli, fuel);
     if let Some(limits) = limits {
         options = limits.options(options);
     }
+    load_runtime(cli, options)
+}
+
+/// The embedded component, or `--component FILE`, with `options`.
+fn load_runtime(cli: &Cli, options: RuntimeOptions) -> Result<Runtime, Failure> {
     match &cli.component {
         Some(path) => Runtime::from_file(path, options).map_err(|e| {
             Failure::host(format!(

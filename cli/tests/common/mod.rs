@@ -1,5 +1,8 @@
 //! Scratch files shared by the CLI's integration tests.
 
+#[allow(dead_code)] // not every test binary uses it
+pub mod job;
+
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,106 @@
+//! A commit user's coordinator on a table directory with a clock the test
+//! sets, and running `sinkcoord` (the issue-25 tests).
+
+use std::path::Path;
+use std::process::Command;
+
+use sink_coordinator::{Clock, Config, Coordinator, Entry, Storage, StorageError, END};
+use sink_coordinator_host::storage::LocalDirStorage;
+
+/// A commit user's coordinator (native core, parallelism 1) on a table
+/// directory, whose clock reads `now` (set by the test between steps).
+pub struct Job {
+    coordinator: Coordinator,
+    env: DirEnv,
+    /// The last checkpoint completed.
+    last: u64,
+}
+
+pub struct DirEnv {
+    storage: LocalDirStorage,
+    pub now: u64,
+}
+
+impl Storage for DirEnv {
+    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        self.storage.get(key)
+    }
+    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
+        self.storage.put_if_absent(key, value)
+    }
+    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
+        self.storage.put(key, value)
+    }
+    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
+        self.storage.delete(key)
+    }
+    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        self.storage.list(prefix)
+    }
+}
+
+impl Clock for DirEnv {
+    fn now_ms(&mut self) -> u64 {
+        self.now
+    }
+}
+
+impl Job {
+    /// Auto-tags savepoints; tags expire `retained_ms` after creation.
+    pub fn new(dir: &Path, user: &str, retained_ms: Option<u64>) -> Job {
+        let mut config = Config::new(1, user);
+        config.savepoint_auto_tag = true;
+        config.tag_time_retained_ms = retained_ms;
+        let mut env = DirEnv {
+            storage: LocalDirStorage::open(dir).unwrap(),
+            now: 0,
+        };
+        let mut coordinator = Coordinator::new(config, None);
+        coordinator.start(&mut env).unwrap();
+        Job {
+            coordinator,
+            env,
+            last: 0,
+        }
+    }
+
+    /// Commits checkpoint `cp` at time `now`; END is the final commit, made
+    /// by the checkpoint after the last one.
+    pub fn commit(&mut self, cp: u64, savepoint: bool, now: u64) {
+        self.env.now = now;
+        let entry = Entry {
+            checkpoint: cp,
+            committables: vec![format!("c{cp}").into_bytes()].into(),
+            watermark: None,
+            savepoint,
+        };
+        self.coordinator.event(&mut self.env, 0, 0, entry).unwrap();
+        let done = if cp == END { self.last + 1 } else { cp };
+        self.last = done;
+        self.coordinator.checkpoint(&mut self.env, done).unwrap();
+        let out = self
+            .coordinator
+            .checkpoint_complete(&mut self.env, done)
+            .unwrap();
+        assert_eq!(out.committed, [cp], "checkpoint {cp}");
+    }
+
+    /// `checkpoint-aborted(cp)`.
+    pub fn abort(&mut self, cp: u64) {
+        self.coordinator
+            .checkpoint_aborted(&mut self.env, cp)
+            .unwrap();
+    }
+}
+
+pub fn sinkcoord(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

@@ -1,14 +1,16 @@
 package sinkcoord
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"unicode/utf8"
 )
@@ -18,7 +20,50 @@ import (
 // hosts', so one table directory works with all of them).
 const TmpPrefix = ".sinkcoord-tmp."
 
-var tmpCounter atomic.Uint64
+// DefaultMaxValueBytes bounds one value (WithMaxValueBytes): 2 GiB, above
+// the largest snapshot the core's default limits let a commit write
+// (max-snapshot-bytes 1.25 GiB plus framing); the Rust host's
+// DEFAULT_MAX_VALUE_BYTES.
+const DefaultMaxValueBytes int64 = 2 << 30
+
+// MaxHintBytes bounds a value under "hint/": the core writes a decimal
+// snapshot id there, so a larger hint is hostile (the Rust host's
+// MAX_HINT_BYTES).
+const MaxHintBytes int64 = 4096
+
+const hintPrefix = "hint/"
+
+// tmpAttempts: fresh temporary names tried before a write gives up (each is
+// random, so a name planted in advance is hit only by chance).
+const tmpAttempts = 16
+
+// ValueTooLargeError: a value above the storage's bound (WithMaxValueBytes,
+// or MaxHintBytes under "hint/"), refused before it is read (its size is
+// checked first, and at most the bound plus one byte is read) or written.
+// The component receives it as an I/O error with this message.
+type ValueTooLargeError struct {
+	Key   string
+	Size  int64
+	Limit int64
+}
+
+func (e *ValueTooLargeError) Error() string {
+	bound := "the storage's max value bytes"
+	if strings.HasPrefix(e.Key, hintPrefix) {
+		bound = "the hint limit"
+	}
+	return fmt.Sprintf("the value of key %q holds %d bytes, more than %s (%d bytes)", clip(e.Key), e.Size, bound, e.Limit)
+}
+
+// DirectoryOption configures OpenDirectoryStorage.
+type DirectoryOption func(*DirectoryStorage)
+
+// WithMaxValueBytes sets the bound on one value (default
+// DefaultMaxValueBytes); set it above the snapshots the coordinator's
+// limits allow (max-snapshot-bytes plus framing).
+func WithMaxValueBytes(n int64) DirectoryOption {
+	return func(d *DirectoryStorage) { d.maxValueBytes = n }
+}
 
 // DirectoryStorage is a table in a local directory: key "a/b" is the file
 // ROOT/a/b, the layout of the Rust host's LocalDirStorage (`sinkcoord
@@ -27,14 +72,19 @@ var tmpCounter atomic.Uint64
 // invalid key, never followed. Writes go through a temporary file, created
 // with O_EXCL and fsynced, that becomes visible with link (create-once: an
 // existing key makes the link fail, so exactly one writer wins) or rename
-// (overwrite); the directory is fsynced after.
+// (overwrite); the directory is fsynced after. Temporary names are random,
+// so names planted in advance cannot block writes. A FIFO, device, socket
+// or directory at a key is an invalid key for Get and PutIfAbsent, found
+// without blocking; every value is bounded (ValueTooLargeError).
 type DirectoryStorage struct {
-	root *os.Root
-	dir  string
+	root          *os.Root
+	dir           string
+	maxValueBytes int64
+	removed       []string
 }
 
 // OpenDirectoryStorage opens (creating it if needed) the table directory dir.
-func OpenDirectoryStorage(dir string) (*DirectoryStorage, error) {
+func OpenDirectoryStorage(dir string, opts ...DirectoryOption) (*DirectoryStorage, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -42,7 +92,94 @@ func OpenDirectoryStorage(dir string) (*DirectoryStorage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DirectoryStorage{root: root, dir: dir}, nil
+	d := &DirectoryStorage{root: root, dir: dir, maxValueBytes: DefaultMaxValueBytes}
+	for _, o := range opts {
+		o(d)
+	}
+	d.sweepTempFiles()
+	return d, nil
+}
+
+// RemovedTempFiles lists the temporary files (paths below the root) that
+// opening the table removed: those named .sinkcoord-tmp.<pid>.<n> whose
+// process <pid> no longer exists, as the Rust host's LocalDirStorage.open
+// does. A live writer's file is never removed.
+func (d *DirectoryStorage) RemovedTempFiles() []string { return d.removed }
+
+// maxDepth bounds how deep the temp-file sweep descends (the Rust host's
+// bound): keys the coordinator writes have two segments.
+const maxDepth = 64
+
+// sweepTempFiles removes dead writers' temporary files, never through a
+// link. Best effort: errors are ignored (a file left is only disk space).
+func (d *DirectoryStorage) sweepTempFiles() {
+	_ = fs.WalkDir(d.root.FS(), ".", func(name string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if e.IsDir() && name != "." && strings.Count(name, "/") >= maxDepth {
+			return fs.SkipDir
+		}
+		base := path.Base(name)
+		if e.Type().IsRegular() && strings.HasPrefix(base, TmpPrefix) && tempWriterIsDead(base[len(TmpPrefix):]) {
+			if d.root.Remove(name) == nil {
+				d.removed = append(d.removed, name)
+			}
+		}
+		return nil
+	})
+	slices.Sort(d.removed)
+}
+
+// tempWriterIsDead: rest is "<pid>.<digits>" and signal 0 finds no such
+// process (the Rust host's rule: our own files, other names and processes
+// we may not signal are kept).
+func tempWriterIsDead(rest string) bool {
+	pidText, n, ok := strings.Cut(rest, ".")
+	if !ok || n == "" || strings.Trim(n, "0123456789") != "" || pidText == "" || len(pidText) > 10 ||
+		strings.Trim(pidText, "0123456789") != "" {
+		return false
+	}
+	var pid int64
+	fmt.Sscan(pidText, &pid)
+	if pid <= 0 || pid > 1<<31-1 || int(pid) == os.Getpid() {
+		return false
+	}
+	return errors.Is(syscall.Kill(int(pid), 0), syscall.ESRCH)
+}
+
+// limit is the bound on key's value.
+func (d *DirectoryStorage) limit(key string) int64 {
+	if strings.HasPrefix(key, hintPrefix) {
+		return min(d.maxValueBytes, MaxHintBytes)
+	}
+	return d.maxValueBytes
+}
+
+// checkSize refuses a value above key's bound before anything is written.
+func (d *DirectoryStorage) checkSize(key string, value []byte) error {
+	if limit := d.limit(key); int64(len(value)) > limit {
+		return &ValueTooLargeError{Key: key, Size: int64(len(value)), Limit: limit}
+	}
+	return nil
+}
+
+// specialError: a FIFO, device, socket or directory at a key is neither a
+// value nor missing (calling a directory missing would let a commit
+// "create" it and fail; opening a FIFO to read it would hang).
+func (d *DirectoryStorage) specialError(key string, mode fs.FileMode) error {
+	kind := "special file"
+	switch {
+	case mode.IsDir():
+		kind = "directory"
+	case mode&fs.ModeNamedPipe != 0:
+		kind = "FIFO"
+	case mode&fs.ModeDevice != 0:
+		kind = "device"
+	case mode&fs.ModeSocket != 0:
+		kind = "socket"
+	}
+	return &InvalidKeyError{fmt.Sprintf("key %q: %q under the table root %s is not a regular file (%s)", clip(key), clip(key), d.dir, kind)}
 }
 
 // Close releases the directory.
@@ -125,9 +262,10 @@ func (d *DirectoryStorage) checked(key string) error {
 	return d.noLinks("key", key, key)
 }
 
-// missing: the key does not exist (a file on its path is not a directory).
+// missing: the key does not exist (a file on its path is not a directory,
+// or its name is longer than the file system takes: no such file can exist).
 func missing(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ENAMETOOLONG)
 }
 
 func ioError(format string, key string, err error) error {
@@ -138,16 +276,69 @@ func (d *DirectoryStorage) Get(key string) ([]byte, bool, error) {
 	if err := d.checked(key); err != nil {
 		return nil, false, err
 	}
-	b, err := d.root.ReadFile(key)
+	// O_NONBLOCK: a FIFO planted at the key must not hang the open;
+	// O_NOFOLLOW: a link swapped in after the check is not followed.
+	f, err := d.root.OpenFile(key, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	switch {
-	case err == nil:
-		return b, true, nil
-	case missing(err):
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return nil, false, ioError("cannot read %q: %v", key, err)
+	case err != nil && missing(err):
 		return nil, false, nil
-	case errors.Is(err, syscall.EISDIR):
-		return nil, false, nil // a directory is not a key
+	case errors.Is(err, syscall.ELOOP):
+		return nil, false, d.noLinksOrIO("read", key, err)
+	case err != nil:
+		return nil, false, ioError("cannot read %q: %v", key, err)
 	}
-	return nil, false, ioError("cannot read %q: %v", key, err)
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, false, ioError("cannot read %q: %v", key, err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, false, d.specialError(key, info.Mode())
+	}
+	// The size is checked before a byte is read (a sparse file costs no
+	// disk and would cost its whole size in memory), and at most limit + 1
+	// bytes are read in case the file grows meanwhile.
+	limit := d.limit(key)
+	if info.Size() > limit {
+		return nil, false, &ValueTooLargeError{Key: key, Size: info.Size(), Limit: limit}
+	}
+	b := make([]byte, 0, info.Size())
+	b, err = readAllInto(b, io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, false, ioError("cannot read %q: %v", key, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, false, &ValueTooLargeError{Key: key, Size: int64(len(b)), Limit: limit}
+	}
+	return b, true, nil
+}
+
+// readAllInto appends all of r to b (io.ReadAll with a first buffer of the
+// file's size, so a whole value is read in one allocation).
+func readAllInto(b []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+}
+
+// noLinksOrIO: the link error if key is (now) a link, else an I/O error.
+func (d *DirectoryStorage) noLinksOrIO(op, key string, err error) error {
+	if lerr := d.noLinks("key", key, key); lerr != nil {
+		return lerr
+	}
+	return ioError("cannot "+op+" %q: %v", key, err)
 }
 
 // writeTemp writes value to a new temporary file beside key; its name.
@@ -158,11 +349,24 @@ func (d *DirectoryStorage) writeTemp(key string, value []byte) (string, error) {
 			return "", err
 		}
 	}
-	tmp := path.Join(dir, fmt.Sprintf("%s%d.%d", TmpPrefix, os.Getpid(), tmpCounter.Add(1)))
-	// O_EXCL: never reuse a stale temporary file of a crashed run.
-	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return "", err
+	var tmp string
+	var f *os.File
+	for attempt := 1; ; attempt++ {
+		// Random, so another user of the directory cannot plant the name in
+		// advance; O_EXCL (which never follows a link), so a planted or stale
+		// name is never opened. <pid>.<digits>: the Rust host's sweep of
+		// dead writers' files recognises it.
+		var n [8]byte
+		_, _ = rand.Read(n[:])
+		tmp = path.Join(dir, fmt.Sprintf("%s%d.%d", TmpPrefix, os.Getpid(), binary.BigEndian.Uint64(n[:])))
+		var err error
+		f, err = d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || attempt == tmpAttempts {
+			return "", err
+		}
 	}
 	n, err := f.Write(value)
 	if err == nil && n != len(value) {
@@ -197,6 +401,9 @@ func (d *DirectoryStorage) PutIfAbsent(key string, value []byte) (bool, error) {
 	if err := d.checked(key); err != nil {
 		return false, err
 	}
+	if err := d.checkSize(key, value); err != nil {
+		return false, err
+	}
 	tmp, err := d.writeTemp(key, value)
 	if err != nil {
 		return false, ioError("cannot create %q: %v", key, err)
@@ -206,6 +413,17 @@ func (d *DirectoryStorage) PutIfAbsent(key string, value []byte) (bool, error) {
 	_ = d.root.Remove(tmp)
 	switch {
 	case errors.Is(err, fs.ErrExist):
+		// Only a value exists: a link, FIFO, device or directory in the way
+		// is refused, not reported as the key's value.
+		info, lerr := d.root.Lstat(key)
+		switch {
+		case lerr != nil:
+			return false, nil
+		case info.Mode()&fs.ModeSymlink != 0:
+			return false, d.noLinks("key", key, key)
+		case !info.Mode().IsRegular():
+			return false, d.specialError(key, info.Mode())
+		}
 		return false, nil
 	case err != nil:
 		return false, ioError("cannot create %q: %v", key, err)
@@ -218,6 +436,9 @@ func (d *DirectoryStorage) PutIfAbsent(key string, value []byte) (bool, error) {
 
 func (d *DirectoryStorage) Put(key string, value []byte) error {
 	if err := d.checked(key); err != nil {
+		return err
+	}
+	if err := d.checkSize(key, value); err != nil {
 		return err
 	}
 	tmp, err := d.writeTemp(key, value)

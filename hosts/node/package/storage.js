@@ -89,7 +89,17 @@ function check(what, s, lastMayBePartial) {
 const missing = (e) => e.code === 'ENOENT' || e.code === 'ENOTDIR';
 // open(O_NOFOLLOW) of a link: ELOOP on Linux and macOS, EMLINK on FreeBSD.
 const isLinkErrno = (e) => e.code === 'ELOOP' || e.code === 'EMLINK';
-const lstat = (path) => lstatSync(path, { throwIfNoEntry: false });
+// A name longer than the file system takes cannot exist: absent, like the
+// Rust host (delete of it succeeds; get, put and putIfAbsent still fail
+// with the file system's error when they open or create it).
+const lstat = (path) => {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false });
+  } catch (e) {
+    if (e.code === 'ENAMETOOLONG') return undefined;
+    throw e;
+  }
+};
 
 function kindOf(st) {
   if (st.isDirectory()) return 'directory';

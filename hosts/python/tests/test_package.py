@@ -19,6 +19,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 # The hostile-storage and guard cases (issue 26) run with these tests.
 sys.path.insert(0, HERE)
 from test_hostile import Guards, Hostile  # noqa: E402,F401
+# The storage conformance suite of every host (tests/storage/cases.json).
+from test_storage_conformance import StorageConformance  # noqa: E402,F401
+# A directory table failing mid-run: a typed error, then recovery (issue 26).
+from test_storage_failure import MidRunFailure  # noqa: E402,F401
 
 MESSAGE_0_1 = (
     "incompatible component: this host runs sink:coordinator >=0.2.1, <0.3.0, "

@@ -396,7 +396,7 @@ pub(crate) fn open_table(location: &TableLocation) -> Result<SharedStorage, Stri
     let store = match location {
         TableLocation::Memory => SimStore::Mem(MemStorage::default()),
         TableLocation::Dir(dir) => {
-            refuse_foreign_dir(dir)?;
+            super::wipe::check_dir(&dir.display().to_string(), dir).map_err(|e| e.to_string())?;
             match std::fs::remove_dir_all(dir) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -418,47 +418,14 @@ pub(crate) fn open_table(location: &TableLocation) -> Result<SharedStorage, Stri
     Ok(Shared::new(FaultyStorage::new(Watched::new(store))))
 }
 
-/// The simulator wipes its table directory; it refuses to wipe one that
-/// holds anything a table does not (`snapshot/`, `tag/`, `hint/` and the
-/// storage's temporary files), so a mistyped `--table` loses nothing.
-fn refuse_foreign_dir(dir: &std::path::Path) -> Result<(), String> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(format!("cannot read {}: {e}", dir.display())),
-    };
-    for entry in entries {
-        let entry = entry.map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        let table_part = matches!(name.as_ref(), "snapshot" | "tag" | "hint")
-            || name.starts_with(sink_coordinator_host::storage::TMP_PREFIX);
-        if !table_part {
-            return Err(format!(
-                "refusing to wipe {}: it holds {name:?}, which is not part of a table (choose another --table, or remove it yourself)",
-                dir.display()
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// Deletes every key of a table opened by URL, refusing (like
-/// [`refuse_foreign_dir`]) a table holding a key outside `snapshot/`, `tag/`
-/// and `hint/`.
+/// [`super::wipe::check_dir`]) a table holding a key the coordinator does
+/// not write.
 fn wipe_table(table: &mut AnyStorage, url: &str) -> Result<(), String> {
     let keys = table
         .list("")
         .map_err(|e| format!("cannot list {url}: {e}"))?;
-    if let Some(foreign) = keys.iter().find(|k| {
-        !["snapshot/", "tag/", "hint/"]
-            .iter()
-            .any(|p| k.starts_with(p))
-    }) {
-        return Err(format!(
-            "refusing to wipe {url}: it holds {foreign:?}, which is not part of a table (choose another --table, or remove it yourself)"
-        ));
-    }
+    super::wipe::check_keys(url, &keys).map_err(|e| e.to_string())?;
     for key in keys {
         table
             .delete(&key)
@@ -623,10 +590,10 @@ mod tests {
         let root = std::env::temp_dir().join(format!("sinkcoord-wipe-test-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         // Missing: fine. A table: fine.
-        assert!(refuse_foreign_dir(&root).is_ok());
+        assert!(super::super::wipe::check_dir("t", &root).is_ok());
         std::fs::create_dir_all(root.join("snapshot")).unwrap();
         std::fs::create_dir_all(root.join("tag")).unwrap();
-        assert!(refuse_foreign_dir(&root).is_ok());
+        assert!(super::super::wipe::check_dir("t", &root).is_ok());
         // Anything else: refused, and nothing is removed.
         std::fs::write(root.join("notes.txt"), b"keep me").unwrap();
         let err = open_table(&TableLocation::Dir(root.clone()))

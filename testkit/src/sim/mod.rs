@@ -222,6 +222,7 @@ pub(crate) mod ledger;
 pub(crate) mod rawtable;
 pub mod record;
 pub mod rng;
+pub mod wipe;
 pub(crate) mod world;
 pub(crate) mod writers;
 

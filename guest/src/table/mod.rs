@@ -1,10 +1,10 @@
 //! The table: the log of snapshots and the tags, over the `Storage` trait.
 //!
-//! - [`log`]: this instance's view of the table and the exactly-once filter
+//! - [`log`](crate::table::log): this instance's view of the table and the exactly-once filter
 //!   (SEMANTICS 5.2), whatever the format;
-//! - [`format`]: the seam, [`TableFormat`]: how one format lays out its
+//! - [`format`](crate::table::format): the seam, [`TableFormat`](crate::table::TableFormat): how one format lays out its
 //!   snapshots, hint and tags in storage;
-//! - [`native`]: the native log, this project's own format.
+//! - [`native`](crate::table::native): the native log, this project's own format.
 //!
 //! The functions below are the tagging steps of savepoints and the
 //! read-only access of the `table` interface.

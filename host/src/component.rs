@@ -167,6 +167,9 @@ pub struct ComponentCoordinator {
     /// holds each entry's committables packed (`Committables`), the WIT
     /// takes them as `list<list<u8>>`.
     scratch: Vec<wit::WriterEvent>,
+    /// `events-packed` through wasmtime's derived lowering instead of the
+    /// hand-written one (see `component/batch.rs`).
+    derived_lowering: bool,
 }
 
 impl ComponentCoordinator {
@@ -194,6 +197,8 @@ impl ComponentCoordinator {
             handle,
             known_up_to: None,
             scratch: Vec::new(),
+            derived_lowering: runtime.options().derived_lowering
+                || !cfg!(feature = "hand-lowering"),
         };
         let limits = runtime.options().limits;
         if limits != Limits::default() {

@@ -212,6 +212,12 @@ pub struct RuntimeOptions {
     /// runs without one ([`Runtime::instance_pool`]). `None`: no pool at
     /// all. Default [`DEFAULT_INSTANCE_POOL`]; range [`INSTANCE_POOL_RANGE`].
     pub instance_pool: Option<u32>,
+    /// Lower `events-packed` through wasmtime's derived lowering instead of
+    /// the hand-written one (`component/batch.rs`, on wasmtime's unstable
+    /// internals): the same bytes reach the guest, in more instructions.
+    /// Off by default; without the crate's `hand-lowering` feature the
+    /// derived lowering is the only one.
+    pub derived_lowering: bool,
 }
 
 impl Default for RuntimeOptions {
@@ -235,6 +241,7 @@ impl RuntimeOptions {
             call_deadline: Some(deadline_for(&limits)),
             wasm_backtrace: false,
             cache_dir: None,
+            derived_lowering: false,
             instance_pool: Some(DEFAULT_INSTANCE_POOL),
         }
     }

@@ -3,7 +3,10 @@
 //! natively, gives the same outcomes, errors and table as the same
 //! events sent one by one through the native core's `event` — including
 //! fatal errors in the middle of a batch and storage faults, after which the
-//! host resends from the failing event as the WIT tells it to.
+//! host resends from the failing event as the WIT tells it to. The
+//! component runs every batch with both lowerings of `events-packed`: the
+//! hand-written one (feature `hand-lowering`, the default) and wasmtime's
+//! derived one.
 
 use proptest::prelude::*;
 use sink_coordinator::batch::Merged;
@@ -179,22 +182,33 @@ fn run(engine: &Engine, batched: bool, final_commit: FinalCommitMode, plan: &[St
 }
 
 /// The components compiled once for every case: native, the embedded
-/// component (batches through `events-packed`), and the 0.2.1 artifact
-/// (which has no `events-packed`: batches through `events`).
-fn engines() -> [Engine; 3] {
-    static RUNTIMES: OnceLock<(Runtime, Runtime)> = OnceLock::new();
-    let (current, v021) = RUNTIMES.get_or_init(|| {
+/// component (batches through `events-packed`, lowered by hand), the same
+/// component with wasmtime's derived lowering (the fallback of the
+/// `hand-lowering` feature), and the 0.2.1 artifact (which has no
+/// `events-packed`: batches through `events`).
+fn engines() -> [Engine; 4] {
+    static RUNTIMES: OnceLock<(Runtime, Runtime, Runtime)> = OnceLock::new();
+    let (current, derived, v021) = RUNTIMES.get_or_init(|| {
         let current = Runtime::embedded().expect("the embedded component loads");
+        let derived = Runtime::new(
+            sink_coordinator_host::artifact::EMBEDDED_WASM,
+            RuntimeOptions {
+                derived_lowering: true,
+                ..RuntimeOptions::default()
+            },
+        )
+        .expect("the embedded component loads");
         let v021 = Runtime::new(
             include_bytes!("../../dist/sink-coordinator-0.2.1.wasm"),
             RuntimeOptions::default(),
         )
         .expect("the 0.2.1 component loads");
-        (current, v021)
+        (current, derived, v021)
     });
     [
         Engine::NATIVE,
         Engine::Component(current.clone()),
+        Engine::Component(derived.clone()),
         Engine::Component(v021.clone()),
     ]
 }
@@ -208,13 +222,14 @@ proptest! {
         on_end_input in any::<bool>(),
     ) {
         let mode = if on_end_input { FinalCommitMode::OnEndInput } else { FinalCommitMode::OnCheckpoint };
-        let [native, component, v021] = engines();
+        let [native, component, derived, v021] = engines();
         let expected = run(&native, false, mode, &plan);
         if std::env::var_os("BATCH_TEST_SHOW").is_some() {
             eprintln!("{}", expected.join("\n"));
         }
         prop_assert_eq!(&run(&native, true, mode, &plan), &expected, "native batch");
         prop_assert_eq!(&run(&component, true, mode, &plan), &expected, "component batch");
+        prop_assert_eq!(&run(&derived, true, mode, &plan), &expected, "component batch, derived lowering");
         prop_assert_eq!(&run(&v021, true, mode, &plan), &expected, "0.2.1 component batch");
     }
 }

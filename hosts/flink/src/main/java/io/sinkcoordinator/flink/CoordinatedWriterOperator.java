@@ -48,6 +48,8 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
 
     private final SerializationSchema<T> schema;
     private final String table;
+    /** Where the writer helper (WIT {@code writer}) runs: JNI or Chicory. */
+    private final io.sinkcoordinator.flink.component.ComponentRuntime runtime;
     private final transient OperatorEventGateway gateway;
 
     private transient ComponentWriter helper;
@@ -64,10 +66,12 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
             StreamOperatorParameters<Void> parameters,
             SerializationSchema<T> schema,
             String table,
+            io.sinkcoordinator.flink.component.ComponentRuntime runtime,
             OperatorEventGateway gateway) {
         super(parameters);
         this.schema = schema;
         this.table = table;
+        this.runtime = runtime;
         this.gateway = gateway;
     }
 
@@ -75,7 +79,7 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
     public void initializeState(StateInitializationContext context) throws Exception {
         super.initializeState(context);
         subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
-        helper = new ComponentWriter(subtask);
+        helper = new ComponentWriter(subtask, runtime);
         helperState =
                 context.getOperatorStateStore()
                         .getListState(

@@ -52,6 +52,12 @@ public final class CoordinatorStats {
     public final AtomicLong batches = new AtomicLong();
     /** Calls repeated after a storage error. */
     public final AtomicLong storageRetries = new AtomicLong();
+    /** Snapshots committed, and the checkpoint (identifier) of the last one (-1: none yet). */
+    public final AtomicLong snapshotsCommitted = new AtomicLong();
+    public final AtomicLong lastCommittedCheckpoint = new AtomicLong(-1);
+    /** The last committing call's duration (ns) and its end (epoch ms); -1 before the first. */
+    public final AtomicLong lastCommitNanos = new AtomicLong(-1);
+    public final AtomicLong lastCommitEpochMs = new AtomicLong(-1);
 
     private CoordinatorStats() {}
 

@@ -95,6 +95,7 @@ final class SinkCoordinator implements OperatorCoordinator {
 
     @Override
     public synchronized void start() throws Exception {
+        SinkMetrics.register(context.metricGroup(), stats);
         int parallelism = context.currentParallelism();
         gateways = new SubtaskGateway[parallelism];
         int[] finished = new int[0];
@@ -124,7 +125,8 @@ final class SinkCoordinator implements OperatorCoordinator {
                         restoreState,
                         finished,
                         options.faultEvery(),
-                        first ? options.faultAfter() : -1);
+                        first ? options.faultAfter() : -1,
+                        options.runtime());
         restoreState = null;
         record(created, stats.startNanos);
         apply("start", stats.startNanos, () -> component.start());
@@ -332,7 +334,7 @@ final class SinkCoordinator implements OperatorCoordinator {
             }
             record(start, stats.eventNanos);
             stats.eventsSent.addAndGet(result.applied);
-            after("a batch of " + n + " events", result.outcome);
+            after("a batch of " + n + " events", result.outcome, start);
             if (result.error == null) {
                 break;
             }
@@ -370,7 +372,7 @@ final class SinkCoordinator implements OperatorCoordinator {
             try {
                 Outcome outcome = call.get();
                 record(start, kind);
-                after(what, outcome);
+                after(what, outcome, start);
                 return;
             } catch (ComponentException e) {
                 record(start, kind);
@@ -393,7 +395,15 @@ final class SinkCoordinator implements OperatorCoordinator {
         }
     }
 
-    private void after(String what, Outcome outcome) {
+    /** What every successful call's outcome asks for; {@code start}: the call's nanoTime. */
+    private void after(String what, Outcome outcome, long start) {
+        if (outcome.committed.length > 0) {
+            // the metrics of SinkMetrics: what was committed last, how long it took, when
+            stats.snapshotsCommitted.addAndGet(outcome.committed.length);
+            stats.lastCommittedCheckpoint.set(outcome.committed[outcome.committed.length - 1]);
+            stats.lastCommitNanos.set(System.nanoTime() - start);
+            stats.lastCommitEpochMs.set(System.currentTimeMillis());
+        }
         if (outcome.committedUpTo > sentUpTo) {
             sentUpTo = outcome.committedUpTo;
             Events.CommittedUpTo event = new Events.CommittedUpTo(sentUpTo);

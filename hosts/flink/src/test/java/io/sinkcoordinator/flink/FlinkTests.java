@@ -27,6 +27,10 @@ public final class FlinkTests {
         tests.put("storage-faults", EndToEndTests::storageFaults);
         tests.put("uneven-finish-failover", EndToEndTests::unevenFinishFailover);
         tests.put("batch-mode", EndToEndTests::batchMode);
+        tests.put("builder-append", BuilderTests::builderAppend);
+        tests.put("builder-append-chicory",
+                () -> BuilderTests.builderAppend(
+                        io.sinkcoordinator.flink.component.ComponentRuntime.CHICORY));
         tests.put("stop-with-savepoint", EndToEndTests::stopWithSavepoint);
         tests.put("stop-with-savepoint-drain", FinishTests::stopWithSavepointDrain);
         tests.put("finished-global-failover", FinishTests::finishedGlobalFailover);

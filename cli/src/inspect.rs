@@ -11,6 +11,7 @@ use sink_coordinator_host::component::ComponentTable;
 use sink_coordinator_host::storage::TableUrl;
 use sink_coordinator_testkit::render;
 
+use crate::layout;
 use crate::limits::LimitArgs;
 use crate::{clip, print, runtime, Cli, Failure};
 
@@ -40,8 +41,10 @@ pub struct InspectArgs {
 
 /// Lists a table's snapshots and tags. A damaged table is listed as far as
 /// it can be read: a gap in the snapshot ids, a snapshot or tag that does
-/// not decode, a symbolic link or a stray file under `snapshot/` is a
-/// problem named on its own line; the rest is still listed, and the command
+/// not decode, a symbolic link or a stray file under `snapshot/`, a FIFO,
+/// device, socket or directory at a key, or a directory that is not laid
+/// out as a table (the Flink connector's `log/`) is a problem named on its
+/// own line; the rest is still listed, and the command
 /// then exits 1 (the listing on stdout, a summary on stderr).
 pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
     let mut storage = TableUrl::parse(&args.table)
@@ -55,6 +58,17 @@ pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
         );
     }
     let mut problems: Vec<String> = Vec::new();
+    // A directory table: special files at keys and a foreign layout, which
+    // the storage's listing does not show.
+    let layout = match TableUrl::parse(&args.table)
+        .ok()
+        .as_ref()
+        .and_then(TableUrl::dir)
+    {
+        Some(dir) => layout::scan(dir),
+        None => layout::Layout::default(),
+    };
+    problems.extend(layout.problems);
 
     // The snapshot ids present, from the file names.
     let (keys, listing_problems) = storage
@@ -73,14 +87,18 @@ pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
         }
     }
     ids.sort();
-    let all_ids = ids.clone();
+    // Ids held by a special file are there (no gap), but cannot be read.
+    let mut all_ids: Vec<u64> = ids.iter().map(|(id, _)| *id).collect();
+    all_ids.extend(&layout.special_ids);
+    all_ids.sort();
+    all_ids.dedup();
     if let Some(limit) = args.limit {
         // Only the most recent snapshots are read.
         let keep = usize::try_from(limit).unwrap_or(usize::MAX).min(ids.len());
         ids.drain(..ids.len() - keep);
     }
     let mut expected = 1u64;
-    for (id, _) in &all_ids {
+    for id in &all_ids {
         if *id > expected {
             problems.push(if *id - expected == 1 {
                 format!("snapshot {expected} is missing (a gap in the snapshot ids)")
@@ -193,7 +211,7 @@ pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
 }
 
 /// `snapshot/00000000000000000042` -> 42 (the 20-digit names the core writes).
-fn snapshot_id_of(key: &str) -> Option<u64> {
+pub(crate) fn snapshot_id_of(key: &str) -> Option<u64> {
     let digits = key.strip_prefix(table::SNAPSHOT_PREFIX)?;
     if digits.len() != 20 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;

@@ -1,9 +1,11 @@
 //! `sinkcoord`: the command-line host of the sink coordinator component.
 //!
 //! Exit codes: 0 success (a replay whose steps returned errors still
-//! succeeds), 1 the host failed (unreadable file, component failure), 2 the
-//! input is malformed or the command line is wrong. Nothing panics on any
-//! input; every failure is a message on stderr.
+//! succeeds), 1 the host failed (unreadable file, component failure, an
+//! invariant violated in `simulate`), 2 the input is malformed or the
+//! command line is wrong, 3 the table's storage failed in `simulate` (a
+//! full disk, an object store refusing: no verdict on the coordinator).
+//! Nothing panics on any input; every failure is a message on stderr.
 //!
 //! Each subcommand is one variant of [`Command`] and one `cmd_*` function
 //! (`replay` and `wasm` here, `inspect`, `simulate`, `script` and `storage`
@@ -17,10 +19,12 @@
 //! few hundred bytes.
 
 mod inspect;
+mod layout;
 mod limits;
 mod script;
 mod simulate;
 mod storage;
+mod wipe;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -66,6 +70,14 @@ enum Command {
     /// Simulate a streaming job (writers, checkpoints, savepoints, failovers,
     /// storage faults, traps) driving the coordinator; check invariants after
     /// every step. The table directory is wiped at the start.
+    #[command(
+        after_help = "Exit status: 0 every seed verified; 1 an invariant was violated \
+        (the first violation on stderr), or the run could not start (also: the table holds \
+        a file the coordinator does not write, so it is not wiped); 2 a usage error (an \
+        option out of range, a seed range past 18446744073709551615); 3 the table's storage \
+        itself failed (a full disk, an object store refusing or unreachable; not an injected \
+        fault): the campaign stops there and says nothing about the coordinator."
+    )]
     Simulate(SimulateArgs),
     /// Write a trace's resolved call script (JSON lines) for a host that only
     /// marshals calls, or render the result document from its raw results.
@@ -115,10 +127,29 @@ impl Failure {
             message: message.into(),
         }
     }
+    /// The table's storage failed (exit [`EXIT_STORAGE`]).
+    fn storage(message: impl Into<String>) -> Self {
+        Failure {
+            code: EXIT_STORAGE,
+            message: format!("storage failure: {}", message.into()),
+        }
+    }
 }
 
+/// The exit status of a command whose table storage failed (a full disk,
+/// an unreachable or refusing object store): not the coordinator's fault,
+/// and not the input's.
+const EXIT_STORAGE: u8 = 3;
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    // Options that only make sense together (a seed range that must not
+    // wrap around) are checked here, still before anything runs, and are
+    // usage errors like any other.
+    let parsed = Cli::try_parse().and_then(|cli| match &cli.command {
+        Command::Simulate(args) => args.check().map(|()| cli),
+        _ => Ok(cli),
+    });
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             // --help and --version print to stdout and exit 0; usage errors exit 2.

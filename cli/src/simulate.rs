@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use clap::{Args, ValueEnum};
+use clap::{Args, CommandFactory, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use sink_coordinator_host::engine::DEFAULT_FUEL_PER_CALL;
 use sink_coordinator_testkit::sim::campaign::{self, CampaignOptions, Progress, ProgressUnit};
@@ -115,6 +115,32 @@ pub struct SimulateArgs {
 }
 
 impl SimulateArgs {
+    /// The checks that span several options (clap checks each on its own):
+    /// the seeds `seed ..= seed + seeds - 1` must all be `u64`s, else the
+    /// range would wrap around, run nothing and still read "verified".
+    pub fn check(&self) -> Result<(), clap::Error> {
+        if self
+            .seed
+            .checked_add(self.seeds.saturating_sub(1))
+            .is_none()
+        {
+            let last = u128::from(self.seed) + u128::from(self.seeds) - 1;
+            let fit = u128::from(u64::MAX) - u128::from(self.seed) + 1;
+            return Err(crate::Cli::command().error(
+                clap::error::ErrorKind::ValueValidation,
+                format!(
+                    "--seed {} --seeds {} is out of range: the last seed would be {last}, past \
+                     the largest seed {} (at most {fit} seed(s) start at {})",
+                    self.seed,
+                    self.seeds,
+                    u64::MAX,
+                    self.seed
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The campaign these options describe.
     fn campaign(&self) -> CampaignOptions {
         CampaignOptions {
@@ -197,8 +223,11 @@ impl Progress for Bar {
 }
 
 /// Exit 0 when every seed verified; 1 with the summary on stdout and the
-/// first violation on stderr otherwise.
+/// first violation on stderr otherwise; 3 (the summary on stdout, the
+/// error on stderr) when the table's storage itself failed.
 pub fn cmd_simulate(cli: &Cli, args: &SimulateArgs) -> Result<String, Failure> {
+    // Before anything is compiled or wiped.
+    crate::wipe::check_before_wipe(&args.table, args.memory)?;
     let runtime = if args.native {
         None
     } else {
@@ -213,6 +242,11 @@ pub fn cmd_simulate(cli: &Cli, args: &SimulateArgs) -> Result<String, Failure> {
         return Ok(report.text);
     }
     print(&report.text)?;
+    if let Some(failure) = report.storage_failure {
+        return Err(Failure::storage(format!(
+            "{failure} (the table's storage failed, not an injected fault; no verdict on the coordinator)"
+        )));
+    }
     Err(Failure::host(format!(
         "invariant violated: {}",
         report.violation.unwrap_or_default()

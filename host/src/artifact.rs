@@ -124,6 +124,118 @@ pub fn check_version(
     }
 }
 
+// ---------------------------------------------------------------------------
+// The precompiled cache (`RuntimeOptions::cache_dir`)
+// ---------------------------------------------------------------------------
+
+/// The first bytes of a cache file of this format: a file without them (an
+/// older bare `.cwasm`, anything else) is recompiled and replaced.
+const CACHE_MAGIC: &[u8; 16] = b"sinkcoord-cwasm\x01";
+
+/// The magic and the 128-bit checksum of the payload that follows them.
+const CACHE_HEADER: usize = CACHE_MAGIC.len() + 16;
+
+/// A cache file larger than this is not read (the embedded component's
+/// machine code is under 1 MiB): recompiled instead.
+const MAX_CACHE_FILE_BYTES: u64 = 256 << 20;
+
+/// 128 bits from two differently seeded SipHashes over `parts`: the cache
+/// key, and the checksum of a cache file's payload. Not a defence against
+/// someone who can write the directory (they could write machine code
+/// anyway, see `RuntimeOptions::cache_dir`), but against the file being
+/// damaged: a torn write, a bit flip, a truncation. A checksum that
+/// differs after a toolchain update only costs one recompilation.
+fn digest(parts: &[&[u8]]) -> [u8; 16] {
+    use std::hash::{DefaultHasher, Hasher};
+    let mut out = [0u8; 16];
+    for (seed, half) in out.chunks_mut(8).enumerate() {
+        let mut h = DefaultHasher::new();
+        h.write_u64(seed as u64);
+        for part in parts {
+            h.write_u64(part.len() as u64);
+            h.write(part);
+        }
+        half.copy_from_slice(&h.finish().to_le_bytes());
+    }
+    out
+}
+
+/// The payload of a cache file if it is one of this format with an intact
+/// checksum; `None` for anything else (then the caller recompiles).
+fn verified_payload(path: &std::path::Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > MAX_CACHE_FILE_BYTES {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).ok()?);
+    file.take(MAX_CACHE_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let payload = bytes.get(CACHE_HEADER..)?;
+    let (magic, sum) = bytes[..CACHE_HEADER].split_at(CACHE_MAGIC.len());
+    if magic != CACHE_MAGIC || sum != digest(&[payload]) {
+        return None;
+    }
+    bytes.drain(..CACHE_HEADER);
+    Some(bytes)
+}
+
+/// Loads the precompiled `wasm` from `dir`, or compiles it and stores it
+/// there. The cache is best effort: any problem with it falls back to
+/// compiling. A file is executed only if its checksum matches the bytes
+/// read (and those bytes, not the file again, are what is loaded): a
+/// damaged file made every command crash with SIGSEGV or SIGILL until it
+/// was deleted (issue 26); now it is recompiled and replaced.
+pub(crate) fn load_or_compile(
+    engine: &wasmtime::Engine,
+    wasm: &[u8],
+    dir: &std::path::Path,
+) -> wasmtime::Result<wasmtime::component::Component> {
+    use wasmtime::component::Component;
+    use wasmtime::error::Context as _;
+    // Everything of the engine that affects the machine code is in its
+    // compatibility hash.
+    let mut engine_hash = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(&engine.precompile_compatibility_hash(), &mut engine_hash);
+    let engine_hash = std::hash::Hasher::finish(&engine_hash).to_le_bytes();
+    let key: String = digest(&[wasm, &engine_hash])
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let path = dir.join(format!("sink-coordinator-{key}.cwasm"));
+    if let Some(payload) = verified_payload(&path) {
+        // SAFETY: the bytes are those `Component::serialize` produced below
+        // in a process of this crate (their checksum matches, and the
+        // directory is trusted, see `RuntimeOptions::cache_dir`); wasmtime
+        // checks their header and engine compatibility on top.
+        if let Ok(component) = unsafe { Component::deserialize(engine, &payload) } {
+            return Ok(component);
+        }
+    }
+    let component = Component::new(engine, wasm).context("cannot compile the component")?;
+    if let Ok(payload) = component.serialize() {
+        let mut bytes = Vec::with_capacity(CACHE_HEADER + payload.len());
+        bytes.extend_from_slice(CACHE_MAGIC);
+        bytes.extend_from_slice(&digest(&[&payload]));
+        bytes.extend_from_slice(&payload);
+        // Write then rename: a concurrent process never loads a partial
+        // file (and a torn one fails its checksum).
+        let tmp = dir.join(format!(
+            ".sink-coordinator-{key}.{}.tmp",
+            std::process::id()
+        ));
+        let stored = std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::write(&tmp, &bytes))
+            .and_then(|()| std::fs::rename(&tmp, &path));
+        if stored.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+    Ok(component)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

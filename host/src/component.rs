@@ -14,12 +14,11 @@
 
 use sink_coordinator::{
     Config, Entry, ErrorKind, FinalCommitMode, Lifecycle, Limits, Outcome, RecoveryMode,
-    RestorePoint, Snapshot, Storage, Tag,
+    RestorePoint, Snapshot, Tag,
 };
 use wasmtime::component::ResourceAny;
 use wasmtime::Store;
 
-use crate::clock::ManualClock;
 use crate::engine::{wit, Bindings, Runtime, StoreData};
 use crate::env::HostEnv;
 use crate::error::{HostError, HostResult};
@@ -27,6 +26,10 @@ use crate::error::{HostError, HostResult};
 /// `events` and `events-packed`: batches of writer events.
 mod api;
 mod batch;
+/// [`ComponentTable`]: the `table` interface, read in bounded pages.
+mod table;
+
+pub use table::{ComponentTable, TAG_PAGE};
 
 // ---------------------------------------------------------------------------
 // One Store and its instance
@@ -63,6 +66,15 @@ impl Instance {
 
     fn is_live(&self) -> bool {
         self.live.is_some()
+    }
+
+    /// The Store's environment (the live Store's, or the one recovered
+    /// after a trap): for host-side reads of the same storage.
+    fn env_mut(&mut self) -> Option<&mut HostEnv> {
+        match self.live.as_mut() {
+            Some((store, _)) => Some(&mut store.data_mut().env),
+            None => self.discarded_env.as_mut(),
+        }
     }
 
     /// Calls into the guest with a fresh fuel budget. A guest-level error
@@ -494,74 +506,6 @@ impl ComponentWriter {
                     .call_restore(s, h, state, checkpoint)
             })
             .map(|entries| entries.into_iter().map(from_wit_entry).collect())
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Table
-// ---------------------------------------------------------------------------
-
-/// Read-only access to a table through the component's `table` interface.
-///
-/// Tables are stateless, so after a trap the next call instantiates a fresh
-/// Store over the same storage. Its clock is detached: reading the table must
-/// not consume readings of a replay's trace clock.
-pub struct ComponentTable {
-    instance: Instance,
-}
-
-impl ComponentTable {
-    /// A table view over `storage`, in its own Store.
-    pub fn new(runtime: &Runtime, storage: impl Storage + Send + 'static) -> HostResult<Self> {
-        let env = HostEnv::new(storage, ManualClock::new(0, 0));
-        Ok(ComponentTable {
-            instance: Instance::new(runtime, env)?,
-        })
-    }
-
-    fn call<R>(
-        &mut self,
-        what: &str,
-        f: impl FnOnce(&mut Store<StoreData>, &Bindings) -> wasmtime::Result<Result<R, wit::Error>>,
-    ) -> HostResult<R> {
-        if !self.instance.is_live() {
-            if let Some(env) = self.instance.discarded_env.take() {
-                self.instance = Instance::new(&self.instance.runtime, env)?;
-            }
-        }
-        self.instance.call(what, f)
-    }
-
-    /// The latest snapshot, if any.
-    pub fn latest_snapshot(&mut self) -> HostResult<Option<Snapshot>> {
-        self.call("latest-snapshot", |s, b| {
-            b.sink_coordinator_table().call_latest_snapshot(s)
-        })
-        .map(|o| o.map(from_wit_snapshot))
-    }
-
-    /// Snapshot `id`, if it exists.
-    pub fn snapshot_by_id(&mut self, id: u64) -> HostResult<Option<Snapshot>> {
-        self.call("snapshot-by-id", |s, b| {
-            b.sink_coordinator_table().call_snapshot_by_id(s, id)
-        })
-        .map(|o| o.map(from_wit_snapshot))
-    }
-
-    /// Every snapshot, by id.
-    pub fn list_snapshots(&mut self) -> HostResult<Vec<Snapshot>> {
-        self.call("list-snapshots", |s, b| {
-            b.sink_coordinator_table().call_list_snapshots(s)
-        })
-        .map(|v| v.into_iter().map(from_wit_snapshot).collect())
-    }
-
-    /// Every tag, by name in byte order.
-    pub fn list_tags(&mut self) -> HostResult<Vec<Tag>> {
-        self.call("list-tags", |s, b| {
-            b.sink_coordinator_table().call_list_tags(s)
-        })
-        .map(|v| v.into_iter().map(from_wit_tag).collect())
     }
 }
 

@@ -12,9 +12,8 @@
 
 #![warn(missing_docs)]
 
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -193,7 +192,10 @@ pub struct RuntimeOptions {
     /// A directory for precompiled components (`*.cwasm`), keyed by a hash
     /// of the component and of the engine configuration: a later process
     /// loads the machine code (~1 ms) instead of compiling (~200 ms).
-    /// The directory must be trusted: its files are loaded as machine code.
+    /// Each file carries a checksum of its machine code, checked before the
+    /// code is loaded: a damaged file is recompiled and replaced, never
+    /// executed. The directory must still be trusted: someone who can write
+    /// it can write machine code with a valid checksum.
     pub cache_dir: Option<PathBuf>,
     /// Instances (Stores of coordinators, writers and table handles) that
     /// wasmtime's pooling allocator keeps ready, with their memory's
@@ -202,7 +204,10 @@ pub struct RuntimeOptions {
     /// maximum, so the machine code needs no bounds checks) and lets the
     /// memory grow to [`Self::max_memory_bytes`]. More instances alive at
     /// once than the pool holds are not an error: the extra ones are
-    /// allocated one by one as without a pool (slower: BENCHMARKS.md). A process
+    /// allocated one by one as without a pool (slower: BENCHMARKS.md), their
+    /// memories initialised by copying so that each costs the kernel two
+    /// memory mappings (about 32,000 fit in a process at the default
+    /// `vm.max_map_count`). A process
     /// that cannot reserve the pool's address space (`ulimit -v`, valgrind)
     /// runs without one ([`Runtime::instance_pool`]). `None`: no pool at
     /// all. Default [`DEFAULT_INSTANCE_POOL`]; range [`INSTANCE_POOL_RANGE`].
@@ -340,6 +345,26 @@ pub struct StoreData {
     /// The storage and clock the imports use.
     pub env: HostEnv,
     limits: GuestLimits,
+    /// Counts this Store among its runtime's live ones while it exists.
+    _live: LiveStore,
+}
+
+/// One live Store of a runtime: the count goes down when it is dropped.
+/// Only for messages: when the kernel refuses another instance, the
+/// error says how many were alive.
+struct LiveStore(Arc<AtomicUsize>);
+
+impl LiveStore {
+    fn new(count: &Arc<AtomicUsize>) -> Self {
+        count.fetch_add(1, Ordering::Relaxed);
+        LiveStore(Arc::clone(count))
+    }
+}
+
+impl Drop for LiveStore {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl wit_storage::Host for StoreData {
@@ -461,9 +486,28 @@ impl Backend {
     }
 }
 
-/// The engine configuration for `options`; `pooled`: with the pooling
-/// allocator of [`RuntimeOptions::instance_pool`] slots.
-fn engine_config(options: &RuntimeOptions, pooled: Option<u32>) -> wasmtime::Config {
+/// How an engine allocates its instances' memories.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Layout {
+    /// The pooling allocator with this many slots
+    /// ([`RuntimeOptions::instance_pool`]).
+    Pooled(u32),
+    /// One allocation per instance (no pool, or it could not be reserved).
+    OnDemand,
+    /// Instances past the pool, of which a process may hold many thousands
+    /// (a trace with 17,000 `start` steps of distinct instances, issue 26):
+    /// each memory is initialised by copying instead of mapping the
+    /// copy-on-write image, so it costs the kernel two memory mappings
+    /// (accessible and reserved) instead of four (plus the image and the
+    /// part after it). The kernel's limit on mappings per process
+    /// (`vm.max_map_count`, 65,530 by default) made instance 16,366
+    /// fail with "Cannot allocate memory"; it is now reached only past
+    /// 32,000 live instances (32,262 measured).
+    Overflow,
+}
+
+/// The engine configuration for `options` and the allocation `layout`.
+fn engine_config(options: &RuntimeOptions, layout: Layout) -> wasmtime::Config {
     let mut config = wasmtime::Config::new();
     // Backtraces make a trap message span many lines: only on request.
     if !options.wasm_backtrace {
@@ -477,8 +521,8 @@ fn engine_config(options: &RuntimeOptions, pooled: Option<u32>) -> wasmtime::Con
     // A new instance's memory maps the component's data segments
     // copy-on-write instead of copying them (wasmtime's default, said
     // here because the pool's speed depends on it).
-    config.memory_init_cow(true);
-    if let Some(slots) = pooled {
+    config.memory_init_cow(layout != Layout::Overflow);
+    if let Layout::Pooled(slots) = layout {
         let mut pool = wasmtime::PoolingAllocationConfig::default();
         // Per component instance: one linear memory, at most a few core
         // instances (the main module and wit-component's shim and fixup
@@ -507,6 +551,19 @@ fn engine_config(options: &RuntimeOptions, pooled: Option<u32>) -> wasmtime::Con
     config
 }
 
+/// `wasm` compiled for `engine`, through the precompiled cache when the
+/// options name one.
+fn compile_on(
+    engine: &Engine,
+    wasm: &[u8],
+    options: &RuntimeOptions,
+) -> wasmtime::Result<Component> {
+    match &options.cache_dir {
+        Some(dir) => crate::artifact::load_or_compile(engine, wasm, dir),
+        None => Component::new(engine, wasm).context("cannot compile the component"),
+    }
+}
+
 /// A compiled component, ready to be instantiated into new Stores.
 /// Cloning is cheap (reference counted).
 #[derive(Clone)]
@@ -514,10 +571,16 @@ pub struct Runtime {
     /// The pooled engine (or the only one, without a pool).
     primary: Arc<Backend>,
     /// An engine without a pool, created when the pool first runs out
-    /// (same machine code, deserialized from the primary's): instances past
-    /// the pool's size are allocated one by one there.
+    /// ([`Layout::Overflow`], compiled on first need, through the cache when
+    /// there is one): instances past the pool's size are allocated one by
+    /// one there.
     overflow: Arc<OnceLock<Result<Backend, String>>>,
-    component: Component,
+    /// The component's bytes, compiled again for the overflow engine
+    /// (wasmtime refuses machine code compiled for another memory
+    /// initialisation).
+    wasm: Arc<[u8]>,
+    /// Stores of this runtime alive now ([`LiveStore`]).
+    live: Arc<AtomicUsize>,
     options: RuntimeOptions,
     /// The pool's size, if the pool could be reserved.
     pool: Option<u32>,
@@ -535,17 +598,14 @@ impl Runtime {
         // without a pool (`Runtime::instance_pool` says which).
         let pooled = options
             .instance_pool
-            .and_then(|slots| Engine::new(&engine_config(&options, Some(slots))).ok());
+            .and_then(|slots| Engine::new(&engine_config(&options, Layout::Pooled(slots))).ok());
         let pool = pooled.as_ref().and(options.instance_pool);
         let engine = match pooled {
             Some(engine) => engine,
-            None => Engine::new(&engine_config(&options, None))
+            None => Engine::new(&engine_config(&options, Layout::OnDemand))
                 .context("cannot create the wasmtime engine")?,
         };
-        let component = match &options.cache_dir {
-            Some(dir) => load_or_compile(&engine, wasm, dir)?,
-            None => Component::new(&engine, wasm).context("cannot compile the component")?,
-        };
+        let component = compile_on(&engine, wasm, &options)?;
         // Refused before linking: one message with the wanted range and the
         // found version, not a missing import or export.
         crate::artifact::check_version(&engine, &component)?;
@@ -553,7 +613,8 @@ impl Runtime {
         Ok(Runtime {
             primary: Arc::new(primary),
             overflow: Arc::new(OnceLock::new()),
-            component,
+            wasm: Arc::from(wasm),
+            live: Arc::new(AtomicUsize::new(0)),
             options,
             pool,
         })
@@ -625,20 +686,31 @@ impl Runtime {
                     self.pool.unwrap_or(0)
                 )
             })?;
-        self.instantiate_on(overflow, env).map_err(|(e, _)| e)
+        self.instantiate_on(overflow, env).map_err(|(e, _)| {
+            // A trap (fuel, deadline) is the guest's and keeps its message.
+            if e.downcast_ref::<wasmtime::Trap>().is_some() {
+                return e;
+            }
+            // Otherwise the kernel's per-process limits (memory mappings,
+            // address space) are what stops instances here: say how many
+            // were alive.
+            let alive = self.live.load(Ordering::Relaxed);
+            e.context(format!(
+                "cannot allocate another instance with {alive} alive (the process's memory \
+                 mappings and address space bound the instances alive at once; drop unused \
+                 coordinators, writers and tables)"
+            ))
+        })
     }
 
     /// The engine for instances past the pool: the same configuration
-    /// without the pooling allocator, and the primary's machine code.
+    /// without the pooling allocator, and with memories that cost the
+    /// kernel fewer mappings ([`Layout::Overflow`]).
     fn overflow_backend(&self) -> wasmtime::Result<Backend> {
-        let engine = Engine::new(&engine_config(&self.options, None))
+        let engine = Engine::new(&engine_config(&self.options, Layout::Overflow))
             .context("cannot create the wasmtime engine for instances past the pool")?;
-        let bytes = self.component.serialize()?;
-        // SAFETY: the bytes were produced by `serialize` just above, in
-        // this process, from an engine of the same configuration apart from
-        // the allocation strategy; wasmtime checks the compatibility.
-        let component = unsafe { Component::deserialize(&engine, &bytes) }
-            .context("cannot load the component into the engine for instances past the pool")?;
+        let component = compile_on(&engine, &self.wasm, &self.options)
+            .context("cannot compile the component for instances past the pool")?;
         Backend::new(&component, &self.options)
     }
 
@@ -654,8 +726,15 @@ impl Runtime {
         let limits = GuestLimits {
             max_memory: self.options.memory_limit(),
         };
-        let mut store =
-            Store::try_new(&backend.engine, StoreData { env, limits }).map_err(|e| (e, None))?;
+        let mut store = Store::try_new(
+            &backend.engine,
+            StoreData {
+                env,
+                limits,
+                _live: LiveStore::new(&self.live),
+            },
+        )
+        .map_err(|e| (e, None))?;
         store.limiter(|data| &mut data.limits);
         store.set_hostcall_fuel(self.options.max_hostcall_bytes);
         // Instantiation runs guest code (data segments, start functions):
@@ -697,47 +776,6 @@ impl Runtime {
         }
         Ok(())
     }
-}
-
-/// Loads the precompiled `wasm` from `dir`, or compiles it and stores it there.
-/// The cache is best effort: any problem with it falls back to compiling.
-fn load_or_compile(engine: &Engine, wasm: &[u8], dir: &Path) -> wasmtime::Result<Component> {
-    // 128 bits from two differently seeded SipHashes over the component and
-    // everything of the engine that affects the machine code.
-    let key: String = [0u8, 1]
-        .iter()
-        .map(|seed| {
-            let mut h = DefaultHasher::new();
-            seed.hash(&mut h);
-            wasm.hash(&mut h);
-            engine.precompile_compatibility_hash().hash(&mut h);
-            format!("{:016x}", h.finish())
-        })
-        .collect();
-    let path = dir.join(format!("sink-coordinator-{key}.cwasm"));
-    if path.is_file() {
-        // SAFETY: the file was written by `Component::serialize` below (the
-        // directory is trusted, see `RuntimeOptions::cache_dir`); wasmtime
-        // checks its header and engine compatibility and rejects other files.
-        if let Ok(component) = unsafe { Component::deserialize_file(engine, &path) } {
-            return Ok(component);
-        }
-    }
-    let component = Component::new(engine, wasm).context("cannot compile the component")?;
-    if let Ok(bytes) = component.serialize() {
-        // Write then rename: a concurrent process never loads a partial file.
-        let tmp = dir.join(format!(
-            ".sink-coordinator-{key}.{}.tmp",
-            std::process::id()
-        ));
-        let stored = std::fs::create_dir_all(dir)
-            .and_then(|()| std::fs::write(&tmp, &bytes))
-            .and_then(|()| std::fs::rename(&tmp, &path));
-        if stored.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-    }
-    Ok(component)
 }
 
 /// Compile-time check: handles can move to another thread.

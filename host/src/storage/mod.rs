@@ -33,7 +33,9 @@ mod object;
 mod url;
 
 pub use keys::{check_key, check_prefix};
-pub use local::{LocalDirStorage, ValueTooLarge, DEFAULT_MAX_VALUE_BYTES, MAX_HINT_BYTES, TMP_PREFIX};
+pub use local::{
+    LocalDirStorage, ValueTooLarge, DEFAULT_MAX_VALUE_BYTES, MAX_HINT_BYTES, TMP_PREFIX,
+};
 pub use memory::{MemStorage, SharedMemStorage};
 #[cfg(feature = "object-store")]
 pub use object::ObjectStorage;

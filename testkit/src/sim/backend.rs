@@ -129,7 +129,67 @@ impl Storage for SimStore {
 }
 
 /// The shared table (behind the fault injector) and clock of one run.
-pub(crate) type SharedStorage = Shared<FaultyStorage<SimStore>>;
+pub(crate) type SharedStorage = Shared<FaultyStorage<Watched>>;
+
+/// The table under the fault injector, remembering the first error the
+/// storage itself returned. Injected faults never reach it (a failing
+/// fault stops above it; an ambiguous one lets the call through and fails
+/// it afterwards), and neither do the "crashes" of a call, so an error
+/// here is a real one: a full disk, an unreachable or refusing object
+/// store. Such a run says nothing about the coordinator (the recorded trace
+/// lacks the failure, and the checks expect only the faults they injected),
+/// and is reported as a storage failure instead of a violation (issue 26:
+/// a full disk read "invariant violated").
+pub(crate) struct Watched {
+    store: SimStore,
+    failure: Option<String>,
+}
+
+impl Watched {
+    pub(crate) fn new(store: SimStore) -> Self {
+        Watched {
+            store,
+            failure: None,
+        }
+    }
+
+    /// The first error of the storage itself, if any.
+    pub(crate) fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
+    }
+
+    fn note<T>(&mut self, r: Result<T, StorageError>) -> Result<T, StorageError> {
+        if let Err(e) = &r {
+            if self.failure.is_none() {
+                self.failure = Some(e.to_string());
+            }
+        }
+        r
+    }
+}
+
+impl Storage for Watched {
+    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        let r = self.store.get(key);
+        self.note(r)
+    }
+    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
+        let r = self.store.put_if_absent(key, value);
+        self.note(r)
+    }
+    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
+        let r = self.store.put(key, value);
+        self.note(r)
+    }
+    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
+        let r = self.store.delete(key);
+        self.note(r)
+    }
+    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        let r = self.store.list(prefix);
+        self.note(r)
+    }
+}
 
 /// What a `Probed` storage saw during one coordinator call, and when it
 /// makes the call "crash".
@@ -295,7 +355,9 @@ impl Tables {
             probe: Shared::new(Probe::default()),
         };
         let twin = twin.then(|| Probed {
-            inner: Shared::new(FaultyStorage::new(SimStore::Mem(MemStorage::default()))),
+            inner: Shared::new(FaultyStorage::new(Watched::new(SimStore::Mem(
+                MemStorage::default(),
+            )))),
             probe: Shared::new(Probe {
                 logging: true,
                 ..Probe::default()
@@ -313,6 +375,12 @@ impl Tables {
         if let Some(t) = &self.twin {
             t.inner.lock().push_fault(call, fault);
         }
+    }
+
+    /// The first error the real table's storage itself returned (see
+    /// [`Watched`]); the twin's table is in memory and cannot fail.
+    pub(crate) fn storage_failure(&self) -> Option<String> {
+        self.real.inner.lock().inner().failure().map(str::to_string)
     }
 
     /// No storage fault is queued (a crash is armed only then, so that the
@@ -347,7 +415,7 @@ pub(crate) fn open_table(location: &TableLocation) -> Result<SharedStorage, Stri
             SimStore::Url(table)
         }
     };
-    Ok(Shared::new(FaultyStorage::new(store)))
+    Ok(Shared::new(FaultyStorage::new(Watched::new(store))))
 }
 
 /// The simulator wipes its table directory; it refuses to wipe one that

@@ -83,6 +83,11 @@ pub struct Report {
     pub verified: bool,
     /// One line naming the first violation (for stderr).
     pub violation: Option<String>,
+    /// The table's storage itself failed (a full disk, an object store
+    /// refusing; not an injected fault): the seed and the error, for stderr.
+    /// The campaign stopped at that seed, and it is no verdict on the
+    /// coordinator.
+    pub storage_failure: Option<String>,
 }
 
 /// Where the table lives (an unparsable `--table` is the campaign's error).
@@ -175,6 +180,16 @@ pub fn simulate(
         _ => Engine::NATIVE,
     };
     let seeds = args.seeds.max(1);
+    // The last seed must be a u64 too: `seed + seeds` wrapped around, ran
+    // nothing and read "verified" (issue 26; the CLI refuses such a range
+    // while parsing, this is the library's own check).
+    let last_seed = args.seed.checked_add(seeds - 1).ok_or_else(|| {
+        format!(
+            "--seed {} --seeds {seeds}: the last seed would be past {}",
+            args.seed,
+            u64::MAX
+        )
+    })?;
     let table = location(args)?;
     let started = Instant::now();
     let mut out = String::new();
@@ -192,7 +207,7 @@ pub fn simulate(
         engine.name(),
         if seeds > 1 { "s" } else { "" },
         if seeds > 1 {
-            format!("{}..={}", args.seed, args.seed + seeds - 1)
+            format!("{}..={last_seed}", args.seed)
         } else {
             args.seed.to_string()
         },
@@ -211,11 +226,17 @@ pub fn simulate(
     let mut last: Option<Outcome> = None;
     if seeds == 1 || !args.memory {
         // One table directory: one seed at a time.
-        for seed in args.seed..args.seed + seeds {
+        for seed in args.seed..=last_seed {
             let opts = options(args, seed);
             let per_run_bar = if seeds == 1 { bar } else { None };
             let outcome = super::run(&opts, &engine, per_run_bar)?;
             total.add(&outcome.stats);
+            if outcome.storage_failure.is_some() {
+                // The next seeds would write to the same failing storage.
+                failures.push(outcome.clone());
+                last = Some(outcome);
+                break;
+            }
             if !outcome.verified() {
                 failures.push(outcome.clone());
                 if let Some(pb) = bar {
@@ -236,23 +257,25 @@ pub fn simulate(
             .map_or(2, |n| n.get())
             .min(seeds as usize)
             .max(1);
-        let next = std::sync::Mutex::new(args.seed);
-        let end = args.seed + seeds;
+        // The next seed to run; `None` once `last_seed` was taken.
+        let next = std::sync::Mutex::new(Some(args.seed));
         let results = std::sync::Mutex::new(Vec::<Result<Outcome, String>>::new());
         std::thread::scope(|scope| {
             for _ in 0..threads {
                 scope.spawn(|| loop {
                     let seed = {
                         let mut n = next.lock().unwrap_or_else(|p| p.into_inner());
-                        if *n >= end {
-                            return;
+                        match *n {
+                            Some(seed) if seed <= last_seed => {
+                                *n = seed.checked_add(1);
+                                seed
+                            }
+                            _ => return,
                         }
-                        *n += 1;
-                        *n - 1
                     };
                     let opts = options(args, seed);
                     let outcome = super::run(&opts, &engine, None).map(|mut o| {
-                        if o.verified() && seed + 1 != end {
+                        if o.verified() && seed != last_seed {
                             o.trace = String::new(); // keep memory flat on long soaks
                         }
                         o
@@ -308,28 +331,42 @@ pub fn simulate(
     }
     out.push_str(&format!("time: {elapsed:.2} s\n"));
     for f in failures.iter().take(20) {
-        if let Err(v) = &f.verdict {
+        if let Some(v) = f.violation() {
             out.push_str(&format!("violation: {v} [{}]\n", f.scenario.describe()));
         }
     }
+    let storage_failure = failures.iter().find_map(|o| {
+        o.storage_failure
+            .as_ref()
+            .map(|e| format!("seed {}: {e}", o.seed))
+    });
+    let violations = failures.iter().filter(|o| o.violation().is_some()).count();
     let verified = failures.is_empty();
     let plural = if seeds > 1 {
         format!(" ({seeds} seeds)")
     } else {
         String::new()
     };
-    if verified {
+    if let Some(failure) = &storage_failure {
+        out.push_str(&format!(
+            "storage failure: {failure} (the table's storage failed, not an injected fault)\n"
+        ));
+        out.push_str(&format!(
+            "verdict: stopped: the table's storage failed, no verdict on the coordinator \
+             ({violations} violation(s) before it)\n"
+        ));
+    } else if verified {
         out.push_str(&format!("verdict: verified{plural}, 0 violations\n"));
     } else {
         out.push_str(&format!(
-            "verdict: {} of {seeds} seed(s) violated an invariant\n",
-            failures.len()
+            "verdict: {violations} of {seeds} seed(s) violated an invariant\n"
         ));
     }
-    let violation = failures.first().and_then(|o| o.verdict.clone().err());
+    let violation = failures.iter().find_map(|o| o.violation().cloned());
     Ok(Report {
         verified,
         violation: violation.map(|v| v.to_string()),
+        storage_failure,
         text: out,
     })
 }
@@ -356,6 +393,23 @@ mod tests {
             no_replay_check: false,
             profile,
         }
+    }
+
+    /// A range past `u64::MAX` is refused; one ending at it runs every seed
+    /// (`seed + seeds` used to wrap around and run none).
+    #[test]
+    fn the_seed_range_does_not_wrap_around() {
+        let err = simulate(&args(Profile::Default, u64::MAX, 2), None, None).err();
+        assert!(err.is_some_and(|e| e.contains("past")));
+        let mut two = args(Profile::Default, u64::MAX - 1, 2);
+        two.checkpoints = 2;
+        let report = simulate(&two, None, None).expect("runs");
+        assert!(report.verified, "{}", report.text);
+        assert!(
+            !report.text.contains("checks: 0 events delivered"),
+            "{}",
+            report.text
+        );
     }
 
     #[test]

@@ -708,14 +708,26 @@ pub struct Outcome {
     pub stats: Stats,
     /// `Ok` when every invariant held; else the first violation.
     pub verdict: Result<(), Violation>,
+    /// The first error the table's storage itself returned (a full disk, an
+    /// object store refusing), not a fault the simulator injected: then the
+    /// run says nothing about the coordinator, whatever `verdict` says.
+    pub storage_failure: Option<String>,
     /// The recorded trace (TRACE-FORMAT JSON).
     pub trace: String,
 }
 
 impl Outcome {
-    /// Every invariant held.
+    /// Every invariant held, on a storage that did not fail.
     pub fn verified(&self) -> bool {
-        self.verdict.is_ok()
+        self.verdict.is_ok() && self.storage_failure.is_none()
+    }
+
+    /// An invariant broke while the storage worked: a coordinator bug.
+    pub fn violation(&self) -> Option<&Violation> {
+        match (&self.verdict, &self.storage_failure) {
+            (Err(v), None) => Some(v),
+            _ => None,
+        }
     }
 }
 
@@ -738,6 +750,7 @@ pub fn run(
         steps: sim.world.step,
         stats: sim.world.stats.clone(),
         verdict,
+        storage_failure: sim.world.tables.storage_failure(),
         trace: sim.trace_text(),
     })
 }

@@ -23,9 +23,9 @@ mkdir -p "$OUT/classes" "$OUT/test-classes" "$OUT/tmp" "$JTMP"
 trap 'rm -rf "$JTMP"' EXIT
 JAVAC=(javac -J-XX:-UsePerfData "-J-Djava.io.tmpdir=$JTMP")
 "${JAVAC[@]}" -Xlint:deprecation -d "$OUT/classes" -cp "$JVM_CP:$LIB/*" $(find hosts/flink/src/main/java -name '*.java')
-# (the *MiniClusterTest and NativeBundleTest classes are the Maven build's JUnit tests, not
-# this runner's: no JUnit here)
-"${JAVAC[@]}" -d "$OUT/test-classes" -cp "$OUT/classes:$JVM_CP:$LIB/*" $(find hosts/flink/src/test/java -name '*.java' ! -name '*MiniClusterTest.java' ! -name 'NativeBundleTest.java')
+# (the *MiniClusterTest, SinkCoordinatorTest and NativeBundleTest classes are the Maven build's
+# JUnit tests, not this runner's: no JUnit here)
+"${JAVAC[@]}" -d "$OUT/test-classes" -cp "$OUT/classes:$JVM_CP:$LIB/*" $(find hosts/flink/src/test/java -name '*.java' ! -name '*MiniClusterTest.java' ! -name 'NativeBundleTest.java' ! -name 'SinkCoordinatorTest.java')
 java -Xmx1g -XX:-UsePerfData \
   -Djava.io.tmpdir="$JTMP" \
   -Dsinkcoord.native.library="$NATIVE" \

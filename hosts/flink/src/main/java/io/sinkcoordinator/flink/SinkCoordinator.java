@@ -82,6 +82,18 @@ final class SinkCoordinator implements OperatorCoordinator {
     /** One writer event held for a batch. */
     private record Held(int subtask, int attempt, Entry entry) {}
 
+    /**
+     * The writers this instance saw end (an END event, or a restore event carrying an END
+     * entry), each with its final checkpoint: the first checkpoint it reported after the end
+     * (-1: none reported yet). Such a writer does not finish before it is released (see {@link
+     * #release}); {@link #released} holds those released, whose gateways are dropped.
+     */
+    private final java.util.Map<Integer, Long> ended = new java.util.HashMap<>();
+
+    private final java.util.Set<Integer> released = new java.util.HashSet<>();
+    /** The highest completion this instance processed without failing (-1: none). */
+    private long completedOk = -1;
+
     /** Trigger time of the checkpoints in flight, by id (for the stats). */
     private final java.util.Map<Long, Long> triggeredAt = new java.util.HashMap<>();
 
@@ -153,6 +165,10 @@ final class SinkCoordinator implements OperatorCoordinator {
         if (event instanceof Events.Committable) {
             Events.Committable e = (Events.Committable) event;
             if (e.entry.isEnd()) {
+                // It now waits in its final checkpoint's completion until released.
+                if (!released.contains(subtask)) {
+                    ended.put(subtask, -1L);
+                }
                 if (finishedAtRestore.contains(subtask)) {
                     stats.endsOfFinished.incrementAndGet();
                     // The one replay SEMANTICS v2.1 does not cover: its 6.2
@@ -170,15 +186,15 @@ final class SinkCoordinator implements OperatorCoordinator {
                                                 + restoreCheckpoint
                                                 + " but sent an END entry with data"));
                     }
+                    release();
                     return;
                 }
-                // An ended writer finishes as soon as its final checkpoint
-                // completes, and Flink fails over when an operator event
-                // reaches a FINISHED task (a CI run lost the race). It needs
-                // no committed-up-to: it keeps nothing once finished, and a
-                // restarted attempt registers its gateway again (and a
-                // replay of what it held is filtered, SEMANTICS 5.2).
-                gateways[subtask] = null;
+                // The gateway stays: committed-up-to END (or a release) is
+                // what lets this writer finish. It is dropped on release,
+                // because Flink fails over when an operator event reaches a
+                // FINISHED task (a CI run lost that race).
+            } else if (ended.containsKey(subtask) && ended.get(subtask) < 0) {
+                ended.put(subtask, e.entry.checkpoint);
             }
             held.add(new Held(subtask, attempt, e.entry));
             if (held.size() >= gateways.length
@@ -186,9 +202,16 @@ final class SinkCoordinator implements OperatorCoordinator {
                     || e.entry.checkpoint <= lastCompleted) {
                 flush();
             }
+            release();
         } else if (event instanceof Events.Restored) {
             Events.Restored e = (Events.Restored) event;
             flush();
+            for (Entry entry : e.entries) {
+                if (entry.isEnd() && !released.contains(subtask)) {
+                    // restored from a checkpoint taken after its end: it waits like any ended one
+                    ended.put(subtask, -1L);
+                }
+            }
             if (finishedAtRestore.contains(subtask)) {
                 stats.replaysOfFinished.incrementAndGet();
             }
@@ -196,6 +219,7 @@ final class SinkCoordinator implements OperatorCoordinator {
                     "restore event of subtask " + subtask,
                     stats.eventNanos,
                     () -> component.restored(subtask, attempt, e.checkpoint, e.entries));
+            release();
         } else {
             fail(
                     new FlinkException(
@@ -210,6 +234,18 @@ final class SinkCoordinator implements OperatorCoordinator {
     public synchronized void checkpointCoordinator(
             long checkpointId,
             CompletableFuture<byte[]> result) {
+        if (failing) {
+            // This instance dropped the events it got since it asked to fail over (flush) and
+            // made none of the calls (apply): its state is not what the writers were told was
+            // delivered. A checkpoint with it must never complete (a finished writer's END
+            // entry lives only there), so the checkpoint is declined; the failover comes anyway.
+            stats.checkpointsDeclined.incrementAndGet();
+            held.clear();
+            result.completeExceptionally(
+                    new FlinkException("sink coordinator: failing over, checkpoint "
+                            + checkpointId + " declined"));
+            return;
+        }
         flush();
         long start = System.nanoTime();
         try {
@@ -242,6 +278,10 @@ final class SinkCoordinator implements OperatorCoordinator {
                 "completion of checkpoint " + checkpointId,
                 stats.completeNanos,
                 () -> component.checkpointComplete(checkpointId));
+        if (!failing && component != null) {
+            completedOk = Math.max(completedOk, checkpointId);
+        }
+        release();
     }
 
     @Override
@@ -277,6 +317,9 @@ final class SinkCoordinator implements OperatorCoordinator {
             stats.resetsOfFinished.incrementAndGet();
         }
         gateways[subtask] = null;
+        // its next attempt restores and ends again (or not): nothing of the old one holds
+        ended.remove(subtask);
+        released.remove(subtask);
         long from = checkpointId == NO_CHECKPOINT ? -1 : checkpointId;
         apply("reset of subtask " + subtask, null, () -> component.subtaskReset(subtask, from));
     }
@@ -359,6 +402,55 @@ final class SinkCoordinator implements OperatorCoordinator {
             }
         }
         held.clear();
+    }
+
+    /**
+     * Lets ended writers finish, once that cannot lose their END data (SEMANTICS 4: the
+     * completion after every writer's final checkpoint is the one notice a host must not lose).
+     *
+     * <p>Why writers wait at all: Flink notifies the tasks of a completed checkpoint before it
+     * queues the notice for this coordinator, and a task that ended its input finishes on that
+     * notice. When the last writers finish, the job is FINISHED; a final commit that then fails
+     * (storage) calls {@code failJob} behind the tasks' FINISHED reports, too late for a
+     * failover, and the job ended without its END snapshot (FinalCommitTests). So an ended writer
+     * waits in its final checkpoint's completion (CoordinatedWriterOperator) until: committed-up-to
+     * END (sent by {@link #after}) once every writer has ended; before that, a {@link
+     * Events.Released} once this instance processed, without failing, the completion of the
+     * writer's final checkpoint (it holds its END entry then, and every later checkpoint's state
+     * has it: SEMANTICS 6.2's finished subtasks). A failing instance releases nobody: the
+     * failover cancels the waiting writers and restores them from a checkpoint whose state has
+     * their END entry.
+     */
+    private void release() {
+        if (failing || component == null || ended.isEmpty()) {
+            return;
+        }
+        boolean allEnded = true;
+        for (int s = 0; s < gateways.length; s++) {
+            if (!ended.containsKey(s) && !finishedAtRestore.contains(s)) {
+                allEnded = false;
+                break;
+            }
+        }
+        for (java.util.Map.Entry<Integer, Long> e : ended.entrySet()) {
+            int s = e.getKey();
+            if (released.contains(s)) {
+                continue;
+            }
+            boolean go =
+                    allEnded
+                            ? sentUpTo == Entry.END
+                            : e.getValue() >= 0 && e.getValue() <= completedOk;
+            if (!go) {
+                continue;
+            }
+            released.add(s);
+            SubtaskGateway gateway = gateways[s];
+            if (gateway != null && !allEnded) {
+                gateway.sendEvent(new Events.Released(completedOk));
+            }
+            gateways[s] = null;
+        }
     }
 
     /** Runs one component call, applying SEMANTICS 8 to its error. */

@@ -128,6 +128,12 @@ class EndToEndMiniClusterTest {
 
     @ParameterizedTest
     @EnumSource(ComponentRuntime.class)
+    void finalCommitOutage(ComponentRuntime runtime) throws Exception {
+        on(runtime, FinalCommitTests::finalCommitOutage);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ComponentRuntime.class)
     void killAndRestart(ComponentRuntime runtime) throws Exception {
         on(runtime, CrashTest::killAndRestart);
     }

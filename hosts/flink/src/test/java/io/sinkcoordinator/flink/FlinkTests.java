@@ -22,6 +22,10 @@ public final class FlinkTests {
         tests.put("component-round-trip", ComponentTest::roundTrip);
         tests.put("component-finished-restore", ComponentTest::finishedRestore);
         tests.put("component-finished-replays", ComponentTest::finishedReplays);
+        tests.put("coordinator-declines-while-failing", CoordinatorScheduleTests::declinesWhileFailing);
+        tests.put("coordinator-failed-final-commit",
+                CoordinatorScheduleTests::failedFinalCommitReleasesNobody);
+        tests.put("coordinator-releases-ended-writers", CoordinatorScheduleTests::releasesEndedWriters);
         tests.put("bounded-p4", EndToEndTests::boundedP4);
         tests.put("random-failures", EndToEndTests::randomFailures);
         tests.put("storage-faults", EndToEndTests::storageFaults);
@@ -34,6 +38,7 @@ public final class FlinkTests {
         tests.put("stop-with-savepoint", EndToEndTests::stopWithSavepoint);
         tests.put("stop-with-savepoint-drain", FinishTests::stopWithSavepointDrain);
         tests.put("finished-global-failover", FinishTests::finishedGlobalFailover);
+        tests.put("final-commit-outage", FinalCommitTests::finalCommitOutage);
         tests.put("kill-9-restart", CrashTest::killAndRestart);
         return tests;
     }

@@ -50,6 +50,8 @@ public final class CoordinatorStats {
     /** Writer events sent, and the batches ({@code events} calls) they went in. */
     public final AtomicLong eventsSent = new AtomicLong();
     public final AtomicLong batches = new AtomicLong();
+    /** Completion notices dropped by SinkCoordinator's test hook (skip-final-notice). */
+    public final AtomicLong finalNoticesSkipped = new AtomicLong();
     /** Calls repeated after a storage error. */
     public final AtomicLong storageRetries = new AtomicLong();
     /** Snapshots committed, and the checkpoint (identifier) of the last one (-1: none yet). */

@@ -234,6 +234,9 @@ final class CoordinatorScheduleTests {
             job.end(1, "e");
             job.report(1, 3);
             job.checkpoint(3);
+            // Flink has told the task of checkpoint 3 already; it must wait for this notice
+            check(!job.gateways[1].gotEndCommitted() && !job.gateways[1].gotRelease(),
+                    "the last writer let go before the final completion: " + job.gateways[1].sent);
             job.coordinator.notifyCheckpointComplete(3); // the final commit
             check(job.gateways[1].gotEndCommitted(), "subtask 1 not told END: " + job.gateways[1].sent);
             check(!job.gateways[1].gotRelease(), "the last writer waits for END, not a release");

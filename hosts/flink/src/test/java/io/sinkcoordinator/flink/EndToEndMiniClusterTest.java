@@ -134,6 +134,12 @@ class EndToEndMiniClusterTest {
 
     @ParameterizedTest
     @EnumSource(ComponentRuntime.class)
+    void finalNoticeSkipped(ComponentRuntime runtime) throws Exception {
+        on(runtime, FinalCommitTests::finalNoticeSkipped);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ComponentRuntime.class)
     void killAndRestart(ComponentRuntime runtime) throws Exception {
         on(runtime, CrashTest::killAndRestart);
     }

@@ -39,6 +39,7 @@ public final class FlinkTests {
         tests.put("stop-with-savepoint-drain", FinishTests::stopWithSavepointDrain);
         tests.put("finished-global-failover", FinishTests::finishedGlobalFailover);
         tests.put("final-commit-outage", FinalCommitTests::finalCommitOutage);
+        tests.put("final-notice-skipped", FinalCommitTests::finalNoticeSkipped);
         tests.put("kill-9-restart", CrashTest::killAndRestart);
         return tests;
     }

@@ -47,7 +47,7 @@ class EndToEndMiniClusterTest {
                     "few checkpoints", "few storage repeats", "no failover after the outage",
                     "no global failover", "no region failover", "no restart-required", "no stall",
                     "the outage did not fail the job", "no global restore saw finished subtasks",
-                    "the drain did not stop the sources early");
+                    "the drain did not stop the sources early", "no END data of finished subtask");
 
     private static boolean scenarioMissed(AssertionError e) {
         String m = String.valueOf(e.getMessage());

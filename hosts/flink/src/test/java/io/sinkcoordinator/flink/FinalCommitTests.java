@@ -25,7 +25,7 @@ final class FinalCommitTests {
 
     /**
      * The input (2,000 records, unthrottled) ends long before the first checkpoint (interval and
-     * minimum pause 1.5 s, so Flink's random initial delay cannot trigger it earlier), so that
+     * minimum pause 1.5 s; in every run so far it came after the end of input), so that
      * checkpoint is both writers' final checkpoint and its completion makes the final commit. The
      * first coordinator instance fails every write (the drill's outage from its first write), so
      * the final commit's attempts run out and the instance fails the job. Every record must

@@ -98,7 +98,7 @@ soak: build
 
 # Criterion first (target/criterion), then the table with the goals; the
 # instruction rows need valgrind (apt-get install valgrind), else they say so.
-# Last, the JVM rows (JMH through Chicory ÷ criterion's Rust-wasmtime medians) and Go's.
+# Last, the JVM rows: JMH through Chicory ÷ criterion's Rust-wasmtime medians.
 bench: hosts-setup
 	$(CARGO) bench -p sink-coordinator-testkit --bench perf
 	$(CARGO) run --release -q -p sink-coordinator-testkit --example bench_table
@@ -120,8 +120,14 @@ moto-setup:
 flink-setup:
 	@hosts/flink/setup.sh >/dev/null
 
+# flink-test: test.sh (that runner; it builds hosts/jvm too, for the Chicory runtime), then the
+# Maven build of the connector (hosts/flink/pom.xml, Flink from Maven Central, the JVM binding
+# installed into ~/.m2 first): JUnit 5 on MiniClusterExtension, on Chicory and on JNI (the
+# library test.sh built, bundled in the jar and extracted at load).
 flink-test: flink-setup
 	hosts/flink/test.sh
+	$(MVN) -B -q -f hosts/jvm/pom.xml install -DskipTests
+	$(MVN) -B -q -f hosts/flink/pom.xml verify
 
 # The JVM binding (hosts/jvm): Maven fetches Chicory, JUnit and Jackson from Maven Central
 # into ~/.m2 on first use; the core module of the WIT version is taken from dist/ at build

@@ -5,15 +5,24 @@ import org.apache.flink.api.common.serialization.SerializationSchema;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.ExecutionOptions;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.DataStreamSink;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 
 /**
- * Attaches the exactly-once sink to a {@link DataStream}:
+ * Attaches the exactly-once sink to a {@link DataStream}, in the style of Iceberg's
+ * {@code FlinkSink.forRowData(ds)...append()}:
  *
  * <pre>{@code
- * CoordinatedSink.sinkTo(stream, new SimpleStringSchema(),
- *         SinkOptions.of("/data/events", "events-job"));
+ * DataStreamSink<Void> sink =
+ *     CoordinatedSink.forInput(stream, new SimpleStringSchema())
+ *         .table("/data/events")
+ *         .commitUser("events-job")
+ *         .writeParallelism(4)   // default: the stream's parallelism
+ *         .uidPrefix("events")   // default: "sink-coordinator-writer"
+ *         .name("events-sink")   // default: "sink-coordinator-writer"
+ *         .append();
  * }</pre>
  *
  * <p>The writers run with the stream's parallelism (chained to it when
@@ -28,8 +37,28 @@ public final class CoordinatedSink {
     /** The name of the writer operator in the job graph. */
     public static final String OPERATOR_NAME = "sink-coordinator-writer";
 
+    /**
+     * The writers and their coordinator on {@code stream}, with the stream's parallelism, named
+     * {@link #OPERATOR_NAME} and with the uid {@code OPERATOR_NAME-<commit user>}. Kept for the
+     * jobs written before {@link #forInput}; the builder makes the same operator.
+     */
     public static <T> SingleOutputStreamOperator<Void> sinkTo(
             DataStream<T> stream, SerializationSchema<T> schema, SinkOptions options) {
+        return writers(stream, schema, options, stream.getParallelism(), OPERATOR_NAME, OPERATOR_NAME);
+    }
+
+    /** A builder of the sink on {@code stream}, each record serialized by {@code schema}. */
+    public static <T> Builder<T> forInput(DataStream<T> stream, SerializationSchema<T> schema) {
+        return new Builder<>(stream, schema);
+    }
+
+    private static <T> SingleOutputStreamOperator<Void> writers(
+            DataStream<T> stream,
+            SerializationSchema<T> schema,
+            SinkOptions options,
+            int parallelism,
+            String uidPrefix,
+            String name) {
         StreamExecutionEnvironment env = stream.getExecutionEnvironment();
         boolean batch =
                 env.getConfiguration().get(ExecutionOptions.RUNTIME_MODE)
@@ -39,13 +68,121 @@ public final class CoordinatedSink {
                 options.withConfig(options.config().withCheckpointing(checkpointing));
         SingleOutputStreamOperator<Void> writers =
                 stream.transform(
-                        OPERATOR_NAME,
+                        name,
                         Types.VOID,
                         new CoordinatedWriterOperatorFactory<>(effective, schema));
         // A stable uid per commit user: a job resumed from a savepoint finds
         // its writers' state and its coordinator's state again.
-        return writers.setParallelism(stream.getParallelism())
-                .name(OPERATOR_NAME)
-                .uid(OPERATOR_NAME + "-" + options.config().commitUser());
+        return writers.setParallelism(parallelism)
+                .name(name)
+                .uid(uidPrefix + "-" + options.config().commitUser());
+    }
+
+    /**
+     * Where and how the sink writes. {@link #table} and {@link #commitUser}, or {@link #options},
+     * are required; the rest has defaults.
+     */
+    public static final class Builder<T> {
+        private final DataStream<T> stream;
+        private final SerializationSchema<T> schema;
+        private SinkOptions options;
+        private String table;
+        private String commitUser;
+        private int writeParallelism = -1;
+        private String uidPrefix = OPERATOR_NAME;
+        private String name = OPERATOR_NAME;
+        private io.sinkcoordinator.flink.component.ComponentRuntime runtime;
+
+        private Builder(DataStream<T> stream, SerializationSchema<T> schema) {
+            this.stream = java.util.Objects.requireNonNull(stream, "stream");
+            this.schema = java.util.Objects.requireNonNull(schema, "schema");
+        }
+
+        /** The table's location (a local directory; {@code log/} and {@code data/} in it). */
+        public Builder<T> table(String location) {
+            this.table = java.util.Objects.requireNonNull(location, "location");
+            return this;
+        }
+
+        /** The sink's identity across restarts (the snapshots' commit user). */
+        public Builder<T> commitUser(String commitUser) {
+            this.commitUser = java.util.Objects.requireNonNull(commitUser, "commitUser");
+            return this;
+        }
+
+        /**
+         * Every option at once (coordinator configuration, storage retries); {@link #table} and
+         * {@link #commitUser}, when also given, replace the table and commit user of these.
+         */
+        public Builder<T> options(SinkOptions options) {
+            this.options = java.util.Objects.requireNonNull(options, "options");
+            return this;
+        }
+
+        /** The writers' parallelism (default: the input stream's). */
+        public Builder<T> writeParallelism(int parallelism) {
+            if (parallelism < 1) {
+                throw new IllegalArgumentException("writeParallelism must be at least 1");
+            }
+            this.writeParallelism = parallelism;
+            return this;
+        }
+
+        /**
+         * The prefix of the writer operator's uid, {@code <prefix>-<commit user>} (default {@link
+         * #OPERATOR_NAME}, the uid {@link #sinkTo} gives). Keep it stable: a job resumed from a
+         * savepoint finds its writers' and its coordinator's state by it.
+         */
+        public Builder<T> uidPrefix(String prefix) {
+            this.uidPrefix = java.util.Objects.requireNonNull(prefix, "prefix");
+            return this;
+        }
+
+        /**
+         * Where the component runs: {@code CHICORY} (pure Java, no native library) or {@code JNI}
+         * (default: the options' runtime, {@code -Dsinkcoord.runtime}, else JNI).
+         */
+        public Builder<T> runtime(io.sinkcoordinator.flink.component.ComponentRuntime runtime) {
+            this.runtime = java.util.Objects.requireNonNull(runtime, "runtime");
+            return this;
+        }
+
+        /** The operators' name in the job graph (default {@link #OPERATOR_NAME}). */
+        public Builder<T> name(String name) {
+            this.name = java.util.Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        /**
+         * Adds the writers and their coordinator to the job; the returned sink (a discarding sink
+         * after the writers, which emit nothing) is where a job sets further sink properties.
+         */
+        public DataStreamSink<Void> append() {
+            SinkOptions effective = options;
+            if (effective == null) {
+                if (table == null || commitUser == null) {
+                    throw new IllegalStateException("a table and a commit user (or options) are required");
+                }
+                effective = SinkOptions.of(table, commitUser);
+            } else {
+                if (table != null) {
+                    effective = effective.withTable(table);
+                }
+                if (commitUser != null) {
+                    effective = effective.withConfig(effective.config().withCommitUser(commitUser));
+                }
+            }
+            if (runtime != null) {
+                effective = effective.withRuntime(runtime);
+            }
+            int parallelism = writeParallelism > 0 ? writeParallelism : stream.getParallelism();
+            SingleOutputStreamOperator<Void> writers =
+                    writers(stream, schema, effective, parallelism, uidPrefix, name);
+            String user = effective.config().commitUser();
+            return writers.sinkTo(new DiscardingSink<>())
+                    .setParallelism(parallelism)
+                    .name(name + "-end")
+                    .uid(uidPrefix + "-" + user + "-end");
+        }
     }
 }

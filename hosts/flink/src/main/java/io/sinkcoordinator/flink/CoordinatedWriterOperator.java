@@ -39,6 +39,12 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  * type, synchronous savepoints included) and {@code state}; {@code endInput}
  * → {@code end-input}; a {@code CommittedUpTo} event → {@code committed};
  * {@code notifyCheckpointAborted} → {@code checkpoint-aborted}.
+ *
+ * <p>An ended writer does not let its task finish on its final checkpoint's completion alone:
+ * {@code notifyCheckpointComplete} of that checkpoint runs the task's mailbox until the
+ * coordinator released it (a {@code Released} event, or committed-up-to END). Flink tells the
+ * tasks of a completion before their coordinator, so without the wait a job could be FINISHED
+ * before a failed final commit's failover (SinkCoordinator#release).
  */
 public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<Void>
         implements OneInputStreamOperator<T, Void>, BoundedOneInput, OperatorEventHandler {
@@ -48,6 +54,8 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
 
     private final SerializationSchema<T> schema;
     private final String table;
+    /** Where the writer helper (WIT {@code writer}) runs: JNI or Chicory. */
+    private final io.sinkcoordinator.flink.component.ComponentRuntime runtime;
     private final transient OperatorEventGateway gateway;
 
     private transient ComponentWriter helper;
@@ -59,15 +67,27 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
     private transient boolean savepoint;
     private transient Long watermark;
     private transient int subtask;
+    /** Ended (END sent, or restored with an END entry): it finishes only once released. */
+    private transient boolean ended;
+    /** The first checkpoint snapshotted after the end, its final checkpoint (-1: none yet). */
+    private transient long finalCheckpoint;
+    /** The highest completion the coordinator released it on (-1: none). */
+    private transient long releasedAt;
+    /** Committed-up-to END arrived: the final commit happened. */
+    private transient boolean endCommitted;
+    /** Inside the wait (a completion processed by the wait's mailbox loop must not nest). */
+    private transient boolean waiting;
 
     CoordinatedWriterOperator(
             StreamOperatorParameters<Void> parameters,
             SerializationSchema<T> schema,
             String table,
+            io.sinkcoordinator.flink.component.ComponentRuntime runtime,
             OperatorEventGateway gateway) {
         super(parameters);
         this.schema = schema;
         this.table = table;
+        this.runtime = runtime;
         this.gateway = gateway;
     }
 
@@ -75,7 +95,12 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
     public void initializeState(StateInitializationContext context) throws Exception {
         super.initializeState(context);
         subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
-        helper = new ComponentWriter(subtask);
+        helper = new ComponentWriter(subtask, runtime);
+        ended = false;
+        finalCheckpoint = -1;
+        releasedAt = -1;
+        endCommitted = false;
+        waiting = false;
         helperState =
                 context.getOperatorStateStore()
                         .getListState(
@@ -107,6 +132,9 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
             Entry[] entries =
                     states.isEmpty() ? new Entry[0] : helper.restore(states.get(0), checkpoint);
             restoreEvent = new Events.Restored(checkpoint, entries);
+            for (Entry e : entries) {
+                ended |= e.isEnd();
+            }
         }
     }
 
@@ -170,6 +198,9 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
         Entry entry = helper.report(checkpoint, finishFile(), watermark, savepoint);
         helperState.update(Collections.singletonList(helper.state()));
         gateway.sendEventToCoordinator(new Events.Committable(entry));
+        if (ended && finalCheckpoint < 0) {
+            finalCheckpoint = checkpoint;
+        }
     }
 
     @Override
@@ -177,12 +208,52 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
         LOG.debug("writer subtask {}: endInput", subtask);
         Entry entry = helper.endInput(finishFile(), watermark);
         gateway.sendEventToCoordinator(new Events.Committable(entry));
+        ended = true;
+    }
+
+    /**
+     * After the end, the completion of the final checkpoint (or a later one) waits, running the
+     * task's mailbox (operator events, further checkpoints), until the coordinator releases the
+     * writer. A cancel (the failover a failed final commit asks for) interrupts the wait.
+     */
+    @Override
+    public void notifyCheckpointComplete(long checkpointId) throws Exception {
+        super.notifyCheckpointComplete(checkpointId);
+        if (!ended || finalCheckpoint < 0 || checkpointId < finalCheckpoint || waiting) {
+            return;
+        }
+        waiting = true;
+        try {
+            org.apache.flink.api.common.operators.MailboxExecutor mailbox =
+                    getContainingTask()
+                            .getMailboxExecutorFactory()
+                            .createExecutor(
+                                    org.apache.flink.streaming.runtime.tasks.mailbox.TaskMailbox
+                                            .MIN_PRIORITY);
+            if (!released()) {
+                LOG.debug("writer subtask {}: checkpoint {} completed, waiting for the release",
+                        subtask, checkpointId);
+            }
+            while (!released()) {
+                mailbox.yield();
+            }
+        } finally {
+            waiting = false;
+        }
+    }
+
+    private boolean released() {
+        return endCommitted || releasedAt >= finalCheckpoint;
     }
 
     @Override
     public void handleOperatorEvent(OperatorEvent event) {
         if (event instanceof Events.CommittedUpTo) {
-            helper.committed(((Events.CommittedUpTo) event).upTo);
+            long upTo = ((Events.CommittedUpTo) event).upTo;
+            helper.committed(upTo);
+            endCommitted |= upTo == Entry.END;
+        } else if (event instanceof Events.Released) {
+            releasedAt = Math.max(releasedAt, ((Events.Released) event).completed);
         } else {
             throw new IllegalArgumentException(
                     "writer subtask " + subtask + ": unexpected operator event " + event);

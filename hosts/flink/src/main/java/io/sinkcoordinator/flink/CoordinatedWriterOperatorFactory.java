@@ -32,7 +32,8 @@ final class CoordinatedWriterOperatorFactory<T> extends AbstractStreamOperatorFa
         OperatorEventDispatcher dispatcher = parameters.getOperatorEventDispatcher();
         OperatorEventGateway gateway = dispatcher.getOperatorEventGateway(id);
         CoordinatedWriterOperator<T> operator =
-                new CoordinatedWriterOperator<>(parameters, schema, options.table(), gateway);
+                new CoordinatedWriterOperator<>(
+                        parameters, schema, options.table(), options.runtime(), gateway);
         dispatcher.registerEventHandler(id, operator);
         return (S) operator;
     }

@@ -50,8 +50,16 @@ public final class CoordinatorStats {
     /** Writer events sent, and the batches ({@code events} calls) they went in. */
     public final AtomicLong eventsSent = new AtomicLong();
     public final AtomicLong batches = new AtomicLong();
+    /** Completion notices dropped by SinkCoordinator's test hook (skip-final-notice). */
+    public final AtomicLong finalNoticesSkipped = new AtomicLong();
     /** Calls repeated after a storage error. */
     public final AtomicLong storageRetries = new AtomicLong();
+    /** Snapshots committed, and the checkpoint (identifier) of the last one (-1: none yet). */
+    public final AtomicLong snapshotsCommitted = new AtomicLong();
+    public final AtomicLong lastCommittedCheckpoint = new AtomicLong(-1);
+    /** The last committing call's duration (ns) and its end (epoch ms); -1 before the first. */
+    public final AtomicLong lastCommitNanos = new AtomicLong(-1);
+    public final AtomicLong lastCommitEpochMs = new AtomicLong(-1);
 
     private CoordinatorStats() {}
 

@@ -53,4 +53,24 @@ final class Events {
             return "CommittedUpTo{" + (upTo == Entry.END ? "END" : Long.toString(upTo)) + "}";
         }
     }
+
+    /**
+     * Coordinator → an ended writer: the coordinator processed the completion of checkpoint
+     * {@code completed} (at or after the writer's final checkpoint) without failing, so it holds
+     * the writer's END entry and the writer may finish. Sent only while some writer has not ended
+     * (the last ones wait for committed-up-to END instead); see SinkCoordinator#release.
+     */
+    static final class Released implements OperatorEvent {
+        private static final long serialVersionUID = 1L;
+        final long completed;
+
+        Released(long completed) {
+            this.completed = completed;
+        }
+
+        @Override
+        public String toString() {
+            return "Released{completed=" + completed + "}";
+        }
+    }
 }

@@ -38,7 +38,7 @@ import org.slf4j.LoggerFactory;
  *     instance per global failover)</td></tr>
  * <tr><td>subtaskReset</td><td>{@code subtask-reset}</td></tr>
  * <tr><td>executionAttemptReady / Failed</td><td>none: they only track the gateways that
- *     committed-up-to is sent through</td></tr>
+ *     committed-up-to (and an ended writer's release, {@link #release}) is sent through</td></tr>
  * <tr><td>close</td><td>{@code close}</td></tr>
  * </table>
  *
@@ -48,9 +48,21 @@ import org.slf4j.LoggerFactory;
  * failover, which brings a new instance from the last checkpoint); {@code
  * restart-required} fails the job once more on purpose. After every call
  * whose outcome raised committed-up-to, it is sent to every running writer.
+ * An instance that asked to fail over makes no more calls and declines
+ * checkpoints, and it releases no ended writer (so the job cannot finish
+ * before the failover, see {@link #release}).
  */
 final class SinkCoordinator implements OperatorCoordinator {
     private static final Logger LOG = LoggerFactory.getLogger(SinkCoordinator.class);
+    /**
+     * Test hook ({@code -Dsinkcoord.test.skip-final-notice=true}): the first completion notice
+     * at or after every writer's final checkpoint (all ended) is dropped, once per commit user and JVM, as
+     * Flink may do (its tasks are told first; the coordinator's notice can come after the job
+     * finished). Read at each notice (a test sets it around one job). Never set in production.
+     */
+    private static boolean skipFinalNotice() {
+        return Boolean.getBoolean("sinkcoord.test.skip-final-notice");
+    }
 
     private final Context context;
     private final SinkOptions options;
@@ -82,6 +94,18 @@ final class SinkCoordinator implements OperatorCoordinator {
     /** One writer event held for a batch. */
     private record Held(int subtask, int attempt, Entry entry) {}
 
+    /**
+     * The writers this instance saw end (an END event, or a restore event carrying an END
+     * entry), each with its final checkpoint: the first checkpoint it reported after the end
+     * (-1: none reported yet). Such a writer does not finish before it is released (see {@link
+     * #release}); {@link #released} holds those released, whose gateways are dropped.
+     */
+    private final java.util.Map<Integer, Long> ended = new java.util.HashMap<>();
+
+    private final java.util.Set<Integer> released = new java.util.HashSet<>();
+    /** The highest completion this instance processed without failing (-1: none). */
+    private long completedOk = -1;
+
     /** Trigger time of the checkpoints in flight, by id (for the stats). */
     private final java.util.Map<Long, Long> triggeredAt = new java.util.HashMap<>();
 
@@ -95,6 +119,7 @@ final class SinkCoordinator implements OperatorCoordinator {
 
     @Override
     public synchronized void start() throws Exception {
+        SinkMetrics.register(context.metricGroup(), stats);
         int parallelism = context.currentParallelism();
         gateways = new SubtaskGateway[parallelism];
         int[] finished = new int[0];
@@ -124,7 +149,8 @@ final class SinkCoordinator implements OperatorCoordinator {
                         restoreState,
                         finished,
                         options.faultEvery(),
-                        first ? options.faultAfter() : -1);
+                        first ? options.faultAfter() : -1,
+                        options.runtime());
         restoreState = null;
         record(created, stats.startNanos);
         apply("start", stats.startNanos, () -> component.start());
@@ -151,6 +177,10 @@ final class SinkCoordinator implements OperatorCoordinator {
         if (event instanceof Events.Committable) {
             Events.Committable e = (Events.Committable) event;
             if (e.entry.isEnd()) {
+                // It now waits in its final checkpoint's completion until released.
+                if (!released.contains(subtask)) {
+                    ended.put(subtask, -1L);
+                }
                 if (finishedAtRestore.contains(subtask)) {
                     stats.endsOfFinished.incrementAndGet();
                     // The one replay SEMANTICS v2.1 does not cover: its 6.2
@@ -168,15 +198,15 @@ final class SinkCoordinator implements OperatorCoordinator {
                                                 + restoreCheckpoint
                                                 + " but sent an END entry with data"));
                     }
+                    release();
                     return;
                 }
-                // An ended writer finishes as soon as its final checkpoint
-                // completes, and Flink fails over when an operator event
-                // reaches a FINISHED task (a CI run lost the race). It needs
-                // no committed-up-to: it keeps nothing once finished, and a
-                // restarted attempt registers its gateway again (and a
-                // replay of what it held is filtered, SEMANTICS 5.2).
-                gateways[subtask] = null;
+                // The gateway stays: committed-up-to END (or a release) is
+                // what lets this writer finish. It is dropped on release,
+                // because Flink fails over when an operator event reaches a
+                // FINISHED task (a CI run lost that race).
+            } else if (ended.containsKey(subtask) && ended.get(subtask) < 0) {
+                ended.put(subtask, e.entry.checkpoint);
             }
             held.add(new Held(subtask, attempt, e.entry));
             if (held.size() >= gateways.length
@@ -184,9 +214,16 @@ final class SinkCoordinator implements OperatorCoordinator {
                     || e.entry.checkpoint <= lastCompleted) {
                 flush();
             }
+            release();
         } else if (event instanceof Events.Restored) {
             Events.Restored e = (Events.Restored) event;
             flush();
+            for (Entry entry : e.entries) {
+                if (entry.isEnd() && !released.contains(subtask)) {
+                    // restored from a checkpoint taken after its end: it waits like any ended one
+                    ended.put(subtask, -1L);
+                }
+            }
             if (finishedAtRestore.contains(subtask)) {
                 stats.replaysOfFinished.incrementAndGet();
             }
@@ -194,6 +231,7 @@ final class SinkCoordinator implements OperatorCoordinator {
                     "restore event of subtask " + subtask,
                     stats.eventNanos,
                     () -> component.restored(subtask, attempt, e.checkpoint, e.entries));
+            release();
         } else {
             fail(
                     new FlinkException(
@@ -208,6 +246,18 @@ final class SinkCoordinator implements OperatorCoordinator {
     public synchronized void checkpointCoordinator(
             long checkpointId,
             CompletableFuture<byte[]> result) {
+        if (failing) {
+            // This instance dropped the events it got since it asked to fail over (flush) and
+            // made none of the calls (apply): its state is not what the writers were told was
+            // delivered. A checkpoint with it must never complete (a finished writer's END
+            // entry lives only there), so the checkpoint is declined; the failover comes anyway.
+            stats.checkpointsDeclined.incrementAndGet();
+            held.clear();
+            result.completeExceptionally(
+                    new FlinkException("sink coordinator: failing over, checkpoint "
+                            + checkpointId + " declined"));
+            return;
+        }
         flush();
         long start = System.nanoTime();
         try {
@@ -228,6 +278,14 @@ final class SinkCoordinator implements OperatorCoordinator {
 
     @Override
     public synchronized void notifyCheckpointComplete(long checkpointId) {
+        if (skipFinalNotice() && allEnded()
+                && ended.values().stream().allMatch(f -> f >= 0 && f <= checkpointId)
+                && stats.finalNoticesSkipped.compareAndSet(0, 1)) {
+            // test hook (FinalCommitTests): Flink may skip or delay this notice (SEMANTICS 4)
+            LOG.warn("sink {}: test hook: completion of checkpoint {} skipped",
+                    options.config().commitUser(), checkpointId);
+            return;
+        }
         flush();
         lastCompleted = Math.max(lastCompleted, checkpointId);
         Long triggered = triggeredAt.remove(checkpointId);
@@ -240,6 +298,10 @@ final class SinkCoordinator implements OperatorCoordinator {
                 "completion of checkpoint " + checkpointId,
                 stats.completeNanos,
                 () -> component.checkpointComplete(checkpointId));
+        if (!failing && component != null) {
+            completedOk = Math.max(completedOk, checkpointId);
+        }
+        release();
     }
 
     @Override
@@ -275,6 +337,9 @@ final class SinkCoordinator implements OperatorCoordinator {
             stats.resetsOfFinished.incrementAndGet();
         }
         gateways[subtask] = null;
+        // its next attempt restores and ends again (or not): nothing of the old one holds
+        ended.remove(subtask);
+        released.remove(subtask);
         long from = checkpointId == NO_CHECKPOINT ? -1 : checkpointId;
         apply("reset of subtask " + subtask, null, () -> component.subtaskReset(subtask, from));
     }
@@ -332,7 +397,7 @@ final class SinkCoordinator implements OperatorCoordinator {
             }
             record(start, stats.eventNanos);
             stats.eventsSent.addAndGet(result.applied);
-            after("a batch of " + n + " events", result.outcome);
+            after("a batch of " + n + " events", result.outcome, start);
             if (result.error == null) {
                 break;
             }
@@ -359,6 +424,59 @@ final class SinkCoordinator implements OperatorCoordinator {
         held.clear();
     }
 
+    /**
+     * Lets ended writers finish, once that cannot lose their END data (SEMANTICS 4: the
+     * completion after every writer's final checkpoint is the one notice a host must not lose).
+     *
+     * <p>Why writers wait at all: Flink notifies the tasks of a completed checkpoint before it
+     * queues the notice for this coordinator, and a task that ended its input finishes on that
+     * notice. When the last writers finish, the job is FINISHED; a final commit that then fails
+     * (storage) calls {@code failJob} behind the tasks' FINISHED reports, too late for a
+     * failover, and the job ended without its END snapshot (FinalCommitTests). So an ended writer
+     * waits in its final checkpoint's completion (CoordinatedWriterOperator) until: committed-up-to
+     * END (sent by {@link #after}) once every writer has ended; before that, a {@link
+     * Events.Released} once this instance processed, without failing, the completion of the
+     * writer's final checkpoint (it holds its END entry then, and every later checkpoint's state
+     * has it: SEMANTICS 6.2's finished subtasks). A failing instance releases nobody: the
+     * failover cancels the waiting writers and restores them from a checkpoint whose state has
+     * their END entry.
+     */
+    private void release() {
+        if (failing || component == null || ended.isEmpty()) {
+            return;
+        }
+        boolean allEnded = allEnded();
+        for (java.util.Map.Entry<Integer, Long> e : ended.entrySet()) {
+            int s = e.getKey();
+            if (released.contains(s)) {
+                continue;
+            }
+            boolean go =
+                    allEnded
+                            ? sentUpTo == Entry.END
+                            : e.getValue() >= 0 && e.getValue() <= completedOk;
+            if (!go) {
+                continue;
+            }
+            released.add(s);
+            SubtaskGateway gateway = gateways[s];
+            if (gateway != null && !allEnded) {
+                gateway.sendEvent(new Events.Released(completedOk));
+            }
+            gateways[s] = null;
+        }
+    }
+
+    /** Every writer ended in this instance's view (or had finished before its restore). */
+    private boolean allEnded() {
+        for (int s = 0; s < gateways.length; s++) {
+            if (!ended.containsKey(s) && !finishedAtRestore.contains(s)) {
+                return false;
+            }
+        }
+        return gateways.length > 0;
+    }
+
     /** Runs one component call, applying SEMANTICS 8 to its error. */
     private void apply(String what, AtomicLong kind, Supplier<Outcome> call) {
         // `kind` is the stats counter the call's time also goes to (null: none).
@@ -370,7 +488,7 @@ final class SinkCoordinator implements OperatorCoordinator {
             try {
                 Outcome outcome = call.get();
                 record(start, kind);
-                after(what, outcome);
+                after(what, outcome, start);
                 return;
             } catch (ComponentException e) {
                 record(start, kind);
@@ -393,7 +511,15 @@ final class SinkCoordinator implements OperatorCoordinator {
         }
     }
 
-    private void after(String what, Outcome outcome) {
+    /** What every successful call's outcome asks for; {@code start}: the call's nanoTime. */
+    private void after(String what, Outcome outcome, long start) {
+        if (outcome.committed.length > 0) {
+            // the metrics of SinkMetrics: what was committed last, how long it took, when
+            stats.snapshotsCommitted.addAndGet(outcome.committed.length);
+            stats.lastCommittedCheckpoint.set(outcome.committed[outcome.committed.length - 1]);
+            stats.lastCommitNanos.set(System.nanoTime() - start);
+            stats.lastCommitEpochMs.set(System.currentTimeMillis());
+        }
         if (outcome.committedUpTo > sentUpTo) {
             sentUpTo = outcome.committedUpTo;
             Events.CommittedUpTo event = new Events.CommittedUpTo(sentUpTo);

@@ -1,5 +1,6 @@
 package io.sinkcoordinator.flink;
 
+import io.sinkcoordinator.flink.component.ComponentRuntime;
 import io.sinkcoordinator.flink.component.CoordinatorConfig;
 import java.io.Serializable;
 import java.nio.file.Path;
@@ -24,6 +25,8 @@ public final class SinkOptions implements Serializable {
     private final int storageAttempts;
     private final int faultEvery;
     private final long faultAfter;
+    /** Not final: set by {@link #withRuntime} on a copy, so the other copies keep it as is. */
+    private ComponentRuntime runtime = defaultRuntime();
 
     private SinkOptions(String table, CoordinatorConfig config, int storageAttempts) {
         this(table, config, storageAttempts, 0, -1);
@@ -56,14 +59,54 @@ public final class SinkOptions implements Serializable {
                 DEFAULT_STORAGE_ATTEMPTS);
     }
 
+    /** The same sink writing to another table location. */
+    public SinkOptions withTable(String table) {
+        return new SinkOptions(
+                Paths.get(table).toAbsolutePath().toString(),
+                config,
+                storageAttempts,
+                faultEvery,
+                faultAfter).runtimeOf(this);
+    }
+
+    /**
+     * The runtime of {@link #of}: {@code -Dsinkcoord.runtime=chicory} or {@code =jni} (the JVM
+     * property of the job's client), else {@link ComponentRuntime#JNI}.
+     */
+    static ComponentRuntime defaultRuntime() {
+        String v = System.getProperty("sinkcoord.runtime", "jni");
+        return v.equalsIgnoreCase("chicory") ? ComponentRuntime.CHICORY : ComponentRuntime.JNI;
+    }
+
+    private SinkOptions runtimeOf(SinkOptions from) {
+        this.runtime = from.runtime;
+        return this;
+    }
+
+    /**
+     * The same sink on another runtime: {@link ComponentRuntime#CHICORY} runs the component in
+     * pure Java (no native library on any JobManager or TaskManager), {@link
+     * ComponentRuntime#JNI} through the JNI library (faster; needs the library).
+     */
+    public SinkOptions withRuntime(ComponentRuntime runtime) {
+        SinkOptions copy = new SinkOptions(table, config, storageAttempts, faultEvery, faultAfter);
+        copy.runtime = java.util.Objects.requireNonNull(runtime, "runtime");
+        return copy;
+    }
+
+    /** Where the component runs (the coordinator, the writers' helpers, table reads). */
+    public ComponentRuntime runtime() {
+        return runtime;
+    }
+
     /** The same sink with other coordinator options (the commit user included). */
     public SinkOptions withConfig(CoordinatorConfig config) {
-        return new SinkOptions(table, config, storageAttempts, faultEvery, faultAfter);
+        return new SinkOptions(table, config, storageAttempts, faultEvery, faultAfter).runtimeOf(this);
     }
 
     /** How often a call that failed on {@code storage} is made in all before the job fails. */
     public SinkOptions withStorageAttempts(int attempts) {
-        return new SinkOptions(table, config, attempts, faultEvery, faultAfter);
+        return new SinkOptions(table, config, attempts, faultEvery, faultAfter).runtimeOf(this);
     }
 
     /**
@@ -74,7 +117,7 @@ public final class SinkOptions implements Serializable {
      * the next instance recovers.
      */
     public SinkOptions withStorageFaultDrill(int every, long after) {
-        return new SinkOptions(table, config, storageAttempts, every, after);
+        return new SinkOptions(table, config, storageAttempts, every, after).runtimeOf(this);
     }
 
     /** The drill's period (0: none). */

@@ -1,5 +1,6 @@
 package io.sinkcoordinator.flink;
 
+import io.sinkcoordinator.flink.component.ComponentRuntime;
 import io.sinkcoordinator.flink.component.ComponentTable;
 import io.sinkcoordinator.flink.component.Snapshot;
 import io.sinkcoordinator.flink.component.Tag;
@@ -19,14 +20,19 @@ public final class TableReader implements AutoCloseable {
     private final Path table;
     private final ComponentTable log;
 
-    private TableReader(Path table) {
+    private TableReader(Path table, ComponentRuntime runtime) {
         this.table = table;
-        this.log = new ComponentTable(SinkOptions.logDir(table).toString());
+        this.log = new ComponentTable(SinkOptions.logDir(table).toString(), runtime);
     }
 
-    /** Opens the table at {@code table} (it must exist). */
+    /** Opens the table at {@code table} (it must exist), on the default runtime of SinkOptions. */
     public static TableReader open(String table) {
-        return new TableReader(Paths.get(table).toAbsolutePath());
+        return open(table, SinkOptions.defaultRuntime());
+    }
+
+    /** Opens the table at {@code table} (it must exist), read through {@code runtime}. */
+    public static TableReader open(String table, ComponentRuntime runtime) {
+        return new TableReader(Paths.get(table).toAbsolutePath(), runtime);
     }
 
     public List<Snapshot> snapshots() {

@@ -96,6 +96,8 @@ final class CrashTest {
         command.add("-XX:-UsePerfData");
         command.add("-Dsinkcoord.native.library="
                 + System.getProperty("sinkcoord.native.library", ""));
+        // the child job runs its component where the parent's tests do (JNI or Chicory)
+        command.add("-Dsinkcoord.runtime=" + System.getProperty("sinkcoord.runtime", "jni"));
         String log4j = System.getProperty("log4j2.configurationFile");
         if (log4j != null) {
             command.add("-Dlog4j2.configurationFile=" + log4j);

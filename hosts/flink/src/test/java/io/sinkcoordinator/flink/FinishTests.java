@@ -119,8 +119,8 @@ final class FinishTests {
      * (counted by the stats, and required here), which must keep the
      * finished writers' END data through it (SEMANTICS 6.2: it ignores their
      * restore events and resets; applied, the reset and the empty END entry
-     * would drop that data). The END snapshot holds records of every
-     * finished writer, and every record is committed once.
+     * would drop that data). Every record is committed once, and the END
+     * snapshot holds records of the finished writers.
      */
     static void finishedGlobalFailover() throws Exception {
         Path table = TestSupport.tempDir("finished-failover");
@@ -163,12 +163,20 @@ final class FinishTests {
             }
             System.out.println("     END snapshot records per subtask "
                     + java.util.Arrays.toString(perSubtask));
-            for (int s = 0; s < p - 1; s++) {
-                check(perSubtask[s] > 0, "the END snapshot holds no record of finished"
-                        + " subtask " + s + " (a replay dropped its END data): "
-                        + java.util.Arrays.toString(perSubtask));
-            }
+            // The table first: a replay that dropped a finished writer's END data loses records.
             TestSupport.assertExactlyOnce(table, n);
+            // Then the scenario: a finished writer whose last checkpoint came after its last
+            // record (the source's request for more splits takes a round trip to the
+            // JobManager, and a checkpoint may come in between; seen in 1 of 6 runs for one
+            // subtask) has an empty END entry, which exercises nothing. One finished writer
+            // with END data is the data path this test is about.
+            long finishedEndRecords = 0;
+            for (int s = 0; s < p - 1; s++) {
+                finishedEndRecords += perSubtask[s];
+            }
+            check(finishedEndRecords > 0, "no END data of finished subtask 0-" + (p - 2)
+                    + " (their END entries were empty; every record is committed once): "
+                    + java.util.Arrays.toString(perSubtask));
         } finally {
             TestSupport.deleteTree(table);
         }

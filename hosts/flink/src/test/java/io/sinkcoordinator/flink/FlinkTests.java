@@ -22,14 +22,24 @@ public final class FlinkTests {
         tests.put("component-round-trip", ComponentTest::roundTrip);
         tests.put("component-finished-restore", ComponentTest::finishedRestore);
         tests.put("component-finished-replays", ComponentTest::finishedReplays);
+        tests.put("coordinator-declines-while-failing", CoordinatorScheduleTests::declinesWhileFailing);
+        tests.put("coordinator-failed-final-commit",
+                CoordinatorScheduleTests::failedFinalCommitReleasesNobody);
+        tests.put("coordinator-releases-ended-writers", CoordinatorScheduleTests::releasesEndedWriters);
         tests.put("bounded-p4", EndToEndTests::boundedP4);
         tests.put("random-failures", EndToEndTests::randomFailures);
         tests.put("storage-faults", EndToEndTests::storageFaults);
         tests.put("uneven-finish-failover", EndToEndTests::unevenFinishFailover);
         tests.put("batch-mode", EndToEndTests::batchMode);
+        tests.put("builder-append", BuilderTests::builderAppend);
+        tests.put("builder-append-chicory",
+                () -> BuilderTests.builderAppend(
+                        io.sinkcoordinator.flink.component.ComponentRuntime.CHICORY));
         tests.put("stop-with-savepoint", EndToEndTests::stopWithSavepoint);
         tests.put("stop-with-savepoint-drain", FinishTests::stopWithSavepointDrain);
         tests.put("finished-global-failover", FinishTests::finishedGlobalFailover);
+        tests.put("final-commit-outage", FinalCommitTests::finalCommitOutage);
+        tests.put("final-notice-skipped", FinalCommitTests::finalNoticeSkipped);
         tests.put("kill-9-restart", CrashTest::killAndRestart);
         return tests;
     }

@@ -8,6 +8,9 @@ package io.sinkcoordinator.flink.component;
  */
 public final class ComponentCoordinator implements AutoCloseable {
     private long handle;
+    /** The Chicory instance ({@link ComponentRuntime#CHICORY}), else null (JNI). */
+    private io.sinkcoordinator.jvm.Coordinator jvm;
+    private boolean closed;
 
     /**
      * A coordinator in state {@code created}.
@@ -41,6 +44,57 @@ public final class ComponentCoordinator implements AutoCloseable {
             int[] finishedSubtasks,
             int faultEvery,
             long faultAfter) {
+        this(logDir, parallelism, config, restoreCheckpoint, state, finishedSubtasks,
+                faultEvery, faultAfter, ComponentRuntime.JNI);
+    }
+
+    /** The same on {@code runtime} (the JNI library, or Chicory without native code). */
+    public ComponentCoordinator(
+            String logDir,
+            int parallelism,
+            CoordinatorConfig config,
+            long restoreCheckpoint,
+            byte[] state,
+            int[] finishedSubtasks,
+            int faultEvery,
+            long faultAfter,
+            ComponentRuntime runtime) {
+        if (runtime == ComponentRuntime.CHICORY) {
+            java.util.List<Integer> finished = new java.util.ArrayList<>();
+            for (int f : finishedSubtasks == null ? new int[0] : finishedSubtasks) {
+                finished.add(f);
+            }
+            io.sinkcoordinator.jvm.Config c =
+                    new io.sinkcoordinator.jvm.Config(
+                            parallelism,
+                            config.commitUser(),
+                            config.checkpointing(),
+                            config.finalCommitOnEndInput()
+                                    ? io.sinkcoordinator.jvm.FinalCommitMode.ON_END_INPUT
+                                    : io.sinkcoordinator.jvm.FinalCommitMode.ON_CHECKPOINT,
+                            config.forceCreateSnapshot(),
+                            config.savepointAutoTag(),
+                            Chicory.optional(config.tagTimeRetainedMs()),
+                            config.recoveryContinue()
+                                    ? io.sinkcoordinator.jvm.RecoveryMode.CONTINUE
+                                    : io.sinkcoordinator.jvm.RecoveryMode.RESTART);
+            io.sinkcoordinator.jvm.RestorePoint restore =
+                    restoreCheckpoint < 0
+                            ? null
+                            : new io.sinkcoordinator.jvm.RestorePoint(restoreCheckpoint, state, finished);
+            try {
+                this.jvm =
+                        new io.sinkcoordinator.jvm.Coordinator(
+                                c,
+                                Chicory.storage(logDir, faultEvery, faultAfter),
+                                io.sinkcoordinator.jvm.Clock.system(),
+                                restore,
+                                Chicory.runtime());
+            } catch (io.sinkcoordinator.jvm.CoordinatorException e) {
+                throw Chicory.error(e);
+            }
+            return;
+        }
         this.handle =
                 Native.coordinatorNew(
                         logDir,
@@ -66,11 +120,33 @@ public final class ComponentCoordinator implements AutoCloseable {
         return handle;
     }
 
+    /** A call on the Chicory instance: its errors as this package's {@link ComponentException}. */
+    private interface JvmCall<T> {
+        T apply(io.sinkcoordinator.jvm.Coordinator c) throws io.sinkcoordinator.jvm.CoordinatorException;
+    }
+
+    private <T> T chicory(JvmCall<T> call) {
+        if (closed) {
+            throw new IllegalStateException("the coordinator was closed");
+        }
+        try {
+            return call.apply(jvm);
+        } catch (io.sinkcoordinator.jvm.CoordinatorException e) {
+            throw Chicory.error(e);
+        }
+    }
+
     public synchronized Outcome start() {
+        if (jvm != null) {
+            return Chicory.outcome(chicory(c -> c.start()));
+        }
         return Native.coordinatorStart(live());
     }
 
     public synchronized Outcome event(int subtask, int attempt, Entry entry) {
+        if (jvm != null) {
+            return Chicory.outcome(chicory(c -> c.event(subtask, attempt, Chicory.toJvm(entry))));
+        }
         return Native.coordinatorEvent(live(), subtask, attempt, entry);
     }
 
@@ -79,6 +155,30 @@ public final class ComponentCoordinator implements AutoCloseable {
      * crossing; an error comes back inside the result (see {@link BatchOutcome}).
      */
     public synchronized BatchOutcome events(int[] subtasks, int[] attempts, Entry[] entries) {
+        if (jvm != null) {
+            if (subtasks.length != entries.length || attempts.length != entries.length) {
+                throw new IllegalArgumentException(
+                        "a batch needs as many subtasks and attempts as entries");
+            }
+            java.util.List<io.sinkcoordinator.jvm.WriterEvent> batch =
+                    new java.util.ArrayList<>(entries.length);
+            for (int i = 0; i < entries.length; i++) {
+                batch.add(new io.sinkcoordinator.jvm.WriterEvent(
+                        subtasks[i], attempts[i], Chicory.toJvm(entries[i])));
+            }
+            if (closed) {
+                throw new IllegalStateException("the coordinator was closed");
+            }
+            try {
+                return new BatchOutcome(entries.length, Chicory.outcome(jvm.events(batch)), null);
+            } catch (io.sinkcoordinator.jvm.CoordinatorException e) {
+                if (e.applied().isEmpty() || e.outcome().isEmpty()) {
+                    throw Chicory.error(e); // a trap: no batch result to return
+                }
+                return new BatchOutcome(
+                        e.applied().getAsInt(), Chicory.outcome(e.outcome().get()), Chicory.error(e));
+            }
+        }
         return Native.coordinatorEvents(live(), subtasks, attempts, entries);
     }
 
@@ -87,38 +187,74 @@ public final class ComponentCoordinator implements AutoCloseable {
             int attempt,
             long checkpoint,
             Entry[] entries) {
+        if (jvm != null) {
+            java.util.List<io.sinkcoordinator.jvm.Entry> list = new java.util.ArrayList<>();
+            for (Entry e : entries) {
+                list.add(Chicory.toJvm(e));
+            }
+            return Chicory.outcome(chicory(c -> c.restored(subtask, attempt, checkpoint, list)));
+        }
         return Native.coordinatorRestored(live(), subtask, attempt, checkpoint, entries);
     }
 
     /** {@code checkpoint} = -1 when the subtask restarts from scratch. */
     public synchronized Outcome subtaskReset(int subtask, long checkpoint) {
+        if (jvm != null) {
+            return Chicory.outcome(chicory(c -> c.subtaskReset(subtask, Chicory.optional(checkpoint))));
+        }
         return Native.coordinatorSubtaskReset(live(), subtask, checkpoint);
     }
 
     public synchronized byte[] checkpoint(long checkpoint) {
+        if (jvm != null) {
+            return chicory(c -> c.checkpoint(checkpoint));
+        }
         return Native.coordinatorCheckpoint(live(), checkpoint);
     }
 
     public synchronized Outcome checkpointComplete(long checkpoint) {
+        if (jvm != null) {
+            return Chicory.outcome(chicory(c -> c.checkpointComplete(checkpoint)));
+        }
         return Native.coordinatorCheckpointComplete(live(), checkpoint);
     }
 
     public synchronized Outcome checkpointAborted(long checkpoint) {
+        if (jvm != null) {
+            return Chicory.outcome(chicory(c -> c.checkpointAborted(checkpoint)));
+        }
         return Native.coordinatorCheckpointAborted(live(), checkpoint);
     }
 
     public synchronized String state() {
+        if (jvm != null) {
+            return chicory(c -> c.state()).witName();
+        }
         return Native.coordinatorState(live());
     }
 
     /** Committed-up-to (SEMANTICS 5.5), -1 for none. */
     public synchronized long committedUpTo() {
+        if (jvm != null) {
+            return chicory(c -> c.committedUpTo()).orElse(-1);
+        }
         return Native.coordinatorCommittedUpTo(live());
     }
 
     /** Closes the instance (component {@code close}) and frees it. Idempotent. */
     @Override
     public synchronized void close() {
+        if (jvm != null) {
+            if (!closed) {
+                closed = true;
+                try {
+                    jvm.close();
+                } catch (io.sinkcoordinator.jvm.CoordinatorException e) {
+                    throw Chicory.error(e);
+                }
+            }
+            return;
+        }
         if (handle == 0) {
             return;
         }

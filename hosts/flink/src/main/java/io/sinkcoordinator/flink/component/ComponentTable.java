@@ -6,9 +6,25 @@ import java.util.List;
 /** Read-only view of a table's log through the component (WIT interface {@code table}). */
 public final class ComponentTable implements AutoCloseable {
     private long handle;
+    /** The Chicory reader ({@link ComponentRuntime#CHICORY}), else null (JNI). */
+    private io.sinkcoordinator.jvm.Table jvm;
 
     /** Opens an existing log directory. */
     public ComponentTable(String logDir) {
+        this(logDir, ComponentRuntime.JNI);
+    }
+
+    /** The same on {@code runtime} (the JNI library, or Chicory without native code). */
+    public ComponentTable(String logDir, ComponentRuntime runtime) {
+        if (runtime == ComponentRuntime.CHICORY) {
+            if (!java.nio.file.Files.isDirectory(java.nio.file.Path.of(logDir))) {
+                // as the JNI side's open_existing: a reader never creates a table
+                throw new IllegalArgumentException("cannot open the table log " + logDir + ": no such directory");
+            }
+            this.jvm = new io.sinkcoordinator.jvm.Table(
+                    Chicory.storage(logDir, 0, -1), io.sinkcoordinator.jvm.Clock.system(), Chicory.runtime());
+            return;
+        }
         this.handle = Native.tableOpen(logDir);
     }
 
@@ -21,11 +37,25 @@ public final class ComponentTable implements AutoCloseable {
 
     /** Every snapshot, by id. */
     public synchronized List<Snapshot> snapshots() {
+        if (jvm != null) {
+            try {
+                return jvm.listSnapshots().stream().map(Chicory::snapshot).collect(java.util.stream.Collectors.toList());
+            } catch (io.sinkcoordinator.jvm.CoordinatorException e) {
+                throw Chicory.error(e);
+            }
+        }
         return Arrays.asList(Native.tableListSnapshots(live()));
     }
 
     /** Every tag, by name in byte order. */
     public synchronized List<Tag> tags() {
+        if (jvm != null) {
+            try {
+                return jvm.listTags().stream().map(Chicory::tag).collect(java.util.stream.Collectors.toList());
+            } catch (io.sinkcoordinator.jvm.CoordinatorException e) {
+                throw Chicory.error(e);
+            }
+        }
         return Arrays.asList(Native.tableListTags(live()));
     }
 

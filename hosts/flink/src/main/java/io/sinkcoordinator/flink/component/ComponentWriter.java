@@ -9,9 +9,48 @@ public final class ComponentWriter implements AutoCloseable {
     private static final byte[][] NONE = new byte[0][];
 
     private long handle;
+    /** The Chicory instance ({@link ComponentRuntime#CHICORY}), else null (JNI). */
+    private io.sinkcoordinator.jvm.Writer jvm;
+    private boolean closed;
 
     public ComponentWriter(int subtask) {
+        this(subtask, ComponentRuntime.JNI);
+    }
+
+    /** The same on {@code runtime} (the JNI library, or Chicory without native code). */
+    public ComponentWriter(int subtask, ComponentRuntime runtime) {
+        if (runtime == ComponentRuntime.CHICORY) {
+            try {
+                this.jvm = new io.sinkcoordinator.jvm.Writer(subtask, Chicory.runtime());
+            } catch (io.sinkcoordinator.jvm.CoordinatorException e) {
+                throw Chicory.error(e);
+            }
+            return;
+        }
         this.handle = Native.writerNew(subtask);
+    }
+
+    private interface JvmCall<T> {
+        T apply(io.sinkcoordinator.jvm.Writer w) throws io.sinkcoordinator.jvm.CoordinatorException;
+    }
+
+    private <T> T chicory(JvmCall<T> call) {
+        if (closed) {
+            throw new IllegalStateException("the writer was closed");
+        }
+        try {
+            return call.apply(jvm);
+        } catch (io.sinkcoordinator.jvm.CoordinatorException e) {
+            throw Chicory.error(e);
+        }
+    }
+
+    private static java.util.List<byte[]> list(byte[][] committables) {
+        return committables == null ? java.util.List.of() : java.util.Arrays.asList(committables);
+    }
+
+    private static java.util.OptionalLong watermark(Long watermark) {
+        return watermark == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(watermark);
     }
 
     private long live() {
@@ -24,6 +63,10 @@ public final class ComponentWriter implements AutoCloseable {
     /** Buffers the entry of {@code checkpoint} and returns the event to send. */
     public synchronized Entry report(
             long checkpoint, byte[][] committables, Long watermark, boolean savepoint) {
+        if (jvm != null) {
+            return Chicory.entry(chicory(w -> w.report(
+                    checkpoint, list(committables), watermark(watermark), savepoint)));
+        }
         return Native.writerReport(
                 live(),
                 checkpoint,
@@ -35,6 +78,9 @@ public final class ComponentWriter implements AutoCloseable {
 
     /** The END entry to send (appended to a restored END entry). */
     public synchronized Entry endInput(byte[][] committables, Long watermark) {
+        if (jvm != null) {
+            return Chicory.entry(chicory(w -> w.endInput(list(committables), watermark(watermark))));
+        }
         return Native.writerEndInput(
                 live(),
                 committables == null ? NONE : committables,
@@ -44,24 +90,53 @@ public final class ComponentWriter implements AutoCloseable {
 
     /** The coordinator's committed-up-to: drops entries it covers. */
     public synchronized void committed(long upTo) {
+        if (jvm != null) {
+            chicory(w -> {
+                w.committed(upTo);
+                return null;
+            });
+            return;
+        }
         Native.writerCommitted(live(), upTo);
     }
 
     public synchronized void checkpointAborted(long checkpoint) {
+        if (jvm != null) {
+            chicory(w -> {
+                w.checkpointAborted(checkpoint);
+                return null;
+            });
+            return;
+        }
         Native.writerCheckpointAborted(live(), checkpoint);
     }
 
     public synchronized byte[] state() {
+        if (jvm != null) {
+            return chicory(w -> w.state());
+        }
         return Native.writerState(live());
     }
 
     /** Restores from state taken at {@code checkpoint}; the entries of the restore event. */
     public synchronized Entry[] restore(byte[] state, long checkpoint) {
+        if (jvm != null) {
+            java.util.List<io.sinkcoordinator.jvm.Entry> entries = chicory(w -> w.restore(state, checkpoint));
+            Entry[] out = new Entry[entries.size()];
+            for (int i = 0; i < out.length; i++) {
+                out[i] = Chicory.entry(entries.get(i));
+            }
+            return out;
+        }
         return Native.writerRestore(live(), state, checkpoint);
     }
 
     @Override
     public synchronized void close() {
+        if (jvm != null) {
+            closed = true;
+            return;
+        }
         if (handle != 0) {
             Native.writerFree(handle);
             handle = 0;

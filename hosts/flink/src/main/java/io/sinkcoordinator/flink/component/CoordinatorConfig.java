@@ -41,6 +41,13 @@ public final class CoordinatorConfig implements Serializable {
         return new CoordinatorConfig(commitUser, true, false, false, false, -1, false);
     }
 
+    /** The same options for another commit user (the sink's identity across restarts). */
+    public CoordinatorConfig withCommitUser(String user) {
+        return new CoordinatorConfig(
+                user, checkpointing, finalCommitOnEndInput, forceCreateSnapshot, savepointAutoTag,
+                tagTimeRetainedMs, recoveryContinue);
+    }
+
     /** false = batch: the final commit happens on the last END entry. */
     public CoordinatorConfig withCheckpointing(boolean on) {
         return new CoordinatorConfig(

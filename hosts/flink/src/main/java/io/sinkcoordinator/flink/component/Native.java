@@ -9,7 +9,9 @@ import java.io.File;
  *
  * <p>The library is found, in order, at the path of the system property
  * {@code sinkcoord.native.library}, of the environment variable
- * {@code SINKCOORD_NATIVE_LIBRARY}, or as {@code sinkcoord_flink} on
+ * {@code SINKCOORD_NATIVE_LIBRARY}, in the jar ({@link NativeBundle}: the Maven
+ * build bundles the library of its platform and it is extracted at load, as
+ * sqlite-jdbc and netty do), or as {@code sinkcoord_flink} on
  * {@code java.library.path}. It is loaded once per class loader; the
  * component inside is compiled once per process.
  */
@@ -22,7 +24,12 @@ final class Native {
         if (path != null && !path.isEmpty()) {
             System.load(new File(path).getAbsolutePath());
         } else {
-            System.loadLibrary("sinkcoord_flink");
+            File bundled = NativeBundle.extract();
+            if (bundled != null) {
+                System.load(bundled.getAbsolutePath());
+            } else {
+                System.loadLibrary("sinkcoord_flink");
+            }
         }
     }
 

@@ -1,0 +1,30 @@
+package io.sinkcoordinator.flink;
+
+import io.sinkcoordinator.flink.component.ComponentRuntime;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The first JUnit 5 test of the Maven build (hosts/flink/pom.xml): the builder's job on a shared
+ * MiniCluster (one TaskManager, four slots), the same body as the hand-made runner's {@code
+ * builder-append}, on both runtimes: Chicory (pure Java) and the JNI library. The other tests
+ * move here one by one (issue 24, item 3).
+ */
+class BuilderMiniClusterTest {
+    @RegisterExtension
+    static final MiniClusterExtension CLUSTER =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(4)
+                            .build());
+
+    @ParameterizedTest
+    @EnumSource(ComponentRuntime.class)
+    void builderAppend(ComponentRuntime runtime) throws Exception {
+        BuilderTests.builderAppend(runtime);
+    }
+}

@@ -1,0 +1,43 @@
+package io.sinkcoordinator.flink;
+
+import io.sinkcoordinator.flink.component.ComponentRuntime;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * CoordinatorScheduleTests (SinkCoordinator call by call, fake context, no cluster) as JUnit 5
+ * tests on both runtimes; the runner runs the same bodies (coordinator-* in FlinkTests).
+ */
+class SinkCoordinatorTest {
+    private static void on(ComponentRuntime runtime, FlinkTests.Test body) throws Exception {
+        String before = System.getProperty("sinkcoord.runtime");
+        System.setProperty("sinkcoord.runtime", runtime.name().toLowerCase());
+        try {
+            body.run();
+        } finally {
+            if (before == null) {
+                System.clearProperty("sinkcoord.runtime");
+            } else {
+                System.setProperty("sinkcoord.runtime", before);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(ComponentRuntime.class)
+    void declinesWhileFailing(ComponentRuntime runtime) throws Exception {
+        on(runtime, CoordinatorScheduleTests::declinesWhileFailing);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ComponentRuntime.class)
+    void failedFinalCommitReleasesNobody(ComponentRuntime runtime) throws Exception {
+        on(runtime, CoordinatorScheduleTests::failedFinalCommitReleasesNobody);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ComponentRuntime.class)
+    void releasesEndedWriters(ComponentRuntime runtime) throws Exception {
+        on(runtime, CoordinatorScheduleTests::releasesEndedWriters);
+    }
+}

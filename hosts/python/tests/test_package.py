@@ -139,6 +139,28 @@ class Api(unittest.TestCase):
         self.assertEqual(cm.exception.outcome.state, sc.Lifecycle.FAILED)
         self.assertEqual(c.state(), sc.Lifecycle.FAILED)
 
+    def test_the_public_value_path_gives_the_same_results(self) -> None:
+        # ``fast_values=False``: wasmtime-py's own converters instead of
+        # ``_fastval`` (the switch back should its internals change).
+        def run(runtime: sc.Runtime) -> object:
+            storage, clock = sc.MemoryStorage(), sc.ManualClock(5)
+            c = sc.Coordinator(sc.Config(2, "job-1", savepoint_auto_tag=True), storage, clock, runtime=runtime)
+            seen: list[object] = [c.start()]
+            for cp in (1, 2):
+                blob = bytes(range(256)) * cp
+                events = [sc.WriterEvent(s, 0, sc.Entry(cp, [blob, b""], watermark=-cp, savepoint=cp == 2)) for s in range(2)]
+                seen.append(c.events(events))
+                seen.append(c.checkpoint(cp))
+                seen.append(c.checkpoint_complete(cp))
+            seen.append(c.event(0, 0, sc.Entry((1 << 63) - 1, [b"end"])))
+            table = sc.Table(storage, runtime=runtime)
+            return seen, table.list_snapshots(), table.list_tags()
+
+        plain = sc.Runtime(fast_values=False)
+        self.assertFalse(plain.fast_values)
+        self.assertTrue(sc.Runtime.default().fast_values)
+        self.assertEqual(run(plain), run(sc.Runtime.default()))
+
     def test_a_0_2_1_component_batches_through_events(self) -> None:
         """The 0.2.2 package sends batches through ``events-packed``; a 0.2.1
         component has none and gets ``events``: the same results."""

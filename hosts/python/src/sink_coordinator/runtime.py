@@ -60,7 +60,12 @@ class Runtime:
     call when it returns (a Python call that never returns cannot be
     interrupted from another thread; ``DirectoryStorage`` never blocks).
     ``max_memory_bytes`` (default None: the wasm32 maximum of 4 GiB) caps
-    each Store's linear memory; growing past it traps."""
+    each Store's linear memory; growing past it traps. ``fast_values``
+    (default True) converts the exports' arguments and results with
+    ``_fastval`` (byte lists in blocks, on wasmtime-py's internal ``_ffi``
+    names); False uses wasmtime-py's own converters, the public path: the
+    same values, about two orders of magnitude slower per byte, and the
+    fallback should a wasmtime-py release change its internals."""
 
     _default: Optional["Runtime"] = None
     _default_lock = threading.Lock()
@@ -72,6 +77,7 @@ class Runtime:
         cache_dir: Optional[str] = None,
         call_deadline_ms: Optional[int] = DEFAULT_CALL_DEADLINE_MS,
         max_memory_bytes: Optional[int] = None,
+        fast_values: bool = True,
     ) -> None:
         def is_int(v: object) -> bool:
             return isinstance(v, int) and not isinstance(v, bool)
@@ -88,6 +94,8 @@ class Runtime:
         config.epoch_interruption = call_deadline_ms is not None
         #: The deadline of one call in ms (None: unbounded).
         self.call_deadline_ms = call_deadline_ms
+        #: Exports called through ``_fastval`` (True) or wasmtime-py's own converters.
+        self.fast_values = bool(fast_values)
         #: The ceiling of a Store's linear memory in bytes (None: 4 GiB).
         self.max_memory_bytes = max_memory_bytes
         # Epoch ticks per call (the Rust host's rounding: up, at least 1).
@@ -231,8 +239,11 @@ class _Instance:
             f = self.instance.get_func(self.store, idx) if idx is not None else None
             if f is None:
                 raise WasmtimeError(f"the component does not export {interface}#{name}")
-            # Converted once per function (``_fastval``), not per call.
-            f = self._funcs[key] = FastFunc(f, self.store)
+            # Converted once per function (``_fastval``), not per call; or
+            # wasmtime-py's own path (``Runtime(fast_values=False)``).
+            if self.runtime.fast_values:
+                f = FastFunc(f, self.store)
+            self._funcs[key] = f
         self._arm()
         try:
             return f(self.store, *args)

@@ -16,7 +16,7 @@ use crate::limits::Limits;
 use crate::savepoint::{Savepoints, TagChanges};
 use crate::slots::{EndEntry, SlotEntry, Slots};
 use crate::state_codec;
-use crate::table::TableLog;
+use crate::table::{TableFormatKind, TableLog};
 use crate::types::{
     checkpoint_name, Config, Entry, Lifecycle, Outcome, RestorePoint, END, MAX_CHECKPOINT,
     MAX_COMMIT_USER_BYTES, MAX_PARALLELISM,
@@ -156,6 +156,28 @@ impl Coordinator {
         }
         self.fail_on_fatal(&result);
         result
+    }
+
+    /// Chooses the table format (host configuration, `table-format`); allowed
+    /// only while `created`, before `start`. Not part of the state bytes: a
+    /// restore's host configures the same table again. Fatal errors:
+    /// `illegal-state` in any other state, `invalid-config` for a format this
+    /// build lacks.
+    pub fn set_table_format(&mut self, kind: TableFormatKind) -> Result<()> {
+        let result = self
+            .require("set-table-format", &[Lifecycle::Created])
+            .and_then(|()| TableLog::with_format(kind));
+        let result = result.map(|mut log| {
+            log.watch(&self.commit_user);
+            self.log = log;
+        });
+        self.fail_on_fatal(&result);
+        result
+    }
+
+    /// The table format in force.
+    pub fn table_format(&self) -> TableFormatKind {
+        self.log.format_kind()
     }
 
     /// The size limits in force.
@@ -446,6 +468,11 @@ impl Coordinator {
         let bytes = self
             .limits
             .check_entry("event", s, c, &entry.committables)?;
+        // The table format's content check (a Paimon table decodes each
+        // committable); without the feature the native log checks nothing.
+        #[cfg(feature = "paimon")]
+        self.log
+            .check_committables(env, "event", s, c, &entry.committables)?;
         if restoring {
             return self.end_while_restoring(s, entry, bytes);
         }
@@ -737,7 +764,7 @@ impl Coordinator {
             self.slots.clear_savepoint_flags(n);
         }
         self.savepoints
-            .aborted(env, &self.commit_user, n, &mut log.tags)
+            .aborted(env, &mut self.log, &self.commit_user, n, &mut log.tags)
     }
 }
 

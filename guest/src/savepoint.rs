@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 
 use crate::env::Env;
 use crate::error::Result;
-use crate::table::{self, TableLog};
+use crate::table::TableLog;
 use crate::types::END;
 
 /// The name of the auto-tag of savepoint `savepoint`.
@@ -131,7 +131,7 @@ impl Savepoints {
             }
             if let Some((id, identifier)) = target {
                 let name = tag_name(s);
-                if table::create_tag(env, &name, id, identifier, user, self.retained_ms)? {
+                if log.create_tag(env, &name, id, identifier, user, self.retained_ms)? {
                     out.created.push(name);
                 }
             }
@@ -222,6 +222,7 @@ impl Savepoints {
     pub fn aborted(
         &mut self,
         env: &mut dyn Env,
+        log: &mut TableLog,
         user: &str,
         s: u64,
         out: &mut TagChanges,
@@ -233,7 +234,7 @@ impl Savepoints {
         self.on_end.remove(s);
         self.aborted.insert(s);
         let name = tag_name(s);
-        if table::delete_own_tag(env, &name, user, s)? {
+        if log.delete_own_tag(env, &name, user, s)? {
             out.deleted.push(name);
         }
         Ok(())

@@ -18,7 +18,9 @@ import urllib.request
 
 import boto3
 
-from moto.server import ThreadedMotoServer
+from moto.moto_server.threaded_moto_server import MotoRequestHandler
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+from werkzeug.serving import make_server
 
 
 def free_port():
@@ -33,8 +35,20 @@ def main():
     # One access-log line per request would drown the test output.
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
+    # One request at a time. moto checks a conditional put (If-None-Match: *)
+    # and then stores the object, unlocked, so two concurrent creates of one
+    # key could both succeed (seen: the storage suites' races found two
+    # winners), where S3 lets exactly one win. Serialising the requests
+    # gives the tests S3's atomic create; they still run their races.
+    app = DomainDispatcherApplication(create_backend_app)
+    lock = threading.Lock()
+
+    def serialised(environ, start_response):
+        with lock:
+            return list(app(environ, start_response))
+
+    server = make_server("127.0.0.1", port, serialised, True, request_handler=MotoRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     endpoint = f"http://127.0.0.1:{port}"
     # Ready when it answers (moto's own status page).
     urllib.request.urlopen(endpoint + "/moto-api/", timeout=30).read()
@@ -61,7 +75,7 @@ def main():
 
     threading.Thread(target=watch_stdin, daemon=True).start()
     done.wait()
-    server.stop()
+    server.shutdown()
     os._exit(0)
 
 

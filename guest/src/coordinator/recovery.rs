@@ -317,6 +317,9 @@ impl Coordinator {
         for e in &entries {
             self.limits
                 .check_entry("restore event", s, e.checkpoint, &e.committables)?;
+            #[cfg(feature = "paimon")]
+            self.log
+                .check_committables(env, "restore event", s, e.checkpoint, &e.committables)?;
         }
         if self.recovery().is_some() {
             return self.restored_while_restoring(env, s, r, entries, log);

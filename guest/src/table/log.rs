@@ -16,9 +16,11 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use super::format::{SnapshotRecord, TableFormat, UserMark};
-use super::native::NativeLog;
+use super::format::{SnapshotRecord, TableFormat, TagRecord, UserMark};
+use super::formats::{AnyFormat, TableFormatKind};
 use super::{clip, storage_err};
+#[cfg(feature = "paimon")]
+use crate::committables::Committables;
 use crate::env::{Env, Storage};
 use crate::error::{Error, Result};
 use crate::types::{checkpoint_name, Snapshot, END, MAX_TABLE_USERS_BYTES};
@@ -46,9 +48,9 @@ impl Written {
 /// corrected by the atomic create (a conflict means someone appended).
 #[derive(Clone, Debug, Default)]
 pub struct TableLog {
-    /// How the table stores its records (the native log until a second
-    /// format is chosen by configuration).
-    format: NativeLog,
+    /// How the table stores its records (the native log unless
+    /// [`TableLog::with_format`] chose another).
+    format: AnyFormat,
     loaded: bool,
     pub(in crate::table) latest: u64,
     users: BTreeMap<String, UserMark>,
@@ -69,6 +71,104 @@ pub struct TableLog {
 }
 
 impl TableLog {
+    /// A log of a table in format `kind` (`invalid-config` if this build lacks it).
+    pub fn with_format(kind: TableFormatKind) -> Result<TableLog> {
+        Ok(TableLog {
+            format: AnyFormat::of(kind)?,
+            ..TableLog::default()
+        })
+    }
+
+    /// A log over `format` (the read-only functions' detected one).
+    #[cfg(feature = "paimon")]
+    pub(in crate::table) fn over(format: AnyFormat) -> TableLog {
+        TableLog {
+            format,
+            ..TableLog::default()
+        }
+    }
+
+    /// The table's format.
+    pub fn format_kind(&self) -> TableFormatKind {
+        self.format.kind()
+    }
+
+    /// The format, for the read-only functions.
+    #[cfg(feature = "paimon")]
+    pub(in crate::table) fn format_mut(&mut self) -> &mut AnyFormat {
+        &mut self.format
+    }
+
+    /// Checks the committables of an arriving entry against the table's format
+    /// (SEMANTICS 3's content checks): the native log takes any bytes and makes no
+    /// call; a Paimon table refuses one its schema cannot take, as `invalid-event`
+    /// naming `what` ("event", "restore event"), the subtask and the checkpoint.
+    #[cfg(feature = "paimon")]
+    #[inline]
+    pub fn check_committables(
+        &mut self,
+        st: &mut dyn Storage,
+        what: &str,
+        s: u32,
+        checkpoint: u64,
+        committables: &Committables,
+    ) -> Result<()> {
+        if !self.format.checks_committables() {
+            return Ok(());
+        }
+        for (i, c) in committables.iter().enumerate() {
+            self.format.check_committable(st, c).map_err(|e| {
+                if e.kind == crate::error::ErrorKind::InvalidEvent {
+                    Error::invalid_event(format!(
+                        "{what} of subtask {s} for checkpoint {}: committable {i}: {}",
+                        checkpoint_name(checkpoint),
+                        e.message
+                    ))
+                } else {
+                    e
+                }
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Creates tag `name` in this table's format unless it exists (idempotent).
+    /// Returns whether it was created.
+    pub fn create_tag(
+        &mut self,
+        env: &mut dyn Env,
+        name: &str,
+        snapshot_id: u64,
+        identifier: u64,
+        user: &str,
+        retained_ms: Option<u64>,
+    ) -> Result<bool> {
+        let now = env.now_ms();
+        let tag = TagRecord {
+            name,
+            snapshot_id,
+            identifier,
+            commit_user: user,
+            create_time_ms: now,
+            expire_time_ms: retained_ms.map(|r| now.saturating_add(r)),
+        };
+        self.format
+            .create_tag(env, &tag)
+            .map_err(|e| storage_err(&format!("creating tag {name}"), e))
+    }
+
+    /// Deletes tag `name` if it points at `user`'s snapshot with `identifier`, or at
+    /// `user`'s END snapshot (a drained savepoint's tag, SEMANTICS 5.4).
+    pub fn delete_own_tag(
+        &mut self,
+        st: &mut dyn Storage,
+        name: &str,
+        user: &str,
+        identifier: u64,
+    ) -> Result<bool> {
+        super::delete_own_tag_in(&mut self.format, st, name, user, identifier)
+    }
+
     /// Sets the commit user whose mark [`TableLog::own_high`] answers
     /// without a map lookup (the coordinator's own, set again when a
     /// restore's state changes it).

@@ -4,7 +4,9 @@
 //!   (SEMANTICS 5.2), whatever the format;
 //! - [`format`](crate::table::format): the seam, [`TableFormat`](crate::table::TableFormat): how one format lays out its
 //!   snapshots, hint and tags in storage;
-//! - [`native`](crate::table::native): the native log, this project's own format.
+//! - [`native`](crate::table::native): the native log, this project's own format;
+//! - `paimon` (feature `paimon`): Apache Paimon append tables;
+//! - [`formats`](crate::table::formats): the choice between them.
 //!
 //! The functions below are the tagging steps of savepoints and the
 //! read-only access of the `table` interface.
@@ -17,10 +19,14 @@ use crate::error::{Error, Result};
 use crate::types::{Snapshot, Tag, END};
 
 pub mod format;
+pub mod formats;
 pub mod log;
 pub mod native;
+#[cfg(feature = "paimon")]
+pub mod paimon;
 
 pub use format::{SnapshotRecord, StoredSnapshot, StoredTag, TableFormat, TagRecord, UserMark};
+pub use formats::{AnyFormat, TableFormatKind};
 pub use log::{TableLog, Written};
 pub use native::{
     decode_snapshot, encode_snapshot, snapshot_key, tag_key, NativeLog, LATEST_HINT,
@@ -42,7 +48,8 @@ pub(crate) fn clip(user: &str) -> &str {
     user.get(..end).unwrap_or_default()
 }
 
-/// Creates tag `name` unless it exists (idempotent). Returns whether it was created.
+/// Creates tag `name` unless it exists (idempotent). Returns whether it was
+/// created. Native tables; the coordinator goes through [`TableLog::create_tag`].
 pub fn create_tag(
     env: &mut dyn Env,
     name: &str,
@@ -51,43 +58,58 @@ pub fn create_tag(
     user: &str,
     retained_ms: Option<u64>,
 ) -> Result<bool> {
-    let now = env.now_ms();
-    let tag = TagRecord {
-        name,
-        snapshot_id,
-        identifier,
-        commit_user: user,
-        create_time_ms: now,
-        expire_time_ms: retained_ms.map(|r| now.saturating_add(r)),
-    };
-    NativeLog
-        .create_tag(env, &tag)
-        .map_err(|e| storage_err(&format!("creating tag {name}"), e))
+    TableLog::default().create_tag(env, name, snapshot_id, identifier, user, retained_ms)
 }
 
 /// Deletes tag `name` if it points at `user`'s snapshot with `identifier`,
 /// or at `user`'s END snapshot (a drained savepoint's tag, SEMANTICS 5.4).
+/// Native tables; the coordinator goes through [`TableLog::delete_own_tag`].
 pub fn delete_own_tag(
     st: &mut dyn Storage,
     name: &str,
     user: &str,
     identifier: u64,
 ) -> Result<bool> {
-    let Some(t) = NativeLog.read_tag(st, name)? else {
+    delete_own_tag_in(
+        &mut AnyFormat::Native(NativeLog),
+        st,
+        name,
+        user,
+        identifier,
+    )
+}
+
+/// [`delete_own_tag`] in `format`.
+pub(crate) fn delete_own_tag_in(
+    format: &mut AnyFormat,
+    st: &mut dyn Storage,
+    name: &str,
+    user: &str,
+    identifier: u64,
+) -> Result<bool> {
+    let Some(t) = format.read_tag(st, name)? else {
         return Ok(false);
     };
     if t.commit_user != user || (t.tag.identifier != identifier && t.tag.identifier != END) {
         return Ok(false);
     }
-    NativeLog
+    format
         .delete_tag(st, name)
         .map_err(|e| storage_err(&format!("deleting tag {name}"), e))?;
     Ok(true)
 }
 
 // --- read-only access (the `table` interface) -------------------------------
+//
+// No configuration says the format here. Without the `paimon` feature these
+// read the native log (the code the component compiles). With it (module
+// `detecting`), each reads the native layout first and, only where that
+// found nothing (or a record the native log cannot read), asks whether the
+// table is a Paimon one (one `get` of `schema/schema-0`): a native table with
+// records costs exactly the calls it did before.
 
 /// The latest snapshot, if any.
+#[cfg(not(feature = "paimon"))]
 pub fn latest_snapshot(st: &mut dyn Storage) -> Result<Option<Snapshot>> {
     let mut log = TableLog::default();
     log.load(st)?;
@@ -98,11 +120,13 @@ pub fn latest_snapshot(st: &mut dyn Storage) -> Result<Option<Snapshot>> {
 }
 
 /// Snapshot `id`, if it exists.
+#[cfg(not(feature = "paimon"))]
 pub fn snapshot_by_id(st: &mut dyn Storage, id: u64) -> Result<Option<Snapshot>> {
     Ok(NativeLog.read_snapshot(st, id)?.map(|s| s.snapshot))
 }
 
 /// Every snapshot, by id.
+#[cfg(not(feature = "paimon"))]
 pub fn list_snapshots(st: &mut dyn Storage) -> Result<Vec<Snapshot>> {
     let mut out = Vec::new();
     let mut id = 1u64;
@@ -114,6 +138,7 @@ pub fn list_snapshots(st: &mut dyn Storage) -> Result<Vec<Snapshot>> {
 }
 
 /// Every tag, by name in byte order.
+#[cfg(not(feature = "paimon"))]
 pub fn list_tags(st: &mut dyn Storage) -> Result<Vec<Tag>> {
     let mut out = NativeLog.list_tags(st)?;
     // A format lists its tags in key order, which is name order unless a
@@ -130,6 +155,106 @@ pub fn list_tags(st: &mut dyn Storage) -> Result<Vec<Tag>> {
         out = sorted;
     }
     Ok(out)
+}
+
+#[cfg(feature = "paimon")]
+pub use detecting::{latest_snapshot, list_snapshots, list_tags, snapshot_by_id};
+
+/// The read-only functions with the `paimon` feature: the native reading first, then,
+/// where it found nothing, a Paimon table if `schema/schema-0` says so. Apart from the
+/// native versions above, so that the component (no feature) compiles exactly their code.
+#[cfg(feature = "paimon")]
+mod detecting {
+    use super::*;
+
+    /// The format to read the table in after the native reading found nothing.
+    fn other_format(st: &mut dyn Storage) -> Result<Option<AnyFormat>> {
+        let f = AnyFormat::detect(st)?;
+        Ok((f.kind() != TableFormatKind::Native).then_some(f))
+    }
+
+    /// The latest snapshot, if any.
+    pub fn latest_snapshot(st: &mut dyn Storage) -> Result<Option<Snapshot>> {
+        let mut log = TableLog::default();
+        log.load(st)?;
+        if log.latest != 0 {
+            return snapshot_by_id(st, log.latest);
+        }
+        let Some(f) = other_format(st)? else {
+            return Ok(None);
+        };
+        let mut log = TableLog::over(f);
+        log.load(st)?;
+        let latest = log.latest;
+        if latest == 0 {
+            return Ok(None);
+        }
+        Ok(log
+            .format_mut()
+            .read_snapshot(st, latest)?
+            .map(|s| s.snapshot))
+    }
+
+    /// Snapshot `id`, if it exists.
+    pub fn snapshot_by_id(st: &mut dyn Storage, id: u64) -> Result<Option<Snapshot>> {
+        if let Some(s) = NativeLog.read_snapshot(st, id)? {
+            return Ok(Some(s.snapshot));
+        }
+        match other_format(st)? {
+            Some(mut f) => Ok(f.read_snapshot(st, id)?.map(|s| s.snapshot)),
+            None => Ok(None),
+        }
+    }
+
+    /// Every snapshot, by id.
+    pub fn list_snapshots(st: &mut dyn Storage) -> Result<Vec<Snapshot>> {
+        let mut out = read_all(&mut AnyFormat::Native(NativeLog), st)?;
+        if out.is_empty() {
+            if let Some(mut f) = other_format(st)? {
+                out = read_all(&mut f, st)?;
+            }
+        }
+        Ok(out)
+    }
+
+    fn read_all(f: &mut AnyFormat, st: &mut dyn Storage) -> Result<Vec<Snapshot>> {
+        let mut out = Vec::new();
+        let mut id = 1u64;
+        while let Some(s) = f.read_snapshot(st, id)? {
+            out.push(s.snapshot);
+            id += 1;
+        }
+        Ok(out)
+    }
+
+    /// Every tag, by name in byte order. A Paimon table's tags do not decode as
+    /// native ones (JSON, not postcard): an error or an empty list asks for the other
+    /// format.
+    pub fn list_tags(st: &mut dyn Storage) -> Result<Vec<Tag>> {
+        let out = match NativeLog.list_tags(st) {
+            Ok(tags) if !tags.is_empty() => tags,
+            native => match other_format(st)? {
+                Some(mut f) => f.list_tags(st)?,
+                None => native?,
+            },
+        };
+        Ok(by_name(out))
+    }
+}
+
+/// `tags` ordered by name, stably (see the native `list_tags`).
+#[cfg(feature = "paimon")]
+fn by_name(mut out: Vec<Tag>) -> Vec<Tag> {
+    let by_name = |a: &Tag, b: &Tag| a.name.as_bytes() <= b.name.as_bytes();
+    if !out.is_sorted_by(by_name) {
+        let mut sorted: Vec<Tag> = Vec::with_capacity(out.len());
+        for t in out {
+            let i = sorted.partition_point(|s| by_name(s, &t));
+            sorted.insert(i, t);
+        }
+        out = sorted;
+    }
+    out
 }
 
 #[cfg(test)]

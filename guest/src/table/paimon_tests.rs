@@ -1,0 +1,255 @@
+//! Tests of the Paimon format: the contract every format keeps, the committable check,
+//! Paimon-written snapshots, and the constant calls per commit with merging.
+
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use sink_coordinator_paimon::committable::{self, DataFile};
+use sink_coordinator_paimon::manifest::MergeOptions;
+use sink_coordinator_paimon::snapshot as psnap;
+use sink_coordinator_paimon::{encode_schema, CreateTable, Datum};
+
+use super::PaimonTable;
+use crate::env::{MemStorage, Storage};
+use crate::error::ErrorKind;
+use crate::table::contract::{check_format, Calls, ContractFormat};
+use crate::table::format::{SnapshotRecord, TableFormat, UserMark};
+
+/// An unpartitioned table's schema-0.
+pub(crate) fn schema_bytes(partitioned: bool) -> Vec<u8> {
+    let t = CreateTable {
+        columns: &[("id", "INT"), ("name", "STRING"), ("day", "STRING")],
+        partition_keys: if partitioned { &["day"] } else { &[] },
+        options: &[],
+    };
+    encode_schema(&t, 0).unwrap()
+}
+
+/// A data file's committable: `rows` rows in file `name`.
+pub(crate) fn data_file(name: &str, rows: u64, partition: Vec<Datum>) -> Vec<u8> {
+    committable::encode(&DataFile {
+        file_name: name.to_string(),
+        file_size: 100 + rows,
+        row_count: rows,
+        schema_id: 0,
+        min_sequence_number: 0,
+        max_sequence_number: 0,
+        creation_time_millis: 0,
+        partition,
+        value_stats: Vec::new(),
+    })
+}
+
+impl ContractFormat for PaimonTable {
+    fn prepare(&mut self, st: &mut dyn Storage) {
+        assert!(st
+            .put_if_absent(super::FIRST_SCHEMA_KEY, &schema_bytes(false))
+            .unwrap());
+        self.schema(st).unwrap();
+    }
+
+    fn committable(i: u32) -> Vec<u8> {
+        let name = alloc::format!("data-{i}.parquet");
+        data_file(&name, u64::from(i) + 1, Vec::new())
+    }
+
+    /// Paimon keeps a snapshot's data files in its manifests, which the log never
+    /// reads: a read of them would cost two gets per snapshot the log probes.
+    const COMMITTABLES_READ_BACK: bool = false;
+}
+
+/// Four calls per create whatever the history: the manifest, the base and delta lists
+/// (puts), and the snapshot (put-if-absent); the previous lists come from the cache.
+#[test]
+fn the_paimon_format_keeps_the_contract() {
+    check_format::<PaimonTable>(4);
+}
+
+fn mark(identifier: u64, snapshot_id: u64) -> UserMark {
+    UserMark {
+        identifier,
+        snapshot_id,
+    }
+}
+
+fn table(partitioned: bool) -> (MemStorage, PaimonTable) {
+    let mut st = MemStorage::default();
+    st.put(super::FIRST_SCHEMA_KEY, &schema_bytes(partitioned))
+        .unwrap();
+    (st, PaimonTable::default())
+}
+
+#[test]
+fn bad_committables_are_invalid_events() {
+    let (mut st, mut f) = table(true);
+    let ok = data_file("f.parquet", 3, alloc::vec![Datum::Str("d1".into())]);
+    f.check_committable(&mut st, &ok).unwrap();
+    let wrong_schema = committable::encode(&DataFile {
+        schema_id: 1,
+        ..committable::decode_unchecked(&ok).unwrap()
+    });
+    let cases: [(&[u8], &str); 5] = [
+        (b"garbage", "PCM magic"),
+        (
+            &data_file("../x", 1, alloc::vec![Datum::Str("d".into())]),
+            "plain file name",
+        ),
+        (&wrong_schema, "schema 1, the table's schema is 0"),
+        (&data_file("f", 1, Vec::new()), "0 partition values"),
+        (
+            &data_file("f", 1, alloc::vec![Datum::Int(3)]),
+            "partition value 0",
+        ),
+    ];
+    for (bytes, why) in cases {
+        let e = f.check_committable(&mut st, bytes).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidEvent);
+        assert!(e.message.contains(why), "{}", e.message);
+    }
+    // No table: the schema is missing.
+    let e = PaimonTable::default()
+        .check_committable(&mut MemStorage::default(), &ok)
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::InvalidConfig, "{}", e.message);
+}
+
+fn commit(st: &mut dyn Storage, f: &mut PaimonTable, id: u64, user: &str, files: &[Vec<u8>]) {
+    let committables: Vec<(u32, &[u8])> = files.iter().map(|c| (0, c.as_slice())).collect();
+    let prev = f.read_snapshot(st, id - 1).ok().flatten();
+    let mut users: Vec<(String, UserMark)> = prev
+        .as_ref()
+        .map(|p| p.users.iter().map(|(u, m)| (u.clone(), *m)).collect())
+        .unwrap_or_default();
+    let previous_of_user = users.iter().find(|(u, _)| u == user).map(|(_, m)| *m);
+    users.retain(|(u, _)| u != user);
+    users.push((user.to_string(), mark(id, id)));
+    users.sort_by(|a, b| a.0.cmp(&b.0));
+    let users: Vec<(&str, UserMark)> = users.iter().map(|(u, m)| (u.as_str(), *m)).collect();
+    let record = SnapshotRecord {
+        id,
+        commit_user: user,
+        identifier: id,
+        watermark: None,
+        time_ms: id,
+        committables: &committables,
+        previous_of_user,
+        users: &users,
+    };
+    assert!(f.create_snapshot(st, &record).unwrap());
+}
+
+/// A snapshot Paimon wrote (no marks): its user's mark is its own, the others' come
+/// from the snapshot before it (the cache when probing forward, else a walk back).
+#[test]
+fn paimon_written_snapshots_are_understood() {
+    let (mut st, mut f) = table(false);
+    commit(&mut st, &mut f, 1, "job", &[data_file("a", 1, Vec::new())]);
+    // pypaimon's batch commit as user "py": a copy of ours without the properties.
+    let ours = psnap::decode_snapshot(&st.get(&psnap::snapshot_key(1)).unwrap().unwrap()).unwrap();
+    for id in 2..=3 {
+        let foreign = psnap::Snapshot {
+            id,
+            commit_user: "py".into(),
+            commit_identifier: psnap::END_OF_INPUT,
+            properties: None,
+            ..ours.clone()
+        };
+        st.put(&psnap::snapshot_key(id), &foreign.encode()).unwrap();
+    }
+    for fresh in [false, true] {
+        let mut g = if fresh {
+            PaimonTable::default()
+        } else {
+            f.clone()
+        };
+        let s = g.read_snapshot(&mut st, 3).unwrap().unwrap();
+        assert_eq!(s.users.get("job"), Some(&mark(1, 1)), "fresh {fresh}");
+        assert_eq!(s.users.get("py"), Some(&mark(crate::END, 3)));
+        assert_eq!(s.previous_of_user, Some(mark(crate::END, 2)));
+        assert_eq!(s.snapshot.identifier, crate::END);
+    }
+    // The next commit of ours lists both users and reads the lists it needs.
+    let s3 = f.read_snapshot(&mut st, 3).unwrap().unwrap();
+    assert_eq!(s3.users.len(), 2);
+}
+
+/// With a small merge bound the base list stays bounded and a commit's calls stay
+/// constant (merging adds the gets of the merged manifests and one put).
+#[test]
+fn calls_per_commit_stay_constant_with_merging() {
+    let mut st = Calls::default();
+    st.put(super::FIRST_SCHEMA_KEY, &schema_bytes(false))
+        .unwrap();
+    let mut f = PaimonTable::default();
+    f.set_merge_options(MergeOptions {
+        max_manifests: 6,
+        ..MergeOptions::default()
+    });
+    f.schema(&mut st).unwrap();
+    let mut most = 0;
+    let mut plain = None;
+    for id in 1..=40u64 {
+        let file = data_file(&alloc::format!("f-{id}"), id, Vec::new());
+        // Through the log's order: the read of the previous snapshot is the log's
+        // (counted apart), then the create.
+        if id > 1 {
+            f.read_snapshot(&mut st, id - 1).unwrap();
+        }
+        st.take();
+        commit_counted(&mut st, &mut f, id, &file);
+        let calls = st.take();
+        most = most.max(calls.len());
+        if calls.len() == 4 {
+            plain = Some(calls);
+        }
+    }
+    let plain = plain.unwrap();
+    assert!(plain[0].starts_with("put manifest/manifest-"), "{plain:?}");
+    assert!(
+        plain[3].starts_with("create snapshot/snapshot-"),
+        "{plain:?}"
+    );
+    // A merge reads at most max_manifests + 1 manifests and writes one.
+    assert!(most <= 4 + 7 + 1, "{most}");
+    let last = psnap::decode_snapshot(&st.get(&psnap::snapshot_key(40)).unwrap().unwrap()).unwrap();
+    let base = sink_coordinator_paimon::manifest::decode_manifest_list(
+        &st.get(&psnap::manifest_key(&last.base_manifest_list))
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(base.len() <= 7, "{}", base.len());
+    assert_eq!(last.total_record_count, Some((1..=40).sum()));
+}
+
+fn commit_counted(st: &mut Calls, f: &mut PaimonTable, id: u64, file: &[u8]) {
+    let users = [("job", mark(id, id))];
+    let record = SnapshotRecord {
+        id,
+        commit_user: "job",
+        identifier: id,
+        watermark: None,
+        time_ms: id,
+        committables: &[(0, file)],
+        previous_of_user: (id > 1).then(|| mark(id - 1, id - 1)),
+        users: &users,
+    };
+    assert!(f.create_snapshot(st, &record).unwrap());
+}
+
+#[test]
+fn damaged_records_are_corrupt_state() {
+    let (mut st, mut f) = table(false);
+    st.put(&psnap::snapshot_key(1), b"{not json").unwrap();
+    let e = f.read_snapshot(&mut st, 1).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::CorruptState);
+    assert!(e.message.contains("snapshot/snapshot-1"), "{}", e.message);
+    st.put("tag/tag-t", b"[]").unwrap();
+    assert_eq!(
+        f.read_tag(&mut st, "t").unwrap_err().kind,
+        ErrorKind::CorruptState
+    );
+    // A hint is advisory; without one the listing decides.
+    st.put(psnap::LATEST_KEY, b"nope").unwrap();
+    assert_eq!(f.read_hint(&mut st).unwrap(), 1);
+}

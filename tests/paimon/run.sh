@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Paimon reader proof: builds the crate's driver examples, then runs the pypaimon test
+# (and Paimon's Java reader too, where java and mvn are installed; PAIMON_JAVA=0 skips it).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+"$here/setup.sh"
+target="${CARGO_TARGET_DIR:-$root/target}"
+CARGO_TARGET_DIR="$target" cargo build --quiet --release --manifest-path "$root/paimon/Cargo.toml" \
+  --example paimon-commit --example coordinator-job
+export PAIMON_COMMIT_BIN="$target/release/examples/paimon-commit"
+# The core's Coordinator on a Paimon table (the core's `paimon` feature, turned on by
+# the crate's dev-dependency).
+export PAIMON_JOB_BIN="$target/release/examples/coordinator-job"
+if [ "${PAIMON_JAVA:-1}" != 0 ] && command -v java >/dev/null && command -v mvn >/dev/null; then
+  PAIMON_JAVA_CP="$("$here/java-setup.sh")"
+  export PAIMON_JAVA_CP
+else
+  echo "note: Paimon's Java reader not run (needs java and mvn)"
+fi
+exec "$root/target/paimon-venv/bin/python" "$here/test_paimon.py"

@@ -1,0 +1,355 @@
+"""Proof that Apache Paimon's Python reader (pypaimon) reads what sink-coordinator-paimon
+writes, and that the crate reads what pypaimon writes. Where PAIMON_JAVA_CP is set
+(run.sh sets it up when java and mvn exist), Paimon's Java reader must read every table
+and tag the same.
+
+Run by tests/paimon/run.sh (which builds the driver, `cargo run --example paimon-commit`,
+and exports its path as PAIMON_COMMIT_BIN). A plain script: every check is an assert,
+the last line is "N passed, M failed", the exit code is non-zero on any failure.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+import uuid
+
+import fastavro
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pypaimon import CatalogFactory, Schema
+
+BIN = os.environ["PAIMON_COMMIT_BIN"]
+# The core's Coordinator on a Paimon table (paimon/examples/coordinator-job.rs).
+JOB_BIN = os.environ.get("PAIMON_JOB_BIN")
+
+
+def drive(req, expect_error=None):
+    p = subprocess.run([BIN], input=json.dumps(req), capture_output=True, text=True)
+    out = json.loads(p.stdout.strip().splitlines()[-1]) if p.stdout.strip() else {}
+    if expect_error:
+        assert p.returncode == 3, (p.returncode, p.stdout, p.stderr)
+        assert out["error"] == "InvalidCommittable" and expect_error in out["detail"], out
+        return out
+    assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
+    return out
+
+
+def catalog(warehouse):
+    return CatalogFactory.create({"warehouse": warehouse})
+
+
+def table_dir(warehouse, name):
+    return os.path.join(warehouse, "db.db", name)
+
+
+def write_data(tdir, partition_path, rows, schema):
+    """A Parquet data file under the bucket directory; returns its metadata."""
+    name = f"data-{uuid.uuid4()}-0.parquet"
+    d = os.path.join(tdir, partition_path, "bucket-0")
+    os.makedirs(d, exist_ok=True)
+    t = pa.Table.from_pylist(rows, schema=schema)
+    pq.write_table(t, os.path.join(d, name))
+    return {"file_name": name, "file_size": os.path.getsize(os.path.join(d, name)),
+            "row_count": len(rows), "min_seq": 0, "max_seq": len(rows) - 1}
+
+
+JAVA_CP = os.environ.get("PAIMON_JAVA_CP")
+
+
+def java_ids(wh, name, tag=None):
+    """Paimon's Java reader (tests/paimon/JavaRead.java): sorted ids, or None if not set up."""
+    if not JAVA_CP:
+        return None
+    args = ["java", "-cp", JAVA_CP, "JavaRead", wh, name] + ([tag] if tag else [])
+    p = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def check_java(wh, name, want, tag=None):
+    got = java_ids(wh, name, tag)
+    assert got is None or got == sorted(want), (name, tag, got, sorted(want))
+
+
+def read_rows(tbl):
+    rb = tbl.new_read_builder()
+    splits = rb.new_scan().plan().splits()
+    return rb.new_read().to_arrow(splits).to_pylist()
+
+
+def ids(rows):
+    return sorted(r["id"] for r in rows)
+
+
+def commit(tdir, user, identifier, files, **kw):
+    return drive(dict(op="commit", table=tdir, user=user, identifier=identifier,
+                      time_millis=1_700_000_000_000 + identifier, files=files, **kw))
+
+
+UNPART = pa.schema([("id", pa.int64()), ("name", pa.string())])
+PART = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("h", pa.int32())])
+
+
+def test_unpartitioned_two_users_and_tag(wh):
+    tdir = table_dir(wh, "unpart")
+    drive(dict(op="create", table=tdir, columns=[["id", "BIGINT"], ["name", "STRING"]],
+               options={"file.format": "parquet"}))
+    expected, next_id = [], 0
+
+    def rows(n):
+        nonlocal next_id
+        out = [{"id": next_id + i, "name": f"r{next_id + i}"} for i in range(n)]
+        next_id += n
+        expected.extend(r["id"] for r in out)
+        return out
+
+    r = commit(tdir, "job-a", 1, [write_data(tdir, "", rows(3), UNPART)])
+    assert r["snapshot_id"] == 1
+    commit(tdir, "job-b", 1, [write_data(tdir, "", rows(2), UNPART), write_data(tdir, "", rows(4), UNPART)])
+    commit(tdir, "job-a", 2, [write_data(tdir, "", rows(1), UNPART)])
+    # A checkpoint without data still records the user's mark (an empty delta list).
+    assert commit(tdir, "job-b", 2, [])["snapshot_id"] == 4
+    tagged = sorted(expected)
+    t = drive(dict(op="tag", table=tdir, name="savepoint-2"))
+    assert t["created"] and t["tag"] == "tag/tag-savepoint-2"
+    # A replay of job-a's checkpoint 2 (writer failover) is filtered by the marks.
+    again = commit(tdir, "job-a", 2, [write_data(tdir, "", [{"id": 999, "name": "dup"}], UNPART)])
+    assert again == {**again, "skipped": True, "committed_in": 3}, again
+    commit(tdir, "job-b", 9223372036854775807, [write_data(tdir, "", rows(5), UNPART)])  # END
+    tbl = catalog(wh).get_table("db.unpart")
+    got = read_rows(tbl)
+    assert ids(got) == sorted(expected), (ids(got), sorted(expected))
+    assert {r["name"] for r in got} == {f"r{i}" for i in expected}
+    assert ids(read_rows(tbl.copy({"scan.tag-name": "savepoint-2"}))) == tagged
+    check_java(wh, "unpart", expected)
+    check_java(wh, "unpart", tagged, tag="savepoint-2")
+    snap = tbl.snapshot_manager().get_latest_snapshot()
+    assert snap.commit_identifier == 9223372036854775807 and snap.commit_kind == "APPEND"
+    assert snap.total_record_count == len(expected)
+    assert snap.properties["sinkcoord.user.job-a"] == "2,3", snap.properties
+    # Independent decoder: fastavro on the manifest list and manifest the crate wrote.
+    with open(os.path.join(tdir, "manifest", snap.delta_manifest_list), "rb") as f:
+        metas = list(fastavro.reader(f))
+    assert len(metas) == 1 and metas[0]["_NUM_ADDED_FILES"] == 1 and metas[0]["_VERSION"] == 2
+    with open(os.path.join(tdir, "manifest", metas[0]["_FILE_NAME"]), "rb") as f:
+        entries = list(fastavro.reader(f))
+    assert [e["_KIND"] for e in entries] == [0]
+    assert entries[0]["_FILE"]["_ROW_COUNT"] == 5 and entries[0]["_TOTAL_BUCKETS"] == -1
+    assert entries[0]["_FILE"]["_CREATION_TIME"] is not None
+
+
+def test_partitioned_many_commits_merge_bounded(wh):
+    tdir = table_dir(wh, "part")
+    drive(dict(op="create", table=tdir, columns=[["id", "BIGINT"], ["dt", "STRING"], ["h", "INT"]],
+               partition_keys=["dt", "h"]))
+    expected, max_lists, max_get, merges, calls = [], 0, 0, 0, set()
+    for cp in range(1, 31):
+        files = []
+        for user in ("w1", "w2") if cp % 3 else ("w1",):
+            dt = f"2024-01-0{cp % 3 + 1}"
+            h = cp % 2
+            base = cp * 100 + (0 if user == "w1" else 50)
+            rows = [{"id": base + i, "dt": dt, "h": h} for i in range(cp % 4 + 1)]
+            expected.extend(r["id"] for r in rows)
+            meta = write_data(tdir, f"dt={dt}/h={h}", rows, PART)
+            meta["partition"] = [dt, h]
+            meta["stats"] = [{"column": "id", "min": rows[0]["id"], "max": rows[-1]["id"], "null_count": 0}]
+            files.append(meta)
+        r = commit(tdir, "job", cp, files, max_manifests=6)
+        max_lists = max(max_lists, r["base_list_len"])
+        max_get = max(max_get, r["calls"]["get"])
+        merges += r["merged"] > 0
+        calls.add((r["merged"] > 0, tuple(sorted(r["calls"].items()))))
+        # Constant calls per commit: puts = manifest + merged + 2 lists + LATEST (+EARLIEST).
+        assert r["calls"]["put"] <= 6 and r["calls"]["put_if_absent"] == 1, r
+    assert max_lists <= 7 and merges >= 3, (max_lists, merges)
+    for merged, c in sorted(calls):
+        print(f"  calls of a commit ({'merging' if merged else 'no merge'}): {dict(c)}")
+    assert max_get <= 4 + 30, max_get  # LATEST, snapshot, schema, 2 lists + merge inputs
+    tbl = catalog(wh).get_table("db.part")
+    got = read_rows(tbl)
+    assert ids(got) == sorted(expected)
+    assert all(r["dt"].startswith("2024-01-0") for r in got)
+    check_java(wh, "part", expected)
+    # Partition pruning through the manifests' partition values.
+    rb = tbl.new_read_builder()
+    pb = rb.new_predicate_builder()
+    rb = rb.with_filter(pb.equal("dt", "2024-01-02"))
+    some = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
+    assert ids(some) == sorted(r["id"] for r in got if r["dt"] == "2024-01-02") != []
+
+
+def test_binary_rows_match_pypaimons_serializer(wh):
+    from pypaimon.table.row.generic_row import (GenericRow, GenericRowDeserializer,
+                                                GenericRowSerializer)
+    tdir = table_dir(wh, "part")  # written by test_partitioned_many_commits_merge_bounded
+    tbl = catalog(wh).get_table("db.part")
+    fields = tbl.partition_keys_fields
+    snap = tbl.snapshot_manager().get_latest_snapshot()
+    seen = 0
+    for lst in (snap.base_manifest_list, snap.delta_manifest_list):
+        with open(os.path.join(tdir, "manifest", lst), "rb") as f:
+            for meta in fastavro.reader(f):
+                with open(os.path.join(tdir, "manifest", meta["_FILE_NAME"]), "rb") as g:
+                    for e in fastavro.reader(g):
+                        part = e["_PARTITION"]
+                        values = GenericRowDeserializer.from_bytes(part, fields).values
+                        assert GenericRowSerializer.to_bytes(GenericRow(values, fields)) == part, values
+                        vs = e["_FILE"]["_VALUE_STATS"]
+                        assert e["_FILE"]["_VALUE_STATS_COLS"] == ["id"]
+                        id_field = [f for f in tbl.fields if f.name == "id"]
+                        lo = GenericRowDeserializer.from_bytes(vs["_MIN_VALUES"], id_field).values
+                        assert GenericRowSerializer.to_bytes(GenericRow(lo, id_field)) == vs["_MIN_VALUES"]
+                        seen += 1
+    assert seen == 50, seen  # 30 checkpoints, 2 writers on 20 of them
+
+
+def test_invalid_committables_leave_table_unchanged(wh):
+    tdir = table_dir(wh, "bad")
+    drive(dict(op="create", table=tdir, columns=[["id", "BIGINT"], ["dt", "STRING"]], partition_keys=["dt"]))
+    good = {"file_name": "data-x-0.parquet", "file_size": 10, "row_count": 1, "partition": ["a"]}
+    for bad, err in [({"file_name": "../x.parquet"}, "BadFileName"),
+                     ({"file_name": "a/b.parquet"}, "BadFileName"),
+                     ({"schema_id": 4}, "SchemaIdMismatch"),
+                     ({"partition": []}, "PartitionArity"),
+                     ({"partition": [3]}, "PartitionType")]:
+        drive(dict(op="commit", table=tdir, user="u", identifier=1, files=[{**good, **bad}]), expect_error=err)
+    assert not os.path.exists(os.path.join(tdir, "snapshot"))
+
+
+def test_table_created_by_pypaimon(wh):
+    cat = catalog(wh)
+    cat.create_database("db", True)
+    cat.create_table("db.bypy", Schema.from_pyarrow_schema(PART, partition_keys=["dt"]), False)
+    tdir = table_dir(wh, "bypy")
+    expected = []
+    for cp, dt in [(1, "x"), (2, "y"), (3, "x")]:
+        rows = [{"id": cp * 10 + i, "dt": dt, "h": i} for i in range(3)]
+        expected.extend(r["id"] for r in rows)
+        meta = write_data(tdir, f"dt={dt}", rows, PART)
+        meta["partition"] = [dt]
+        commit(tdir, "ours", cp, [meta])
+    assert ids(read_rows(cat.get_table("db.bypy"))) == sorted(expected)
+    check_java(wh, "bypy", expected)
+
+
+def test_interleaved_with_pypaimon(wh):
+    tdir = table_dir(wh, "mixed")
+    drive(dict(op="create", table=tdir, columns=[["id", "BIGINT"], ["dt", "STRING"], ["h", "INT"]],
+               partition_keys=["dt"]))
+    cat = catalog(wh)
+    expected = []
+    for cp in range(1, 8):
+        rows = [{"id": cp * 10 + i, "dt": "d1", "h": 1} for i in range(2)]
+        expected.extend(r["id"] for r in rows)
+        meta = write_data(tdir, "dt=d1", rows, PART)
+        meta["partition"] = ["d1"]
+        r = commit(tdir, "ours", cp, [meta], max_manifests=4)
+        # pypaimon never merges; ours keeps the base short even with its manifests in it.
+        assert r["base_list_len"] <= 5, r
+        tbl = cat.get_table("db.mixed")
+        wb = tbl.new_batch_write_builder()
+        w, c = wb.new_write(), wb.new_commit()
+        prow = [{"id": 1000 + cp * 10 + i, "dt": "d2", "h": 2} for i in range(3)]
+        expected.extend(r["id"] for r in prow)
+        w.write_arrow(pa.Table.from_pylist(prow, schema=PART))
+        c.commit(w.prepare_commit())
+        w.close()
+        c.close()
+    got = read_rows(cat.get_table("db.mixed"))
+    assert ids(got) == sorted(expected), (len(got), len(expected))
+    check_java(wh, "mixed", expected)
+    # Our decoder reads pypaimon's snapshots and manifest lists, and the marks see its users.
+    ins = drive(dict(op="inspect", table=tdir))["snapshots"]
+    assert len(ins) == 14
+    # Our commits keep the base short even with pypaimon's manifests in it (pypaimon's
+    # own commits copy base + delta, so they add one each).
+    assert max(len(s["lists"]["base"]) for s in ins) <= 6, [len(s["lists"]["base"]) for s in ins]
+    theirs = [s for s in ins if s["user"] != "ours"]
+    assert len(theirs) == 7 and all(s["marks"] is None for s in theirs)
+    assert all(s["identifier"] == 9223372036854775807 for s in theirs)
+    assert all(len(s["lists"]["delta"]) == 1 and s["lists"]["delta"][0]["added"] == 1 for s in theirs)
+    last_ours = [s for s in ins if s["user"] == "ours"][-1]
+    assert theirs[-2]["user"] in last_ours["marks"]["users"], last_ours
+    assert last_ours["marks"]["previous"] == last_ours["id"] - 2
+    # A replay of our last checkpoint after pypaimon's commit is still filtered.
+    assert commit(tdir, "ours", 7, [])["skipped"]
+
+
+def test_every_manifest_file_decodes_with_fastavro(wh):
+    """Every Avro file under every table (ours, merged, pypaimon's) through fastavro."""
+    n = 0
+    for name in ("unpart", "part", "bypy", "mixed"):
+        mdir = os.path.join(table_dir(wh, name), "manifest")
+        for f in sorted(os.listdir(mdir)):
+            with open(os.path.join(mdir, f), "rb") as fh:
+                r = fastavro.reader(fh)
+                records = list(r)
+                assert r.writer_schema["name"] in ("ManifestEntry", "ManifestFileMeta"), f
+                if r.writer_schema["name"] == "ManifestEntry":
+                    assert records and all(e["_KIND"] == 0 for e in records), f
+            n += 1
+    assert n > 100, n
+
+
+def test_core_coordinator_job(wh):
+    """The core's Coordinator writes the table: two writers, checkpoints 1..4, a savepoint
+    at 2 (auto-tagged), storage faults in commit 3 (a failed manifest put, then a
+    snapshot create that landed although it reported an error), a failover restored from
+    checkpoint 4, then END. Every row is read exactly once; the tag reads as of 2."""
+    assert JOB_BIN, "PAIMON_JOB_BIN is not set (run.sh builds coordinator-job)"
+    tdir = table_dir(wh, "core_job")
+    files, rows_at, next_id = {}, {}, 0
+    for c in [1, 2, 3, 4, 9223372036854775807]:
+        for s in [0, 1]:
+            n = 3 + s
+            rows = [{"id": next_id + i, "name": f"s{s}c{c}"} for i in range(n)]
+            next_id += n
+            files[f"{s}:{c}"] = write_data(tdir, "", rows, UNPART)
+            rows_at[(s, c)] = [r["id"] for r in rows]
+    p = subprocess.run([JOB_BIN], input=json.dumps({"table": tdir, "files": files}),
+                       capture_output=True, text=True)
+    assert p.returncode == 0, (p.stdout, p.stderr[-3000:])
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out["committed"] == [1, 2, 3, 4, 9223372036854775807], out
+    assert out["tags"] == ["savepoint-2"], out
+    tbl = catalog(wh).get_table("db.core_job")
+    want = sorted(i for v in rows_at.values() for i in v)
+    assert ids(read_rows(tbl)) == want, (ids(read_rows(tbl)), want)
+    at_2 = sorted(i for (s, c), v in rows_at.items() if c <= 2 for i in v)
+    assert ids(read_rows(tbl.copy({"scan.tag-name": "savepoint-2"}))) == at_2
+    check_java(wh, "core_job", want)
+    check_java(wh, "core_job", at_2, tag="savepoint-2")
+    snap = tbl.snapshot_manager().get_latest_snapshot()
+    assert snap.commit_user == "job" and snap.commit_identifier == 9223372036854775807
+    assert snap.total_record_count == len(want), snap.total_record_count
+    assert snap.properties["sinkcoord.user.job"] == f"9223372036854775807,{snap.id}"
+
+
+def main():
+    # In definition order: a later test may read a table an earlier one wrote.
+    tests = [(n, f) for n, f in globals().items() if n.startswith("test_") and callable(f)]
+    passed = failed = 0
+    keep = os.environ.get("PAIMON_KEEP_WAREHOUSE")  # a directory to leave the tables in
+    if keep:
+        os.makedirs(keep, exist_ok=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        wh = keep or tmp
+        for name, f in tests:
+            try:
+                f(wh)
+                passed += 1
+                print(f"ok   {name}")
+            except Exception:
+                failed += 1
+                print(f"FAIL {name}")
+                traceback.print_exc()
+    print("Paimon's Java reader:", "checked every table" if JAVA_CP else "not run")
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -49,6 +49,11 @@ fn main() {
     ];
     let instr = instructions(&target, "perf_job_events");
     let instr_batch = instructions(&target, "perf_job_batch");
+    let instr_derived = instructions_of(
+        &target,
+        "perf_job_batch",
+        ["component", "component-derived"],
+    );
     let empty = est("empty_call/component");
     let empty_native = est("empty_call/native");
     let inst = est("instantiate/component");
@@ -114,6 +119,19 @@ fn main() {
             Err(why) => format!("not measured: {why}"),
         },
         "component ≤ 1.3× native".into(),
+    ]);
+    rows.push([
+        "the same, the component's `events-packed` through wasmtime's derived lowering (`RuntimeOptions::derived_lowering`, the fallback of the `hand-lowering` feature) ÷ the hand-written one".into(),
+        match instr_derived {
+            Ok([hand, derived]) => format!(
+                "{} vs {} ({:.2}×)",
+                thousands(derived),
+                thousands(hand),
+                derived as f64 / hand as f64
+            ),
+            Err(why) => format!("not measured: {why}"),
+        },
+        "—".into(),
     ]);
     rows.push([
         "an empty call through the component (`state()`)".into(),
@@ -298,6 +316,18 @@ fn gzip_len(bytes: &[u8]) -> Option<usize> {
 /// this program on itself, collecting only `function` (`perf_job_events`:
 /// one `event` call each; `perf_job_batch`: one `events` batch per cycle).
 fn instructions(target: &FsPath, function: &str) -> Result<(u64, u64), String> {
+    let [n, c] = instructions_of(target, function, ["native", "component"])?;
+    Ok((n, c))
+}
+
+/// [`instructions`] of the given child paths (`native`, `component`,
+/// `component-derived`: the component with wasmtime's derived lowering of
+/// `events-packed` instead of the hand-written one).
+fn instructions_of<const N: usize>(
+    target: &FsPath,
+    function: &str,
+    paths: [&str; N],
+) -> Result<[u64; N], String> {
     let have = Command::new("valgrind").arg("--version").output();
     if !have.is_ok_and(|o| o.status.success()) {
         return Err("valgrind is not installed".into());
@@ -311,8 +341,8 @@ fn instructions(target: &FsPath, function: &str) -> Result<(u64, u64), String> {
     };
     Runtime::new(EMBEDDED_WASM, options).map_err(|e| format!("{e:#}"))?;
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut counts = [0u64; 2];
-    for (i, path) in ["native", "component"].into_iter().enumerate() {
+    let mut counts = [0u64; N];
+    for (i, path) in paths.into_iter().enumerate() {
         let out_file = target.join(format!("perf-callgrind.{path}.{function}.out"));
         let out = Command::new("valgrind")
             .arg("--tool=callgrind")
@@ -350,7 +380,7 @@ fn instructions(target: &FsPath, function: &str) -> Result<(u64, u64), String> {
             .ok_or("no total in the callgrind output")?;
         counts[i] = total / (MEASURED_CYCLES * u64::from(JOB_WRITERS));
     }
-    Ok((counts[0], counts[1]))
+    Ok(counts)
 }
 
 /// Under callgrind: warm up, then the measured events (collected), with
@@ -362,6 +392,7 @@ fn callgrind_child(path: &str, cache: &FsPath, batch: bool) {
     } else {
         let options = RuntimeOptions {
             cache_dir: Some(cache.to_path_buf()),
+            derived_lowering: path == "component-derived",
             ..RuntimeOptions::default()
         };
         Engine::Component(Runtime::new(EMBEDDED_WASM, options).expect("the cached component loads"))

@@ -187,39 +187,8 @@ impl Serialize for Checkpoint {
     }
 }
 
-/// A snapshot, as in a replay result.
-#[derive(Serialize)]
-struct SnapshotDoc<'a> {
-    id: u64,
-    commit_user: &'a str,
-    identifier: Checkpoint,
-    watermark: Option<i64>,
-    time_ms: u64,
-    /// `[subtask, committable]`, lossily for committables not in UTF-8.
-    committables: Vec<(u32, String)>,
-}
-
-/// A tag, as in a replay result.
-#[derive(Serialize)]
-pub struct TagDoc<'a> {
-    name: &'a str,
-    snapshot_id: u64,
-    identifier: Checkpoint,
-    create_time_ms: u64,
-    expire_time_ms: Option<u64>,
-}
-
-impl<'a> TagDoc<'a> {
-    pub fn of(t: &'a Tag) -> Self {
-        TagDoc {
-            name: &t.name,
-            snapshot_id: t.snapshot_id,
-            identifier: Checkpoint(t.identifier),
-            create_time_ms: t.create_time_ms,
-            expire_time_ms: t.expire_time_ms,
-        }
-    }
-}
+/// A snapshot and a tag, as in a replay result (the replay's own documents).
+pub use render::{SnapshotDoc, TagDoc};
 
 #[derive(Serialize)]
 struct UserDoc<'a> {
@@ -277,21 +246,7 @@ pub fn inspect_json(
     problems: &[String],
 ) -> String {
     let doc = InspectDoc {
-        snapshots: snapshots
-            .iter()
-            .map(|s| SnapshotDoc {
-                id: s.id,
-                commit_user: &s.commit_user,
-                identifier: Checkpoint(s.identifier),
-                watermark: s.watermark,
-                time_ms: s.time_ms,
-                committables: s
-                    .committables
-                    .iter()
-                    .map(|(subtask, c)| (*subtask, String::from_utf8_lossy(c).into_owned()))
-                    .collect(),
-            })
-            .collect(),
+        snapshots: snapshots.iter().map(SnapshotDoc::of).collect(),
         tags: tags.iter().map(TagDoc::of).collect(),
         users: summary
             .users

@@ -81,8 +81,9 @@ struct ErrorDoc<'a> {
     message: &'a str,
 }
 
+/// A snapshot as a result document shows it (also `sinkcoord inspect --json`).
 #[derive(Serialize)]
-struct SnapshotDoc<'a> {
+pub struct SnapshotDoc<'a> {
     id: u64,
     commit_user: &'a str,
     identifier: Checkpoint,
@@ -93,8 +94,9 @@ struct SnapshotDoc<'a> {
     committables: Vec<(u32, String)>,
 }
 
+/// A tag as a result document shows it (also `sinkcoord inspect --json`).
 #[derive(Serialize)]
-struct TagDoc<'a> {
+pub struct TagDoc<'a> {
     name: &'a str,
     snapshot_id: u64,
     identifier: Checkpoint,
@@ -121,7 +123,8 @@ impl<'a> StepDoc<'a> {
 }
 
 impl<'a> SnapshotDoc<'a> {
-    fn of(s: &'a Snapshot) -> Self {
+    /// The document of `s`.
+    pub fn of(s: &'a Snapshot) -> Self {
         SnapshotDoc {
             id: s.id,
             commit_user: &s.commit_user,
@@ -138,7 +141,8 @@ impl<'a> SnapshotDoc<'a> {
 }
 
 impl<'a> TagDoc<'a> {
-    fn of(t: &'a Tag) -> Self {
+    /// The document of `t`.
+    pub fn of(t: &'a Tag) -> Self {
         TagDoc {
             name: &t.name,
             snapshot_id: t.snapshot_id,

@@ -4,45 +4,18 @@
 use std::path::Path;
 use std::process::Command;
 
-use sink_coordinator::{Clock, Config, Coordinator, Entry, Storage, StorageError, END};
+use sink_coordinator::{Config, Coordinator, Entry, HostEnv, Shared, StepClock, END};
 use sink_coordinator_host::storage::LocalDirStorage;
 
 /// A commit user's coordinator (native core, parallelism 1) on a table
 /// directory, whose clock reads `now` (set by the test between steps).
 pub struct Job {
     coordinator: Coordinator,
-    env: DirEnv,
+    env: HostEnv,
+    /// The clock `env` reads: stopped (step 0), set by each commit.
+    clock: Shared<StepClock>,
     /// The last checkpoint completed.
     last: u64,
-}
-
-pub struct DirEnv {
-    storage: LocalDirStorage,
-    pub now: u64,
-}
-
-impl Storage for DirEnv {
-    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
-        self.storage.get(key)
-    }
-    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
-        self.storage.put_if_absent(key, value)
-    }
-    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
-        self.storage.put(key, value)
-    }
-    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
-        self.storage.delete(key)
-    }
-    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
-        self.storage.list(prefix)
-    }
-}
-
-impl Clock for DirEnv {
-    fn now_ms(&mut self) -> u64 {
-        self.now
-    }
 }
 
 impl Job {
@@ -51,15 +24,14 @@ impl Job {
         let mut config = Config::new(1, user);
         config.savepoint_auto_tag = true;
         config.tag_time_retained_ms = retained_ms;
-        let mut env = DirEnv {
-            storage: LocalDirStorage::open(dir).unwrap(),
-            now: 0,
-        };
+        let clock = Shared::new(StepClock::new(0, 0));
+        let mut env = HostEnv::new(LocalDirStorage::open(dir).unwrap(), clock.clone());
         let mut coordinator = Coordinator::new(config, None);
         coordinator.start(&mut env).unwrap();
         Job {
             coordinator,
             env,
+            clock,
             last: 0,
         }
     }
@@ -67,7 +39,7 @@ impl Job {
     /// Commits checkpoint `cp` at time `now`; END is the final commit, made
     /// by the checkpoint after the last one.
     pub fn commit(&mut self, cp: u64, savepoint: bool, now: u64) {
-        self.env.now = now;
+        self.clock.lock().set_next(now);
         let entry = Entry {
             checkpoint: cp,
             committables: vec![format!("c{cp}").into_bytes()].into(),

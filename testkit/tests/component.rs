@@ -69,7 +69,15 @@ impl Storage for Overrun {
 /// the runtime and the table stay usable.
 #[test]
 fn overrun_is_interrupted_and_the_host_stays_usable() {
-    let runtime = Runtime::embedded().unwrap();
+    // A runtime of its own: the test advances its engine's epoch by a whole
+    // deadline, which would interrupt the calls other tests of this file make
+    // at the same moment on the shared `Runtime::embedded()` (it failed
+    // `local_dir_table_end_to_end` once in CI that way).
+    let runtime = Runtime::new(
+        sink_coordinator_host::engine::EMBEDDED_WASM,
+        RuntimeOptions::default(),
+    )
+    .unwrap();
     assert_eq!(
         runtime.options().fuel_per_call,
         None,

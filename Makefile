@@ -25,7 +25,6 @@
 #   make jvm-test               the Java binding on Chicory (hosts/jvm, Maven): unit tests and every trace
 #   make go-test                the Go module on wazero (hosts/go): go test ./... (every trace, fuzz corpora), the example
 #   make flink-test             the Flink 2.3 connector end to end in MiniClusters (hosts/flink)
-#   make flink-setup            Flink's jars from PyPI into target/flink/lib (once)
 #   make moto-setup             moto[server] from PyPI into target/moto-venv (the S3 API server of the S3 tests)
 #   make model-check            exhaustive model check of the native core (stateright, full scope; MODEL_SCOPE=large: P = 3)
 #   make fuzz FUZZ_SECONDS=N    each fuzz target N seconds (cargo fuzz, stable Rust; fuzz/README.md)
@@ -41,7 +40,7 @@ XTASK := $(CARGO) run --release -q -p xtask --
 VERSION := $(shell sed -n 's/^package sink:coordinator@\(.*\);/\1/p' wit/coordinator.wit)
 COMPONENT := dist/sink-coordinator-$(VERSION).wasm
 
-.PHONY: help paimon-test spec-check binaryen doc moto-setup oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test jvm-test go-test flink-setup flink-test fuzz fuzz-regress model-check
+.PHONY: help paimon-test spec-check binaryen doc moto-setup oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test jvm-test go-test flink-test fuzz fuzz-regress model-check
 
 # The CLI needs no wasm32 target: it embeds the committed dist/ artifact.
 build:
@@ -123,18 +122,11 @@ hosts-setup:
 moto-setup:
 	@bash tests/s3/setup.sh
 
-# The Flink connector: a JNI library (hosts/flink/native) and Java sources
-# compiled with javac against the jars of the PyPI wheel apache-flink-libraries
-# (no Maven registry here); the tests print "N passed, N failed".
-flink-setup:
-	@hosts/flink/setup.sh >/dev/null
-
-# flink-test: test.sh (that runner; it builds hosts/jvm too, for the Chicory runtime), then the
-# Maven build of the connector (hosts/flink/pom.xml, Flink from Maven Central, the JVM binding
-# installed into ~/.m2 first): JUnit 5 on MiniClusterExtension, on Chicory and on JNI (the
-# library test.sh built, bundled in the jar and extracted at load).
-flink-test: flink-setup
-	hosts/flink/test.sh
+# flink-test: the Flink connector's Maven build (hosts/flink/pom.xml, Flink from Maven Central,
+# the JVM binding installed into ~/.m2 first): JUnit 5 on MiniClusterExtension, on Chicory and on
+# JNI (the library hosts/flink/native, built here, bundled in the jar and extracted at load).
+flink-test:
+	$(CARGO) build --release -p sink-coordinator-flink
 	$(MVN) -B -q -f hosts/jvm/pom.xml install -DskipTests
 	$(MVN) -B -q -f hosts/flink/pom.xml verify
 

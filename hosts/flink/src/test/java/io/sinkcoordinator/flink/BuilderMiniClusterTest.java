@@ -8,10 +8,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The first JUnit 5 test of the Maven build (hosts/flink/pom.xml): the builder's job on a shared
- * MiniCluster (one TaskManager, four slots), the same body as the hand-made runner's {@code
- * builder-append}, on both runtimes: Chicory (pure Java) and the JNI library. The other tests
- * move here one by one (issue 24, item 3).
+ * The builder's job (BuilderTests.builderAppend) on a shared MiniCluster (one TaskManager, four
+ * slots), on both runtimes: Chicory (pure Java) and the JNI library.
  */
 class BuilderMiniClusterTest {
     @RegisterExtension

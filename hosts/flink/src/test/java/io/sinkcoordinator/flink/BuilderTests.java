@@ -19,12 +19,8 @@ final class BuilderTests {
     /**
      * A job of parallelism 4 whose writers run with parallelism 2 under their own name and uid
      * prefix: every record exactly once, and the job graph carries the names.
+     * Its component runs on {@code runtime}; the table is read back the same way.
      */
-    static void builderAppend() throws Exception {
-        builderAppend(SinkOptions.defaultRuntime());
-    }
-
-    /** The same job with its component on {@code runtime} (its table read back the same way). */
     static void builderAppend(ComponentRuntime runtime) throws Exception {
         Path table = TestSupport.tempDir("builder-" + runtime.name().toLowerCase());
         try {

@@ -91,7 +91,7 @@ final class CrashTest {
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("-Xmx512m");
         // The killed job's scratch files (Flink's io.tmp.dirs default) land in
-        // the directory test.sh empties, not in /tmp.
+        // the test JVM's java.io.tmpdir, not necessarily /tmp.
         command.add("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
         command.add("-XX:-UsePerfData");
         command.add("-Dsinkcoord.native.library="

@@ -9,11 +9,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The hand-made runner's end-to-end tests (EndToEndTests, FinishTests, CrashTest) as JUnit 5
+ * The end-to-end tests (EndToEndTests, FinishTests, FinalCommitTests, CrashTest) as JUnit 5
  * tests on a shared MiniCluster, each on both runtimes: Chicory (pure Java) and the JNI library.
- * The bodies are the runner's own; the runtime reaches them as the default of {@link
- * SinkOptions#of} ({@code sinkcoord.runtime}, set around each body; the kill -9 test passes it to
- * its child JVM). The runner stays until {@code make flink-test} drops it (issue 24, item 3).
+ * The runtime reaches a body as the default of {@link SinkOptions#of} ({@code
+ * sinkcoord.runtime}, set around each body; the kill -9 test passes it to its child JVM).
  */
 class EndToEndMiniClusterTest {
     @RegisterExtension
@@ -28,8 +27,8 @@ class EndToEndMiniClusterTest {
      * Chicory's compiled guest functions run interpreted by HotSpot until C2 compiles them
      * (docs/hosts/jvm.md): cold, a completion takes up to a second, and a timing-sensitive test
      * (a storage drill that needs enough commits before the input ends, a failover that needs
-     * finished subtasks) would see too few. The runner's order warmed them up by accident; here
-     * the runtime the connector shares (CoordinatorRuntime.bundled()) is warmed up on purpose.
+     * finished subtasks) would see too few. The runtime the connector shares
+     * (CoordinatorRuntime.bundled()) is therefore warmed up first.
      */
     @BeforeAll
     static void warmUpChicory() {

@@ -6,7 +6,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * CoordinatorScheduleTests (SinkCoordinator call by call, fake context, no cluster) as JUnit 5
- * tests on both runtimes; the runner runs the same bodies (coordinator-* in FlinkTests).
+ * tests on both runtimes.
  */
 class SinkCoordinatorTest {
     private static void on(ComponentRuntime runtime, FlinkTests.Test body) throws Exception {

@@ -214,6 +214,13 @@ impl wc::GuestCoordinator for CoordinatorResource {
             })
             .map_err(error)
     }
+    fn set_table_format(&self, format: wt::TableFormat) -> Result<(), wt::Error> {
+        let kind = match format {
+            wt::TableFormat::Native => crate::table::TableFormatKind::Native,
+            wt::TableFormat::Paimon => crate::table::TableFormatKind::Paimon,
+        };
+        self.0.borrow_mut().set_table_format(kind).map_err(error)
+    }
     fn start(&self) -> Result<wt::Outcome, wt::Error> {
         outcome(self.0.borrow_mut().start(&mut Imports))
     }

@@ -79,5 +79,6 @@ pub use env::{Clock, Env, MemEnv, MemStorage, StepClock, Storage, StorageError};
 pub use error::{Error, ErrorKind, Result};
 pub use limits::Limits;
 pub use shared::{HostEnv, Shared};
+pub use table::TableFormatKind;
 pub use types::*;
 pub use writer::Writer;

@@ -26,6 +26,8 @@ use crate::error::{HostError, HostResult};
 /// `events` and `events-packed`: batches of writer events.
 mod api;
 mod batch;
+/// `set-table-format` (0.2.5).
+mod format;
 /// [`ComponentTable`]: the `table` interface, read in bounded pages.
 mod table;
 
@@ -203,6 +205,10 @@ impl ComponentCoordinator {
         let limits = runtime.options().limits;
         if limits != Limits::default() {
             coordinator.set_limits(&limits)?;
+        }
+        let format = runtime.options().table_format;
+        if format != sink_coordinator::TableFormatKind::Native {
+            coordinator.set_table_format(format)?;
         }
         Ok(coordinator)
     }

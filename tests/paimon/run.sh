@@ -12,6 +12,10 @@ export PAIMON_COMMIT_BIN="$target/release/examples/paimon-commit"
 # The core's Coordinator on a Paimon table (the core's `paimon` feature, turned on by
 # the crate's dev-dependency).
 export PAIMON_JOB_BIN="$target/release/examples/coordinator-job"
+# The same job with its data files written in Rust (paimon-writer: Parquet).
+CARGO_TARGET_DIR="$target" cargo build --quiet --release -p sink-coordinator-paimon-writer \
+  --example rust-job
+export PAIMON_RUST_JOB_BIN="$target/release/examples/rust-job"
 if [ "${PAIMON_JAVA:-1}" != 0 ] && command -v java >/dev/null && command -v mvn >/dev/null; then
   PAIMON_JAVA_CP="$("$here/java-setup.sh")"
   export PAIMON_JAVA_CP

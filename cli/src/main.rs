@@ -26,6 +26,7 @@ mod report;
 mod script;
 mod simulate;
 mod storage;
+mod table;
 mod tags;
 mod wipe;
 
@@ -79,6 +80,9 @@ enum Command {
     Inspect(InspectArgs),
     /// Operate on a table's tags: `expire` deletes those past their expire time.
     Tags(tags::TagsArgs),
+    /// Create a table: `create --format paimon --schema COLUMNS` writes an Apache Paimon
+    /// append table's schema (docs/paimon.md).
+    Table(table::TableArgs),
     /// Simulate a streaming job (writers, checkpoints, savepoints, failovers,
     /// storage faults, traps) driving the coordinator; check invariants after
     /// every step. The table directory is wiped at the start.
@@ -177,6 +181,7 @@ fn main() -> ExitCode {
         Command::Script(args) => script::cmd_script(args),
         Command::Storage(args) => storage::cmd_storage(args),
         Command::Tags(args) => tags::cmd_tags(args),
+        Command::Table(args) => table::cmd_table(args),
     };
     match result.and_then(|text| print(&text)) {
         Ok(()) => ExitCode::SUCCESS,

@@ -98,6 +98,7 @@ oracle-test: build
 
 run: build
 	$(SINKCOORD) simulate --writers 8 --checkpoints 60 --seed 1 --faults medium --table demo-table
+	@tests/paimon/demo.sh
 
 SEEDS ?= 100000
 PROFILE ?= default

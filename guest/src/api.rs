@@ -465,6 +465,13 @@ impl NativeCoordinator {
             env,
         }
     }
+
+    /// Chooses the table format (host configuration, as
+    /// [`Coordinator::set_table_format`]: only while `created`; `invalid-config`
+    /// for a format this build lacks, e.g. Paimon without the `paimon` feature).
+    pub fn set_table_format(&mut self, kind: crate::table::TableFormatKind) -> HostResult<()> {
+        Ok(self.inner.set_table_format(kind)?)
+    }
 }
 
 impl CoordinatorApi for NativeCoordinator {

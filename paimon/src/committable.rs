@@ -81,7 +81,8 @@ pub enum CommittableError {
         expected: i64,
         found: u64,
     },
-    /// A count or size does not fit Paimon's signed 64-bit fields.
+    /// A count or size does not fit Paimon's signed 64-bit fields, or a null count is
+    /// below -1 (-1 is the one form of "unknown").
     OutOfRange,
     /// The number of partition values is not the number of partition keys.
     PartitionArity {
@@ -246,12 +247,17 @@ pub fn decode_unchecked(bytes: &[u8]) -> Result<DataFile, CommittableError> {
                 let column = c.str()?;
                 let min = c.val()?;
                 let max = c.val()?;
+                // -1 is the one form of "unknown": any other negative count would read
+                // back from the manifest as -1, not as the committed bytes.
                 let nc = c.u64()? as i64;
+                if nc < -1 {
+                    return Err(CommittableError::OutOfRange);
+                }
                 value_stats.push(ColumnStats {
                     column,
                     min,
                     max,
-                    null_count: if nc < 0 { None } else { Some(nc) },
+                    null_count: (nc >= 0).then_some(nc),
                 });
             }
         }
@@ -514,6 +520,10 @@ mod tests {
             ),
             Err(CommittableError::StatsType("id".to_string()))
         );
+        let mut minus_two = encode(&file());
+        let n = minus_two.len();
+        minus_two[n - 8..].copy_from_slice(&(-2i64).to_le_bytes()); // the null count
+        assert_eq!(decode(&minus_two, &t), Err(CommittableError::OutOfRange));
         let b = encode(&file());
         assert_eq!(
             decode(&b[..b.len() - 1], &t),

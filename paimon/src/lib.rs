@@ -1,7 +1,9 @@
 //! Apache Paimon append-table metadata as pure, deterministic functions: the schema file,
 //! the committable (one new data file's metadata), BinaryRow, manifest and manifest-list
 //! Avro files (with a bounded merge rule), snapshot JSON with this project's exactly-once
-//! marks, `LATEST`/`EARLIEST` hints and tags. No storage calls: the caller gets, puts and
+//! marks and the subtask of each new file (`subtasks`), `LATEST`/`EARLIEST` hints and
+//! tags, and a manifest's entries read back as committables (`manifest::decode_manifest_files`,
+//! for readers of the table). No storage calls: the caller gets, puts and
 //! puts-if-absent the bytes. Formats follow Apache Paimon 1.x/pypaimon 2.1 (see
 //! `docs/paimon.md`).
 #![no_std]
@@ -18,6 +20,7 @@ pub mod manifest;
 pub mod naming;
 pub mod schema;
 pub mod snapshot;
+pub mod subtasks;
 pub mod types;
 
 use alloc::string::String;

@@ -446,7 +446,9 @@ pub fn decode_manifest(bytes: &[u8]) -> Result<Vec<EntrySummary>, ManifestError>
     Ok(out)
 }
 
+mod entries;
 mod merge;
+pub use entries::{decode_manifest_files, FileEntry, KIND_ADD};
 pub use merge::{apply_merge, merge_manifests, plan_merge, MergeOptions, Merged};
 
 #[cfg(test)]

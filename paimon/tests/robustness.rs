@@ -125,7 +125,17 @@ fn mutated_inputs_never_panic() {
         }
         let x = mutate(&mut rng, &man);
         let _ = manifest::decode_manifest(&x);
+        // The read-back: a decoded entry re-encodes as a committable without a panic.
+        if let Ok(entries) = manifest::decode_manifest_files(&x, &table) {
+            for e in &entries {
+                let _ = committable::encode(&e.file);
+            }
+        }
         let _ = avro::read_records(&x);
+        let runs = mutate(&mut rng, b"0:2,13:1,4294967295:3");
+        if let Ok(runs) = std::str::from_utf8(&runs) {
+            let _ = sink_coordinator_paimon::subtasks::decode_runs(runs, 6);
+        }
         let mut m2 = meta.clone();
         m2.file_size = x.len() as i64;
         let _ = manifest::merge_manifests(&kinds, &[meta.clone(), m2], &[&man, &x], 2);

@@ -4,11 +4,14 @@
 //! for an instance or writer whose creation trapped. The test kit adds the
 //! component's driver.
 
+use sink_coordinator::table::TableFormatKind;
 use sink_coordinator::{
     events_one_by_one, ApplyResult, Call, Clock, Config, CoordinatorApi, Entry, HostEnv, HostError,
     HostResult, Lifecycle, Limits, NativeCoordinator, Outcome, Reply, RestorePoint, Shared,
     Snapshot, Storage, Tag, Writer, WriterApi,
 };
+
+use crate::paimon::{self, CommittableMap, MappedCoordinator};
 
 /// Creates coordinator instances over one table and clock, and reads that
 /// table through the same implementation (native or component).
@@ -31,6 +34,12 @@ pub trait Driver {
     fn list_snapshots(&mut self) -> HostResult<Vec<Snapshot>>;
     /// Every tag of the table, by name.
     fn list_tags(&mut self) -> HostResult<Vec<Tag>>;
+    /// The format of the table its coordinators write: the replayer reads the
+    /// table's keys and counts storage faults by it (native unless the driver
+    /// says otherwise).
+    fn table_format(&self) -> TableFormatKind {
+        TableFormatKind::Native
+    }
 }
 
 /// An instance whose creation trapped: it stays `failed` (SEMANTICS 2: calls
@@ -78,15 +87,23 @@ pub struct NativeDriver {
     /// Applied to every coordinator it creates (`set-limits`), as a
     /// component runtime applies its options' limits.
     limits: Limits,
+    /// The format of the coordinators' table (`set-table-format`).
+    format: TableFormatKind,
+    /// On a Paimon table: the map between the trace's committables and the
+    /// table's synthetic files ([`crate::paimon`]).
+    map: Option<Shared<CommittableMap>>,
 }
 
 impl NativeDriver {
-    /// A driver whose coordinators keep the default [`Limits`].
+    /// A driver whose coordinators keep the default [`Limits`] and write the
+    /// native table format.
     pub fn new(storage: Shared<dyn Storage + Send>, clock: Shared<dyn Clock + Send>) -> Self {
         NativeDriver {
             storage,
             clock,
             limits: Limits::default(),
+            format: TableFormatKind::Native,
+            map: None,
         }
     }
 
@@ -95,6 +112,41 @@ impl NativeDriver {
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
+    }
+
+    /// The same driver with coordinators writing the table in `format` (what
+    /// `sinkcoord replay --table-format` chooses). For
+    /// [`TableFormatKind::Paimon`] it makes the (empty) table a Paimon table
+    /// now, before any instance starts ([`paimon::prepare_table`]: one
+    /// put-if-absent of `schema/schema-0`), and replays the trace's opaque
+    /// committables as synthetic data files, mapped back wherever a result
+    /// shows them ([`crate::paimon`]), so that a result document of a trace
+    /// can be held against the native format's. The core must be built with
+    /// its `paimon` feature; without it every coordinator created fails with
+    /// `invalid-config`. Fails if the schema cannot be put.
+    pub fn with_table_format(mut self, format: TableFormatKind) -> HostResult<Self> {
+        self.format = format;
+        self.map = match format {
+            TableFormatKind::Native => None,
+            TableFormatKind::Paimon => {
+                paimon::prepare_table(&mut self.storage).map_err(|e| {
+                    HostError::core(
+                        sink_coordinator::ErrorKind::Storage,
+                        format!("cannot create the Paimon table's schema: {e}"),
+                    )
+                })?;
+                Some(Shared::new(CommittableMap::default()))
+            }
+        };
+        Ok(self)
+    }
+
+    /// A snapshot the table's reader gave, in the trace's terms.
+    fn in_trace_terms(&self, s: Snapshot) -> HostResult<Snapshot> {
+        match &self.map {
+            Some(map) => paimon::snapshot_from_table(map, s),
+            None => Ok(s),
+        }
     }
 }
 
@@ -108,27 +160,42 @@ impl Driver for NativeDriver {
         restore: Option<RestorePoint>,
     ) -> HostResult<Box<dyn CoordinatorApi>> {
         let env = HostEnv::new(self.storage.clone(), self.clock.clone());
-        Ok(Box::new(NativeCoordinator::with_limits(
-            config,
-            restore,
-            env,
-            self.limits,
-        )?))
+        let Some(map) = &self.map else {
+            return Ok(Box::new(NativeCoordinator::with_limits(
+                config,
+                restore,
+                env,
+                self.limits,
+            )?));
+        };
+        let restore = restore.map(|r| RestorePoint {
+            state: map.lock().state_to_table(r.state),
+            ..r
+        });
+        let mut c = NativeCoordinator::with_limits(config, restore, env, self.limits)?;
+        c.set_table_format(self.format)?;
+        Ok(Box::new(MappedCoordinator::new(Box::new(c), map.clone())))
     }
     fn create_writer(&mut self, subtask: u32) -> HostResult<Box<dyn WriterApi>> {
         Ok(Box::new(Writer::new(subtask)))
     }
     fn snapshot_by_id(&mut self, id: u64) -> HostResult<Option<Snapshot>> {
-        Ok(sink_coordinator::table::snapshot_by_id(
-            &mut self.storage,
-            id,
-        )?)
+        match sink_coordinator::table::snapshot_by_id(&mut self.storage, id)? {
+            Some(s) => self.in_trace_terms(s).map(Some),
+            None => Ok(None),
+        }
     }
     fn list_snapshots(&mut self) -> HostResult<Vec<Snapshot>> {
-        Ok(sink_coordinator::table::list_snapshots(&mut self.storage)?)
+        sink_coordinator::table::list_snapshots(&mut self.storage)?
+            .into_iter()
+            .map(|s| self.in_trace_terms(s))
+            .collect()
     }
     fn list_tags(&mut self) -> HostResult<Vec<Tag>> {
         Ok(sink_coordinator::table::list_tags(&mut self.storage)?)
+    }
+    fn table_format(&self) -> TableFormatKind {
+        self.format
     }
 }
 

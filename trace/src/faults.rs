@@ -86,17 +86,59 @@ pub struct Fault {
     pub mode: FaultMode,
 }
 
+/// Which storage calls the fault queues count, by the table's layout.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FaultScope {
+    /// Every call (the native layout: each of its calls is one TRACE-FORMAT speaks of).
+    #[default]
+    Every,
+    /// A Paimon table's calls that have a native twin: snapshot, tag and `LATEST`
+    /// puts and gets, the listing of `tag/`, tag deletes
+    /// ([`crate::paimon::keys::counts`]). The others (manifests, manifest lists,
+    /// `EARLIEST`, the schema, the listing of `snapshot/`) go through without
+    /// counting, and an injected fault names the native twin of its key, so that a
+    /// trace's faults hit the calls, and word the errors, they do natively.
+    PaimonCommitPoints,
+}
+
+impl FaultScope {
+    /// The scope of a table in `format`.
+    pub fn of(format: sink_coordinator::table::TableFormatKind) -> Self {
+        match format {
+            sink_coordinator::table::TableFormatKind::Native => FaultScope::Every,
+            sink_coordinator::table::TableFormatKind::Paimon => FaultScope::PaimonCommitPoints,
+        }
+    }
+
+    /// Whether a call of `call` on `key` counts toward the queued faults.
+    pub fn counts(self, call: CallKind, key: &str) -> bool {
+        match self {
+            FaultScope::Every => true,
+            FaultScope::PaimonCommitPoints => crate::paimon::keys::counts(call, key),
+        }
+    }
+
+    /// The key an injected fault's text names.
+    fn shown(self, key: &str) -> std::borrow::Cow<'_, str> {
+        match self {
+            FaultScope::Every => std::borrow::Cow::Borrowed(key),
+            FaultScope::PaimonCommitPoints => crate::paimon::keys::native_key(key),
+        }
+    }
+}
+
 /// Wraps a storage and injects queued faults (TRACE-FORMAT `storage_fault`).
 ///
 /// Each call kind has a FIFO queue; only its front fault is active, and its
 /// `skip` counts the calls made after the previous fault was used up. While
 /// `suspended`, calls go straight through and consume nothing (the replayer's
-/// own reads of the table).
+/// own reads of the table). Calls outside its [`FaultScope`] go through likewise.
 #[derive(Clone, Debug, Default)]
 pub struct FaultyStorage<S> {
     inner: S,
     queues: [VecDeque<Fault>; 4],
     suspended: bool,
+    scope: FaultScope,
     /// Calls that misbehaved so far, and how the last one did.
     injected: u64,
     last: Option<FaultMode>,
@@ -110,6 +152,7 @@ impl<S> FaultyStorage<S> {
             inner,
             queues: Default::default(),
             suspended: false,
+            scope: FaultScope::Every,
             injected: 0,
             last: None,
         }
@@ -167,9 +210,14 @@ impl<S> FaultyStorage<S> {
         self.suspended
     }
 
-    /// Counts one call of `call`; returns how it must misbehave, if at all.
-    fn take(&mut self, call: CallKind) -> Option<FaultMode> {
-        if self.suspended {
+    /// Sets which calls count toward the faults (all of them by default).
+    pub fn set_scope(&mut self, scope: FaultScope) {
+        self.scope = scope;
+    }
+
+    /// Counts one call of `call` on `key`; returns how it must misbehave, if at all.
+    fn take(&mut self, call: CallKind, key: &str) -> Option<FaultMode> {
+        if self.suspended || !self.scope.counts(call, key) {
             return None;
         }
         let queue = &mut self.queues[call.index()];
@@ -189,7 +237,8 @@ impl<S> FaultyStorage<S> {
     }
 }
 
-fn injected(op: &str, key: &str, mode: FaultMode) -> StorageError {
+fn injected(scope: FaultScope, op: &str, key: &str, mode: FaultMode) -> StorageError {
+    let key = scope.shown(key);
     match mode {
         FaultMode::Fail => StorageError::Io(format!("injected fault: {op} {key:?} failed")),
         FaultMode::Ambiguous => StorageError::Io(format!(
@@ -200,49 +249,56 @@ fn injected(op: &str, key: &str, mode: FaultMode) -> StorageError {
 
 impl<S: Storage> Storage for FaultyStorage<S> {
     fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
-        match self.take(CallKind::Get) {
+        match self.take(CallKind::Get, key) {
             // A read has no change to apply: ambiguous is fail.
-            Some(_) => Err(injected("get", key, FaultMode::Fail)),
+            Some(_) => Err(injected(self.scope, "get", key, FaultMode::Fail)),
             None => self.inner.get(key),
         }
     }
 
     fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
-        match self.take(CallKind::Put) {
-            Some(FaultMode::Fail) => Err(injected("put-if-absent", key, FaultMode::Fail)),
+        match self.take(CallKind::Put, key) {
+            Some(FaultMode::Fail) => {
+                Err(injected(self.scope, "put-if-absent", key, FaultMode::Fail))
+            }
             Some(FaultMode::Ambiguous) => {
                 self.inner.put_if_absent(key, value)?;
-                Err(injected("put-if-absent", key, FaultMode::Ambiguous))
+                Err(injected(
+                    self.scope,
+                    "put-if-absent",
+                    key,
+                    FaultMode::Ambiguous,
+                ))
             }
             None => self.inner.put_if_absent(key, value),
         }
     }
 
     fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
-        match self.take(CallKind::Put) {
-            Some(FaultMode::Fail) => Err(injected("put", key, FaultMode::Fail)),
+        match self.take(CallKind::Put, key) {
+            Some(FaultMode::Fail) => Err(injected(self.scope, "put", key, FaultMode::Fail)),
             Some(FaultMode::Ambiguous) => {
                 self.inner.put(key, value)?;
-                Err(injected("put", key, FaultMode::Ambiguous))
+                Err(injected(self.scope, "put", key, FaultMode::Ambiguous))
             }
             None => self.inner.put(key, value),
         }
     }
 
     fn delete(&mut self, key: &str) -> Result<(), StorageError> {
-        match self.take(CallKind::Delete) {
-            Some(FaultMode::Fail) => Err(injected("delete", key, FaultMode::Fail)),
+        match self.take(CallKind::Delete, key) {
+            Some(FaultMode::Fail) => Err(injected(self.scope, "delete", key, FaultMode::Fail)),
             Some(FaultMode::Ambiguous) => {
                 self.inner.delete(key)?;
-                Err(injected("delete", key, FaultMode::Ambiguous))
+                Err(injected(self.scope, "delete", key, FaultMode::Ambiguous))
             }
             None => self.inner.delete(key),
         }
     }
 
     fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
-        match self.take(CallKind::List) {
-            Some(_) => Err(injected("list", prefix, FaultMode::Fail)),
+        match self.take(CallKind::List, prefix) {
+            Some(_) => Err(injected(self.scope, "list", prefix, FaultMode::Fail)),
             None => self.inner.list(prefix),
         }
     }
@@ -310,6 +366,35 @@ mod tests {
             !st.inner().map.contains_key("c"),
             "failed write did not land"
         );
+    }
+
+    #[test]
+    fn paimon_scope_counts_commit_points_and_names_native_keys() {
+        let mut st = FaultyStorage::new(MemStorage::default());
+        st.set_scope(FaultScope::PaimonCommitPoints);
+        st.push_fault(CallKind::Put, fault(1, 1, FaultMode::Fail));
+        // A commit: manifest and lists go through uncounted, the snapshot create is the
+        // skipped call, `LATEST` the faulted one, `EARLIEST` uncounted.
+        st.put("manifest/manifest-a-0", b"m").unwrap();
+        st.put("manifest/manifest-list-a-0", b"l").unwrap();
+        assert_eq!(st.put_if_absent("snapshot/snapshot-1", b"s"), Ok(true));
+        let e = st.put("snapshot/LATEST", b"1").unwrap_err();
+        assert_eq!(
+            e,
+            StorageError::Io("injected fault: put \"hint/latest-snapshot\" failed".into())
+        );
+        st.put("snapshot/EARLIEST", b"1").unwrap();
+        assert_eq!(st.pending(CallKind::Put), 0);
+        st.push_fault(CallKind::Get, fault(0, 1, FaultMode::Fail));
+        st.get("schema/schema-0").unwrap();
+        let e = st.get("snapshot/snapshot-1").unwrap_err();
+        assert!(
+            e.to_string().contains("snapshot/00000000000000000001"),
+            "{e}"
+        );
+        st.push_fault(CallKind::List, fault(0, 1, FaultMode::Fail));
+        st.list("snapshot/").unwrap();
+        assert!(st.list("tag/").is_err());
     }
 
     #[test]

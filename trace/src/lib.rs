@@ -8,7 +8,9 @@
 //! - [`driver`]: how replay creates coordinators and writers, and the native
 //!   core's [`driver::NativeDriver`];
 //! - [`replay`]: a trace's steps through a driver, on a fresh or given table.
-//! - [`corpus`]: the repository's trace corpora and their expected results.
+//! - [`corpus`]: the repository's trace corpora and their expected results;
+//! - [`paimon`]: replaying on an Apache Paimon table (the trace's committables
+//!   mapped to synthetic data files and back).
 //!
 //! The embedding crate's component handles implement the core's
 //! [`CoordinatorApi`](sink_coordinator::CoordinatorApi) and
@@ -21,5 +23,6 @@ pub mod corpus;
 pub mod driver;
 pub mod faults;
 pub mod format;
+pub mod paimon;
 pub mod render;
 pub mod replay;

@@ -69,9 +69,15 @@ pub(super) trait ContractFormat: TableFormat + Default {
         alloc::vec![b'a' + i as u8; i as usize + 1]
     }
 
-    /// Whether a stored snapshot reads back its committables (a Paimon
-    /// table keeps them in manifests, which the log never reads).
+    /// Whether the log's read of a stored snapshot gives its committables
+    /// (a Paimon table keeps them in manifests, which the log never reads).
     const COMMITTABLES_READ_BACK: bool = true;
+
+    /// Snapshot `id` as the read-only `table` functions see it: whatever the
+    /// log's read gives, every format gives the committables here.
+    fn read_back(&mut self, st: &mut dyn Storage, id: u64) -> Option<crate::types::Snapshot> {
+        self.read_snapshot(st, id).unwrap().map(|s| s.snapshot)
+    }
 }
 
 impl ContractFormat for NativeLog {}
@@ -122,6 +128,21 @@ pub(super) fn check_format<F: ContractFormat>(calls_per_create: usize) {
             alloc::vec![(0, c0.clone()), (3, c1.clone())]
         );
     }
+    let back = f.read_back(&mut st, 20).unwrap();
+    assert_eq!(
+        back.committables,
+        alloc::vec![(0, c0.clone()), (3, c1.clone())]
+    );
+    assert_eq!(
+        crate::types::Snapshot {
+            committables: Vec::new(),
+            ..back
+        },
+        crate::types::Snapshot {
+            committables: Vec::new(),
+            ..s.snapshot.clone()
+        }
+    );
     assert_eq!(s.previous_of_user, Some(mark(19, 19)));
     assert_eq!(s.users.get("u"), Some(&mark(20, 20)));
     assert_eq!(s.users.get("v"), Some(&mark(1, 1)));

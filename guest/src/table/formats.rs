@@ -12,7 +12,7 @@ use super::native::NativeLog;
 use super::paimon::PaimonTable;
 use crate::env::{Storage, StorageError};
 use crate::error::Result;
-use crate::types::Tag;
+use crate::types::{Snapshot, Tag};
 
 /// Which format a table is written in (host configuration, not state: see
 /// `Coordinator::set_table_format`).
@@ -90,6 +90,17 @@ impl AnyFormat {
         }
         let _ = st;
         Ok(AnyFormat::Native(NativeLog))
+    }
+
+    /// Snapshot `id` as a reader of the table sees it, committables included: the
+    /// native log's record as it is; a Paimon snapshot with its committables read back
+    /// from its delta manifests (gets the log's own reads never make).
+    pub fn read_back(&mut self, st: &mut dyn Storage, id: u64) -> Result<Option<Snapshot>> {
+        match self {
+            AnyFormat::Native(f) => Ok(f.read_snapshot(st, id)?.map(|s| s.snapshot)),
+            #[cfg(feature = "paimon")]
+            AnyFormat::Paimon(p) => p.read_back(st, id),
+        }
     }
 
     /// Checks one committable of an arriving event: the native log takes any bytes; a

@@ -189,10 +189,7 @@ mod detecting {
         if latest == 0 {
             return Ok(None);
         }
-        Ok(log
-            .format_mut()
-            .read_snapshot(st, latest)?
-            .map(|s| s.snapshot))
+        log.format_mut().read_back(st, latest)
     }
 
     /// Snapshot `id`, if it exists.
@@ -201,7 +198,7 @@ mod detecting {
             return Ok(Some(s.snapshot));
         }
         match other_format(st)? {
-            Some(mut f) => Ok(f.read_snapshot(st, id)?.map(|s| s.snapshot)),
+            Some(mut f) => f.read_back(st, id),
             None => Ok(None),
         }
     }
@@ -220,8 +217,8 @@ mod detecting {
     fn read_all(f: &mut AnyFormat, st: &mut dyn Storage) -> Result<Vec<Snapshot>> {
         let mut out = Vec::new();
         let mut id = 1u64;
-        while let Some(s) = f.read_snapshot(st, id)? {
-            out.push(s.snapshot);
+        while let Some(s) = f.read_back(st, id)? {
+            out.push(s);
             id += 1;
         }
         Ok(out)

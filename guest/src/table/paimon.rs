@@ -16,8 +16,11 @@
 //!   the cache saves two gets per commit.
 //!
 //! Differences from the native log the log can live with (see `contract.rs`):
-//! - a stored snapshot's committables read back empty: Paimon keeps data files in
-//!   manifests, which the log never needs (reading them would cost gets per snapshot);
+//! - the log's reads of a snapshot give no committables: Paimon keeps data files in
+//!   manifests, which the log never needs (reading them would cost gets per snapshot).
+//!   The read-only `table` functions read them back (`PaimonTable::read_back`, in
+//!   `paimon_read.rs`): each file of the delta manifests re-encoded as its committable,
+//!   with the subtask the commit recorded in the snapshot's `sinkcoord.subtasks`;
 //! - snapshots Paimon itself wrote carry no marks: their users come from the snapshot
 //!   before (cached when the log probes forward, else a bounded walk back).
 
@@ -27,11 +30,12 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use sink_coordinator_paimon::committable::{self, CommittableError, DataFile};
+use sink_coordinator_paimon::committable::{self, DataFile};
 use sink_coordinator_paimon::manifest::{self, ManifestFileMeta, MergeOptions};
 use sink_coordinator_paimon::naming::Role;
-use sink_coordinator_paimon::schema::{self, SchemaError};
+use sink_coordinator_paimon::schema;
 use sink_coordinator_paimon::snapshot::{self as psnap, Marks, NewSnapshot};
+use sink_coordinator_paimon::subtasks;
 use sink_coordinator_paimon::{decode_schema, TableSchema};
 
 use super::format::{SnapshotRecord, StoredSnapshot, StoredTag, TableFormat, TagRecord, UserMark};
@@ -82,59 +86,6 @@ fn unusable(what: String) -> StorageError {
 
 fn corrupt(key: &str, why: &str) -> Error {
     Error::corrupt_state(format!("table record {key}: {why}"))
-}
-
-/// Text for a refused committable (no `{:?}`: strings would be escaped, which pulls
-/// Unicode tables into the component).
-pub fn committable_error_text(e: &CommittableError) -> String {
-    match e {
-        CommittableError::Truncated => "it ends early".into(),
-        CommittableError::TrailingBytes => "it has bytes after its last field".into(),
-        CommittableError::BadMagic => "it is not a Paimon committable (no PCM magic)".into(),
-        CommittableError::UnsupportedVersion(v) => format!("its version {v} is unknown"),
-        CommittableError::BadValueTag(t) => format!("it holds an unknown value tag {t}"),
-        CommittableError::Utf8 => "a string in it is not UTF-8".into(),
-        CommittableError::BadFileName => {
-            "its file name is not a plain file name inside the table".into()
-        }
-        CommittableError::SchemaIdMismatch { expected, found } => {
-            format!("its file was written with schema {found}, the table's schema is {expected}")
-        }
-        CommittableError::OutOfRange => "a count or size in it is out of range".into(),
-        CommittableError::PartitionArity { expected, found } => {
-            format!("it holds {found} partition values, the table has {expected} partition keys")
-        }
-        CommittableError::PartitionType { index } => {
-            format!("partition value {index} does not fit its key's type")
-        }
-        CommittableError::BadStatsColumn(c) => {
-            format!(
-                "its stats name column \"{}\", which cannot carry stats",
-                clip(c)
-            )
-        }
-        CommittableError::StatsType(c) => {
-            format!(
-                "its stats for column \"{}\" do not fit the column's type",
-                clip(c)
-            )
-        }
-    }
-}
-
-fn schema_error_text(e: &SchemaError) -> String {
-    match e {
-        SchemaError::BadJson => "it is not a Paimon schema".into(),
-        SchemaError::PrimaryKeyTable => "it is a primary-key table (append tables only)".into(),
-        SchemaError::FixedBucket(b) => format!("its bucket is {} (only -1 is supported)", clip(b)),
-        SchemaError::UnknownPartitionKey(k) => {
-            format!("its partition key \"{}\" names no column", clip(k))
-        }
-        SchemaError::UnsupportedPartitionType(k) => {
-            format!("its partition key \"{}\" has an unsupported type", clip(k))
-        }
-        SchemaError::BadFields => "its columns are missing or repeated".into(),
-    }
 }
 
 /// A Paimon identifier as the log's: END is `Long.MAX_VALUE` in both; a negative one
@@ -590,8 +541,15 @@ impl TableFormat for PaimonTable {
             watermark: r.watermark,
             marks: &marks,
         });
-        if let (Some(p), Some(props)) = (r.previous_of_user, snap.properties.as_mut()) {
-            props.insert(P_PREVIOUS_IDENTIFIER.into(), format!("{}", p.identifier));
+        if let Some(props) = snap.properties.as_mut() {
+            if let Some(p) = r.previous_of_user {
+                props.insert(P_PREVIOUS_IDENTIFIER.into(), format!("{}", p.identifier));
+            }
+            // Which subtask reported each file, for the read-back (the manifest entry
+            // has no field for it): computed from the record, no storage call.
+            if let Some(runs) = subtasks::encode_runs(r.committables.iter().map(|(s, _)| *s)) {
+                props.insert(subtasks::P_SUBTASKS.into(), runs);
+            }
         }
         let created = st.put_if_absent(&psnap::snapshot_key(id), &snap.encode())?;
         if created {
@@ -651,15 +609,25 @@ impl TableFormat for PaimonTable {
     ) -> core::result::Result<bool, StorageError> {
         let key = psnap::tag_key(t.name)
             .map_err(|_| StorageError::InvalidKey(format!("tag name \"{}\"", clip(t.name))))?;
-        let mut snap = match self.get_snapshot(st, t.snapshot_id) {
-            Ok(Some((_, s))) => s,
-            Ok(None) => {
-                return Err(unusable(format!(
-                    "snapshot {} to tag is missing",
-                    t.snapshot_id
-                )))
-            }
-            Err(e) => return Err(as_storage(e)),
+        // The snapshot a savepoint tags is usually the one just created: cached (a
+        // snapshot never changes, so the cache is its stored content).
+        let cached = self
+            .last
+            .as_ref()
+            .filter(|l| l.id == t.snapshot_id)
+            .map(|l| l.snapshot.clone());
+        let found = match cached {
+            Some(s) => Some(s),
+            None => self
+                .get_snapshot(st, t.snapshot_id)
+                .map_err(as_storage)?
+                .map(|(_, s)| s),
+        };
+        let Some(mut snap) = found else {
+            return Err(unusable(format!(
+                "snapshot {} to tag is missing",
+                t.snapshot_id
+            )));
         };
         let props = snap.properties.get_or_insert_with(BTreeMap::new);
         props.insert(P_TAG_CREATE.into(), format!("{}", t.create_time_ms));
@@ -738,6 +706,13 @@ fn decode_tag(key: &str, name: &str, bytes: &[u8]) -> Result<StoredTag> {
         commit_user: s.commit_user,
     })
 }
+
+#[path = "paimon_read.rs"]
+mod read;
+#[path = "paimon_text.rs"]
+mod text;
+pub use text::committable_error_text;
+use text::schema_error_text;
 
 #[cfg(test)]
 #[path = "paimon_tests.rs"]

@@ -56,6 +56,10 @@ impl ContractFormat for PaimonTable {
     /// Paimon keeps a snapshot's data files in its manifests, which the log never
     /// reads: a read of them would cost two gets per snapshot the log probes.
     const COMMITTABLES_READ_BACK: bool = false;
+
+    fn read_back(&mut self, st: &mut dyn Storage, id: u64) -> Option<crate::types::Snapshot> {
+        PaimonTable::read_back(self, st, id).unwrap()
+    }
 }
 
 /// Four calls per create whatever the history: the manifest, the base and delta lists
@@ -252,4 +256,260 @@ fn damaged_records_are_corrupt_state() {
     // A hint is advisory; without one the listing decides.
     st.put(psnap::LATEST_KEY, b"nope").unwrap();
     assert_eq!(f.read_hint(&mut st).unwrap(), 1);
+}
+
+/// A committable with every kind of content a file can carry.
+fn rich_file(name: &str, day: Datum, stats: Vec<committable::ColumnStats>) -> Vec<u8> {
+    committable::encode(&DataFile {
+        file_name: name.to_string(),
+        file_size: 1 << 40,
+        row_count: 12345,
+        schema_id: 0,
+        min_sequence_number: -7,
+        max_sequence_number: i64::MAX,
+        creation_time_millis: 1_700_000_000_123,
+        partition: alloc::vec![day],
+        value_stats: stats,
+    })
+}
+
+fn col(name: &str, min: Datum, max: Datum, nulls: Option<i64>) -> committable::ColumnStats {
+    committable::ColumnStats {
+        column: name.to_string(),
+        min,
+        max,
+        null_count: nulls,
+    }
+}
+
+/// The read-only functions give each snapshot's committables back byte for byte, with
+/// their subtasks, in commit order (the contract test above counts the commit's calls:
+/// recording the subtasks costs none).
+#[test]
+fn committables_read_back_exactly() {
+    let (mut st, mut f) = table(true);
+    let files = [
+        (
+            0,
+            rich_file("data-1.parquet", Datum::Str("d1".into()), Vec::new()),
+        ),
+        (
+            0,
+            rich_file(
+                "data-2.parquet",
+                Datum::Null,
+                alloc::vec![
+                    col("id", Datum::Null, Datum::Int(i32::MAX), None),
+                    col(
+                        "name",
+                        Datum::Str("a".repeat(40)),
+                        Datum::Str("é".into()),
+                        Some(3)
+                    ),
+                ],
+            ),
+        ),
+        (
+            2,
+            rich_file(
+                "data-3.parquet",
+                Datum::Str("a long partition value".into()),
+                alloc::vec![col("day", Datum::Null, Datum::Null, Some(0))],
+            ),
+        ),
+        (
+            7,
+            data_file("data-4.parquet", 0, alloc::vec![Datum::Str(String::new())]),
+        ),
+    ];
+    let committables: Vec<(u32, &[u8])> = files.iter().map(|(s, c)| (*s, c.as_slice())).collect();
+    for (id, c) in [
+        (1u64, &committables[..]),
+        (2, &[][..]),
+        (3, &committables[1..2]),
+    ] {
+        let users = [("job", mark(id, id))];
+        let record = SnapshotRecord {
+            id,
+            commit_user: "job",
+            identifier: id,
+            watermark: Some(5),
+            time_ms: 10,
+            committables: c,
+            previous_of_user: (id > 1).then(|| mark(id - 1, id - 1)),
+            users: &users,
+        };
+        assert!(f.create_snapshot(&mut st, &record).unwrap());
+    }
+    let want = |c: &[(u32, &[u8])]| -> Vec<(u32, Vec<u8>)> {
+        c.iter().map(|(s, b)| (*s, b.to_vec())).collect()
+    };
+    let all = crate::table::list_snapshots(&mut st).unwrap();
+    assert_eq!(all.len(), 3);
+    assert_eq!(all[0].committables, want(&committables));
+    assert!(all[1].committables.is_empty());
+    assert_eq!(all[2].committables, want(&committables[1..2]));
+    let one = crate::table::snapshot_by_id(&mut st, 1).unwrap().unwrap();
+    assert_eq!(one, all[0]);
+    // No hint was written: the latest is found by listing `snapshot/`.
+    assert_eq!(
+        crate::table::latest_snapshot(&mut st).unwrap().as_ref(),
+        Some(&all[2])
+    );
+    let raw = psnap::decode_snapshot(&st.get(&psnap::snapshot_key(1)).unwrap().unwrap()).unwrap();
+    assert_eq!(
+        raw.properties
+            .unwrap()
+            .get("sinkcoord.subtasks")
+            .map(String::as_str),
+        Some("0:2,2:1,7:1")
+    );
+
+    // A snapshot Paimon wrote (no properties): every file reads back as subtask 0.
+    let foreign = psnap::Snapshot {
+        id: 4,
+        commit_user: "py".into(),
+        properties: None,
+        ..psnap::decode_snapshot(&st.get(&psnap::snapshot_key(1)).unwrap().unwrap()).unwrap()
+    };
+    st.put(&psnap::snapshot_key(4), &foreign.encode()).unwrap();
+    let s4 = crate::table::snapshot_by_id(&mut st, 4).unwrap().unwrap();
+    let zeros: Vec<(u32, Vec<u8>)> = files.iter().map(|(_, c)| (0, c.clone())).collect();
+    assert_eq!(s4.committables, zeros);
+
+    // Subtasks that do not match the files are a damaged snapshot.
+    let mut bad = raw_snapshot(&mut st, 3);
+    bad.properties
+        .as_mut()
+        .unwrap()
+        .insert("sinkcoord.subtasks".into(), "0:2".into());
+    st.put(&psnap::snapshot_key(3), &bad.encode()).unwrap();
+    let e = crate::table::snapshot_by_id(&mut st, 3).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::CorruptState);
+    assert!(e.message.contains("name 2 files"), "{}", e.message);
+}
+
+fn raw_snapshot(st: &mut MemStorage, id: i64) -> psnap::Snapshot {
+    psnap::decode_snapshot(&st.get(&psnap::snapshot_key(id)).unwrap().unwrap()).unwrap()
+}
+
+/// A deterministic generator for the round trip below (splitmix64).
+struct Gen(u64);
+
+impl Gen {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn text(&mut self) -> String {
+        let n = self.below(20) as usize;
+        (0..n)
+            .map(|_| ['a', 'é', '0', ' ', '/', '\u{1F600}'][self.below(6) as usize])
+            .collect()
+    }
+    /// A value of column type `ty` (or null one time in four).
+    fn datum(&mut self, ty: &str) -> Datum {
+        if self.below(4) == 0 {
+            return Datum::Null;
+        }
+        let v = self.next();
+        match ty {
+            "BOOLEAN" => Datum::Bool(v & 1 == 1),
+            "TINYINT" => Datum::Int(i32::from(v as i8)),
+            "SMALLINT" => Datum::Int(i32::from(v as i16)),
+            "INT" | "DATE" => Datum::Int(v as i32),
+            "BIGINT" => Datum::Long(v as i64),
+            _ => Datum::Str(self.text()),
+        }
+    }
+}
+
+/// Any committable a table accepts, committed from any subtasks, reads back as exactly
+/// the committed bytes (every column type a partition or stats value can have, nulls,
+/// long and short strings, extreme numbers, unknown null counts).
+#[test]
+fn any_accepted_committable_reads_back_as_its_bytes() {
+    const COLUMNS: [(&str, &str); 10] = [
+        ("b", "BOOLEAN"),
+        ("t", "TINYINT"),
+        ("s", "SMALLINT"),
+        ("i", "INT"),
+        ("l", "BIGINT"),
+        ("d", "DATE"),
+        ("str", "VARCHAR(30)"),
+        ("x", "DOUBLE"),
+        ("p1", "STRING"),
+        ("p2", "INT"),
+    ];
+    let schema = encode_schema(
+        &CreateTable {
+            columns: &COLUMNS,
+            partition_keys: &["p1", "p2"],
+            options: &[],
+        },
+        0,
+    )
+    .unwrap();
+    let mut st = MemStorage::default();
+    st.put(super::FIRST_SCHEMA_KEY, &schema).unwrap();
+    let mut f = PaimonTable::default();
+    let mut g = Gen(22);
+    for id in 1..=60u64 {
+        let mut committed: Vec<(u32, Vec<u8>)> = Vec::new();
+        for n in 0..g.below(5) {
+            let mut stats = Vec::new();
+            for (name, ty) in COLUMNS {
+                if ty != "DOUBLE" && g.below(2) == 0 {
+                    let nulls = match g.below(3) {
+                        0 => None,
+                        1 => Some(0),
+                        _ => Some((g.next() >> 1) as i64),
+                    };
+                    stats.push(col(name, g.datum(ty), g.datum(ty), nulls));
+                }
+            }
+            // Stats columns in any order.
+            let k = stats.len();
+            for i in (1..k).rev() {
+                stats.swap(i, g.below(i as u64 + 1) as usize);
+            }
+            let file = DataFile {
+                file_name: alloc::format!("data-{id}-{n}-{}.parquet", g.text().replace('/', "_")),
+                file_size: g.next() >> 1,
+                row_count: g.next() >> 1,
+                schema_id: 0,
+                min_sequence_number: g.next() as i64,
+                max_sequence_number: g.next() as i64,
+                creation_time_millis: g.next() as i64,
+                partition: alloc::vec![g.datum("STRING"), g.datum("INT")],
+                value_stats: stats,
+            };
+            let bytes = committable::encode(&file);
+            f.check_committable(&mut st, &bytes).unwrap();
+            committed.push((g.below(4) as u32, bytes));
+        }
+        // The log hands committables over in subtask order.
+        committed.sort_by_key(|(s, _)| *s);
+        let refs: Vec<(u32, &[u8])> = committed.iter().map(|(s, c)| (*s, c.as_slice())).collect();
+        let users = [("job", mark(id, id))];
+        let record = SnapshotRecord {
+            id,
+            commit_user: "job",
+            identifier: id,
+            watermark: None,
+            time_ms: id,
+            committables: &refs,
+            previous_of_user: (id > 1).then(|| mark(id - 1, id - 1)),
+            users: &users,
+        };
+        assert!(f.create_snapshot(&mut st, &record).unwrap());
+        let back = crate::table::snapshot_by_id(&mut st, id).unwrap().unwrap();
+        assert_eq!(back.committables, committed, "snapshot {id}");
+    }
 }

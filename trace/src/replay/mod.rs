@@ -16,6 +16,13 @@
 //! last value the host received from it before the trap (its outcomes and
 //! these per-step queries), an instance whose creation trapped none.
 //!
+//! The table's format is the driver's ([`Driver::table_format`]). On an Apache
+//! Paimon table the replayer diffs Paimon's snapshot and tag keys, and its fault
+//! queues count only the calls with a native twin
+//! ([`FaultScope::PaimonCommitPoints`]); the driver maps the trace's committables
+//! to synthetic data files and back ([`crate::paimon`]), so the result is in the
+//! trace's terms and identical to the native format's.
+//!
 //! Writer steps (TRACE-FORMAT "Writer steps") drive writer helpers
 //! (SEMANTICS 11) created through the same [`Driver`]: the component's
 //! `writer` resource, or the native `Writer`. Writers are keyed by
@@ -25,16 +32,17 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use sink_coordinator::table::{SNAPSHOT_PREFIX, TAG_PREFIX};
+use sink_coordinator::table::TableFormatKind;
 use sink_coordinator::{
     Call, Clock, CoordinatorApi, Entry, HostError, HostResult, MemStorage, Outcome, Reply,
     RestorePoint, Shared, StepClock, Storage, WriterApi,
 };
 
 use crate::driver::{Driver, FailedInstance, FailedWriter, NativeDriver};
-use crate::faults::FaultyStorage;
+use crate::faults::{FaultScope, FaultyStorage};
 use crate::format::{Malformed, Op, Trace};
 
+mod layout;
 mod types;
 pub use types::{CheckpointState, ReplayError, ReplayResult, StepResult};
 
@@ -70,6 +78,29 @@ pub fn native_driver(
     Ok(Box::new(NativeDriver::new(storage, clock)))
 }
 
+/// [`replay_native`] on a table in `format` (default limits): with
+/// [`TableFormatKind::Paimon`], the trace's committables are replayed as
+/// synthetic data files of a Paimon table and the result is given in the
+/// trace's terms ([`crate::paimon`]; the core needs its `paimon` feature).
+pub fn replay_native_in(
+    trace: &Trace,
+    format: TableFormatKind,
+) -> Result<ReplayResult, ReplayError> {
+    replay_with_driver(trace, native_driver_in(format)).map(|(result, _)| result)
+}
+
+/// Builds the native core's driver on a table in `format`
+/// ([`NativeDriver::with_table_format`]), for [`replay_with_driver`] and
+/// [`replay_on`].
+pub fn native_driver_in(format: TableFormatKind) -> Box<MakeDriver<'static>> {
+    Box::new(move |storage, clock| {
+        let driver = NativeDriver::new(storage, clock)
+            .with_table_format(format)
+            .map_err(|e| ReplayError::Host(format!("cannot prepare the table: {e}")))?;
+        Ok(Box::new(driver) as Box<dyn Driver>)
+    })
+}
+
 /// Replays `trace` on a fresh in-memory table through the driver `make`
 /// builds over the replayer's table and trace clock; also returns the state
 /// bytes of every successful coordinator `checkpoint` step, in step order.
@@ -90,9 +121,12 @@ pub fn replay_on(
     let storage = Shared::new(FaultyStorage::new(table));
     let clock = Shared::new(StepClock::new(trace.clock_start_ms, trace.clock_step_ms));
     let mut driver = make(storage.as_storage(), clock.as_clock())?;
+    let format = driver.table_format();
+    storage.lock().set_scope(FaultScope::of(format));
     Replayer {
         storage,
         clock,
+        format,
         driver: driver.as_mut(),
         instances: BTreeMap::new(),
         kept: BTreeMap::new(),
@@ -112,6 +146,8 @@ struct TableKeys {
 struct Replayer<'d> {
     storage: Shared<FaultyStorage<Table>>,
     clock: Shared<StepClock>,
+    /// The table's format: where its snapshots and tags are (`layout`).
+    format: TableFormatKind,
     driver: &'d mut dyn Driver,
     instances: BTreeMap<String, Box<dyn CoordinatorApi>>,
     /// State bytes kept by successful `checkpoint` steps, per (instance name, checkpoint).
@@ -200,12 +236,12 @@ impl Replayer<'_> {
             result.tags_created = after
                 .tags
                 .difference(&before.tags)
-                .map(|k| tag_name(k))
+                .filter_map(|k| layout::tag_name(self.format, k))
                 .collect();
             result.tags_deleted = before
                 .tags
                 .difference(&after.tags)
-                .map(|k| tag_name(k))
+                .filter_map(|k| layout::tag_name(self.format, k))
                 .collect();
             result.state_bytes = applied.state_bytes;
             result.restart_required = applied.restart_required;
@@ -647,8 +683,8 @@ impl Replayer<'_> {
     fn table_keys(&mut self) -> Result<TableKeys, ReplayError> {
         let mut storage = self.storage.lock();
         storage.set_suspended(true);
-        let snapshots = storage.list(SNAPSHOT_PREFIX);
-        let tags = storage.list(TAG_PREFIX);
+        let snapshots = storage.list(layout::SNAPSHOT_DIR);
+        let tags = storage.list(layout::TAG_DIR);
         storage.set_suspended(false);
         let list_error = |e: sink_coordinator::StorageError| {
             ReplayError::Host(format!("cannot list the table: {e}"))
@@ -668,15 +704,11 @@ impl Replayer<'_> {
     ) -> Result<Vec<u64>, ReplayError> {
         let mut ids = Vec::new();
         for key in after.snapshots.difference(&before.snapshots) {
-            let id = key
-                .strip_prefix(SNAPSHOT_PREFIX)
-                .and_then(|digits| digits.parse::<u64>().ok())
-                .ok_or_else(|| {
-                    ReplayError::Host(format!("the table holds an unexpected key {key:?}"))
-                })?;
-            ids.push(id);
+            if let Some(id) = layout::snapshot_id(self.format, key)? {
+                ids.push(id);
+            }
         }
-        // Keys are zero-padded, but sort numerically rather than rely on it.
+        // Native keys are zero-padded, Paimon's are not: sort numerically.
         ids.sort_unstable();
         let mut identifiers = Vec::with_capacity(ids.len());
         for id in ids {
@@ -692,10 +724,6 @@ impl Replayer<'_> {
         }
         Ok(identifiers)
     }
-}
-
-fn tag_name(key: &str) -> String {
-    key.strip_prefix(TAG_PREFIX).unwrap_or(key).to_string()
 }
 
 fn table_error(what: &str, e: HostError) -> ReplayError {

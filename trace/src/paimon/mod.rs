@@ -1,0 +1,123 @@
+//! Replaying a trace on an Apache Paimon table (`docs/paimon.md`), so that every
+//! result document can be held against the native format's.
+//!
+//! A trace's committables are opaque bytes; a Paimon table takes only committables of
+//! its encoding (PCM v1: one data file's metadata each). The replayer therefore maps
+//! each `(subtask, bytes)` to a synthetic data file ([`synthetic`]) on the way into the
+//! coordinator, and back on the way out, so that the replayer itself, its result
+//! documents and its kept state bytes stay in the trace's terms:
+//!
+//! - into the coordinator ([`MappedCoordinator`]): the entries of `event`, `events`
+//!   and `restored` calls, and the state bytes of a `failover` (kept ones go back to
+//!   the coordinator's own bytes exactly; a trace's `state_hex` is decoded and mapped,
+//!   or passed as it is when it does not decode);
+//! - out of it: a `checkpoint`'s state bytes (the same state with the trace's
+//!   committables, encoded as the coordinator encodes it: the length a result shows is
+//!   the native one), and the snapshots read back from the table (the core's
+//!   read-only functions re-encode each file of a snapshot's delta manifests, with
+//!   its subtask).
+//!
+//! The writer helpers need no mapping: they buffer opaque bytes whatever the table, and
+//! what they produce reaches the coordinator through the mapped `event` and
+//! `restored` calls. Their state bytes (kept by `writer_snapshot`, never in a result)
+//! are therefore the native run's, byte for byte.
+//!
+//! The table: [`prepare_table`] puts `schema/schema-0` of [`synthetic_schema`] (one
+//! BIGINT column, unpartitioned, bucket -1) before the first instance starts. Storage
+//! faults count only the calls with a native twin ([`keys`]).
+
+use sink_coordinator::{
+    ApplyResult, Call, CoordinatorApi, HostError, Lifecycle, Reply, Shared, Snapshot, Storage,
+    StorageError,
+};
+use sink_coordinator_paimon::schema::{encode_schema, schema_key, CreateTable};
+
+pub mod keys;
+mod map;
+
+pub use map::{synthetic, CommittableMap};
+
+/// `schema/schema-0` of the table a replay on Paimon writes: one BIGINT column,
+/// unpartitioned, unaware buckets (bucket -1), created at time 0.
+pub fn synthetic_schema() -> Vec<u8> {
+    let t = CreateTable {
+        columns: &[("value", "BIGINT")],
+        partition_keys: &[],
+        options: &[],
+    };
+    // A constant, valid schema: its encoding cannot fail (the unit test below).
+    encode_schema(&t, 0).unwrap_or_default()
+}
+
+/// Makes an empty table a Paimon table: puts [`synthetic_schema`] as
+/// `schema/schema-0` unless the table has one.
+pub fn prepare_table(st: &mut dyn Storage) -> Result<(), StorageError> {
+    st.put_if_absent(&schema_key(0), &synthetic_schema())
+        .map(|_| ())
+}
+
+/// A coordinator on a Paimon table, seen in the trace's terms: committables are mapped
+/// to synthetic files on the way in, state bytes back on the way out (module doc).
+pub struct MappedCoordinator {
+    inner: Box<dyn CoordinatorApi>,
+    map: Shared<CommittableMap>,
+}
+
+impl MappedCoordinator {
+    /// `inner`, mapped through `map` (shared with the driver that reads the table).
+    pub fn new(inner: Box<dyn CoordinatorApi>, map: Shared<CommittableMap>) -> Self {
+        MappedCoordinator { inner, map }
+    }
+}
+
+impl CoordinatorApi for MappedCoordinator {
+    fn state(&mut self) -> Lifecycle {
+        self.inner.state()
+    }
+    fn committed_up_to(&mut self) -> Option<u64> {
+        self.inner.committed_up_to()
+    }
+    fn apply(&mut self, call: Call) -> ApplyResult {
+        let call = self.map.lock().call_to_table(call);
+        match self.inner.apply(call) {
+            Ok(Reply::State(bytes)) => Ok(Reply::State(self.map.lock().state_from_table(bytes))),
+            other => other,
+        }
+    }
+}
+
+/// A snapshot read back from the table in the trace's terms; a file no mapping made is
+/// `corrupt-state` (the replay's table holds only what its coordinators committed).
+pub fn snapshot_from_table(
+    map: &Shared<CommittableMap>,
+    s: Snapshot,
+) -> Result<Snapshot, HostError> {
+    let id = s.id;
+    map.lock().snapshot_from_table(s).map_err(|n| {
+        HostError::core(
+            sink_coordinator::ErrorKind::CorruptState,
+            format!(
+                "snapshot {id} holds {n} data file(s) that no committable of the trace stands for"
+            ),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sink_coordinator::MemStorage;
+
+    #[test]
+    fn the_synthetic_table() {
+        let bytes = synthetic_schema();
+        let schema = sink_coordinator_paimon::decode_schema(&bytes).unwrap();
+        assert_eq!(schema.id, 0);
+        assert!(schema.partition_keys.is_empty());
+        assert_eq!(schema.options.get("bucket").map(String::as_str), Some("-1"));
+        let mut st = MemStorage::default();
+        prepare_table(&mut st).unwrap();
+        prepare_table(&mut st).unwrap();
+        assert_eq!(st.map.get("schema/schema-0"), Some(&bytes));
+    }
+}

@@ -23,7 +23,8 @@ type Coordinator struct {
 
 // NewCoordinator creates a coordinator (state created; nothing is checked
 // or read before Start) over storage and clock. restore, if not nil, is the
-// global failover's restore point.
+// global failover's restore point. The Runtime's Options.TableFormat, if not
+// native, is applied before it returns.
 func (r *Runtime) NewCoordinator(ctx context.Context, cfg Config, storage Storage, clock Clock, restore *RestorePoint) (*Coordinator, error) {
 	if storage == nil || clock == nil {
 		return nil, errors.New("sinkcoord: a coordinator needs a Storage and a Clock")
@@ -36,6 +37,12 @@ func (r *Runtime) NewCoordinator(ctx context.Context, cfg Config, storage Storag
 	if err := c.construct(&cfg, restore); err != nil {
 		_ = in.mod.Close(context.Background())
 		return nil, err
+	}
+	if r.format != TableFormatNative {
+		if err := c.SetTableFormat(r.format); err != nil {
+			c.Free()
+			return nil, err
+		}
 	}
 	return c, nil
 }

@@ -22,6 +22,12 @@ type Options struct {
 	// Interpreter selects wazero's interpreter instead of its compiler
 	// (the default where wazero has one: amd64 and arm64).
 	Interpreter bool
+	// TableFormat is applied to every coordinator the Runtime creates
+	// (Coordinator.SetTableFormat right after the constructor, as the Rust
+	// host's RuntimeOptions::table_format). TableFormatNative, the zero
+	// value, makes no call; TableFormatPaimon on a module older than 0.2.5
+	// makes NewCoordinator return the *InvalidConfigError of SetTableFormat.
+	TableFormat TableFormat
 }
 
 // fn names the exports this host calls; their full names carry the version.
@@ -32,6 +38,7 @@ const (
 	fnCoordNew
 	fnCoordDtor
 	fnSetLimits
+	fnSetTableFormat
 	fnStart
 	fnEvent
 	fnEvents
@@ -65,6 +72,7 @@ var exportSuffixes = [fnCount]string{
 	fnCoordNew:        "coordinator@V#[constructor]coordinator",
 	fnCoordDtor:       "coordinator@V#[dtor]coordinator",
 	fnSetLimits:       "coordinator@V#[method]coordinator.set-limits",
+	fnSetTableFormat:  "coordinator@V#[method]coordinator.set-table-format",
 	fnStart:           "coordinator@V#[method]coordinator.start",
 	fnEvent:           "coordinator@V#[method]coordinator.event",
 	fnEvents:          "coordinator@V#[method]coordinator.events",
@@ -91,8 +99,9 @@ var exportSuffixes = [fnCount]string{
 	fnListTags:        "table@V#list-tags",
 }
 
-// optional exports: added within 0.2 (a 0.2.1 module lacks events-packed).
-var optionalExports = map[fn]bool{fnEventsPacked: true}
+// optional exports: added within 0.2 (a 0.2.1 module lacks events-packed,
+// a 0.2.4 one set-table-format).
+var optionalExports = map[fn]bool{fnEventsPacked: true, fnSetTableFormat: true}
 
 // Runtime is one compiled core module: every Coordinator, Writer and Table
 // made from it is an instance of its own. Safe for concurrent use.
@@ -101,6 +110,7 @@ type Runtime struct {
 	compiled wazero.CompiledModule
 	version  string
 	sha256   string
+	format   TableFormat // Options.TableFormat
 	names    [fnCount]string
 	posts    [fnCount]string // "" where the export has no cabi_post_
 	has      [fnCount]bool
@@ -130,6 +140,9 @@ func LoadRuntime(ctx context.Context, path string, opts Options) (*Runtime, erro
 // against CompatibleVersions before anything is linked; its imports must be
 // exactly the ten this host provides.
 func NewRuntime(ctx context.Context, core []byte, opts Options) (*Runtime, error) {
+	if opts.TableFormat > TableFormatPaimon {
+		return nil, fmt.Errorf("sinkcoord: Options.TableFormat %v is not a WIT case", opts.TableFormat)
+	}
 	cfg := wazero.NewRuntimeConfig()
 	if opts.Interpreter {
 		cfg = wazero.NewRuntimeConfigInterpreter()
@@ -147,6 +160,7 @@ func NewRuntime(ctx context.Context, core []byte, opts Options) (*Runtime, error
 		_ = rt.Close(ctx)
 		return nil, err
 	}
+	r.format = opts.TableFormat
 	return r, nil
 }
 

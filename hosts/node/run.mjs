@@ -163,9 +163,9 @@ while (pos < lines.length) {
     raw = { ok: encode(invoke(line, line.args.map(decode))) };
   } catch (e) {
     if (divergence) fail(1, divergence);
-    if (!(e instanceof sc.CoordinatorError) || e instanceof sc.TrapError) {
-      fail(1, `script line ${pos}: ${line.call} trapped: ${e?.message ?? e}`);
-    }
+    if (e instanceof sc.TrapError) fail(1, `script line ${pos}: ${line.call} trapped: ${e.message}`);
+    // Thrown before the component is entered (an argument the package refuses, an unknown call).
+    if (!(e instanceof sc.CoordinatorError)) fail(1, `script line ${pos}: ${line.call} failed: ${e?.message ?? e}`);
     raw = { err: { kind: e.kind, message: e.detail } };
   }
   out.push(`${JSON.stringify(raw)}\n`);

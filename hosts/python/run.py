@@ -168,6 +168,7 @@ def main() -> None:
 
     coordinator_calls = {
         "set-limits": lambda c, a: c.set_limits(sc.Limits(**a[0])),
+        "set-table-format": lambda c, a: c.set_table_format(a[0]),
         "start": lambda c, a: c.start(),
         "event": lambda c, a: c.event(a[0], a[1], entry(a[2])),
         "restored": lambda c, a: c.restored(a[0], a[1], a[2], [entry(e) for e in a[3]]),
@@ -225,6 +226,8 @@ def main() -> None:
             raw = {"err": {"kind": e.kind, "message": e.message}}
         except Divergence:
             fail(1, script.divergence or "divergence")
+        except (KeyError, IndexError, TypeError, ValueError) as e:  # a call line this runner cannot make
+            fail(1, f"script line {script.pos}: {line['call']}: {type(e).__name__}: {e}")
         out.append(json.dumps(raw, separators=(",", ":")) + "\n")
     sys.stdout.write("".join(out))
 

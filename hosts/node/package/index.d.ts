@@ -18,6 +18,14 @@ import type {
 
 export type { CheckpointId, Entry, FinalCommitMode, Lifecycle, Limits, Outcome, RecoveryMode, Snapshot, Tag, WitConfig };
 
+/**
+ * How a coordinator writes its table (WIT `table-format`, component 0.2.5):
+ * host configuration, not part of the state bytes (a restored coordinator is
+ * given it again). Declared here, not taken from jco's declarations, so that
+ * the type does not depend on the component the package was built from.
+ */
+export type TableFormat = 'native' | 'paimon';
+
 /** A u64 argument: a bigint, or a safe integer number. */
 export type U64 = bigint | number;
 
@@ -136,9 +144,27 @@ interface HandleOptions {
 }
 
 export declare class Coordinator {
-  constructor(config: Config, storage: Storage, options?: HandleOptions & { restore?: RestorePointInput });
+  /**
+   * `tableFormat` (default `'native'`: no call) is set before the
+   * constructor returns, as `setTableFormat` would (a component older than
+   * 0.2.5 refuses `'paimon'`: the constructor throws InvalidConfigError).
+   */
+  constructor(
+    config: Config,
+    storage: Storage,
+    options?: HandleOptions & { restore?: RestorePointInput; tableFormat?: TableFormat },
+  );
   readonly discarded: boolean;
   setLimits(limits: Partial<{ maxCommittableBytes: U64; maxEventBytes: U64; maxSnapshotBytes: U64 }>): void;
+  /**
+   * Chooses the table format (component 0.2.5; default `'native'`); only
+   * before `start`, else IllegalStateError. `'paimon'`: an Apache Paimon
+   * table, whose `schema/schema-0` must be in the storage and whose
+   * committables are data-file metadata (a bad one is a fatal
+   * InvalidEventError). A component older than 0.2.5 takes `'native'` with
+   * no call and refuses `'paimon'` with InvalidConfigError.
+   */
+  setTableFormat(format: TableFormat): void;
   start(): Outcome;
   event(subtask: number, attempt: number, entry: EntryInput): Outcome;
   /**

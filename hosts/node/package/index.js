@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 
 import { instantiate } from './component/sink-coordinator.js';
-import { BackendError, CoordinatorError, ERRORS, TrapError } from './errors.js';
+import { BackendError, CoordinatorError, ERRORS, InvalidConfigError, TrapError } from './errors.js';
 import { SystemClock } from './storage.js';
 import { checkVersion } from './version.js';
 
@@ -228,10 +228,13 @@ const NO_STORAGE = {
   list: () => { throw new BackendError('a writer has no storage'); },
 };
 
+/** The WIT `table-format` cases. */
+const TABLE_FORMATS = Object.freeze(['native', 'paimon']);
+
 /** The commit coordinator of one sink (WIT resource `coordinator`). */
 export class Coordinator extends Handle {
   #c;
-  constructor(config, storage, { clock, restore, runtime } = {}) {
+  constructor(config, storage, { clock, restore, runtime, tableFormat } = {}) {
     super(storage, clock, runtime);
     const cfg = {
       parallelism: config.parallelism,
@@ -249,6 +252,8 @@ export class Coordinator extends Handle {
       finishedSubtasks: Uint32Array.from(restore.finishedSubtasks ?? []),
     };
     this.#c = this.call(() => new this.exports.coordinator.Coordinator(cfg, point ?? undefined));
+    // As the Rust host's RuntimeOptions::table_format: native makes no call.
+    if (tableFormat !== undefined && tableFormat !== 'native') this.setTableFormat(tableFormat);
   }
   setLimits(limits) {
     const l = {
@@ -257,6 +262,26 @@ export class Coordinator extends Handle {
       maxSnapshotBytes: u64(limits.maxSnapshotBytes ?? (5n << 30n) / 4n),
     };
     this.call(() => this.#c.setLimits(l));
+  }
+  /**
+   * Chooses the table format, `'native'` or `'paimon'` (WIT 0.2.5
+   * `set-table-format`); only before `start`, else a fatal IllegalStateError.
+   * A component older than 0.2.5 has no such export and writes the native
+   * log only: `'native'` needs no call, `'paimon'` throws InvalidConfigError
+   * without entering it (the coordinator stays usable), with the Rust host's
+   * message. Any other value is a TypeError, thrown before the call.
+   */
+  setTableFormat(format) {
+    if (!TABLE_FORMATS.includes(format)) {
+      throw new TypeError(`unknown table format ${JSON.stringify(format)} (native or paimon)`);
+    }
+    this.call(() => {
+      if (typeof this.#c.setTableFormat === 'function') return this.#c.setTableFormat(format);
+      if (format === 'native') return undefined;
+      throw new InvalidConfigError(
+        `table-format ${format}: the component has no set-table-format (it needs WIT 0.2.5 or later)`,
+      );
+    });
   }
   start() { return this.call(() => this.#c.start()); }
   event(subtask, attempt, entry) { return this.call(() => this.#c.event(subtask, attempt, entryArg(entry))); }

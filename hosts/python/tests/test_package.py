@@ -23,6 +23,8 @@ from test_hostile import Guards, Hostile  # noqa: E402,F401
 from test_storage_conformance import StorageConformance  # noqa: E402,F401
 # A directory table failing mid-run: a typed error, then recovery (issue 26).
 from test_storage_failure import MidRunFailure  # noqa: E402,F401
+# set-table-format: the golden Paimon job, the 0.2.4 refusal, bad committables.
+from test_table_format import Paimon  # noqa: E402,F401
 
 MESSAGE_0_1 = (
     "incompatible component: this host runs sink:coordinator >=0.2.1, <0.3.0, "

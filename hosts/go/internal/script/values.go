@@ -228,6 +228,16 @@ func (e *executor) coordinatorCall(c *sc.Coordinator, name string, raw []json.Ra
 			return nil, err
 		}
 		return nil, c.SetLimits(sc.Limits{MaxCommittableBytes: uint64(l.MaxCommittableBytes), MaxEventBytes: uint64(l.MaxEventBytes), MaxSnapshotBytes: uint64(l.MaxSnapshotBytes)})
+	case "set-table-format":
+		var name string
+		if err := args(raw, &name); err != nil {
+			return nil, err
+		}
+		format, err := sc.ParseTableFormat(name)
+		if err != nil {
+			return nil, &argError{err}
+		}
+		return nil, c.SetTableFormat(format)
 	case "start":
 		out, err = c.Start()
 	case "event":

@@ -52,6 +52,7 @@ from .types import (
     RecoveryMode,
     RestorePoint,
     Snapshot,
+    TableFormat,
     Tag,
     WriterEvent,
 )
@@ -93,6 +94,7 @@ __all__ = [
     "StorageError",
     "SystemClock",
     "Table",
+    "TableFormat",
     "Tag",
     "TrapError",
     "ValueTooLargeError",

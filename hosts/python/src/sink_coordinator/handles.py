@@ -6,14 +6,28 @@ trap raises ``TrapError`` and discards the handle (a table re-instantiates)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar
+from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, TypeVar, Union
 
 from wasmtime.component import Record, Variant
 
-from .errors import ERRORS, BackendIOError, CoordinatorError, TrapError
+from .errors import ERRORS, BackendIOError, CoordinatorError, InvalidConfigError, TrapError
 from .runtime import Runtime, _Instance
 from .storage import Clock, Storage, SystemClock
-from .types import Config, Entry, Lifecycle, Limits, Outcome, RestorePoint, Snapshot, Tag, WriterEvent
+from .types import (
+    Config,
+    Entry,
+    Lifecycle,
+    Limits,
+    Outcome,
+    RestorePoint,
+    Snapshot,
+    TableFormat,
+    Tag,
+    WriterEvent,
+)
+
+#: What ``Coordinator.set_table_format`` takes: the enum or its WIT name.
+TableFormatLike = Union[TableFormat, Literal["native", "paimon"]]
 
 T = TypeVar("T")
 
@@ -184,7 +198,9 @@ class _Handle:
 class Coordinator(_Handle):
     """The commit coordinator of one sink (WIT resource ``coordinator``):
     one component instance over ``storage`` (the table) and ``clock``
-    (default: the system clock), resuming from ``restore`` if given."""
+    (default: the system clock), resuming from ``restore`` if given.
+    ``table_format``, if not native, is set before the constructor returns
+    (``set_table_format``; its errors are raised from here)."""
 
     def __init__(
         self,
@@ -194,12 +210,18 @@ class Coordinator(_Handle):
         restore: Optional[RestorePoint] = None,
         *,
         runtime: Optional[Runtime] = None,
+        table_format: TableFormatLike = TableFormat.NATIVE,
     ) -> None:
         super().__init__(runtime, storage, clock)
         # Whether the component has ``events-packed`` (0.2.2 on); looked up once.
         self._packed: Optional[bool] = None
+        # Whether it has ``set-table-format`` (0.2.5 on); looked up when first needed.
+        self._has_format: Optional[bool] = None
         args = (_record(config), None if restore is None else _record(restore))
         self._handle = self._call(lambda i: i.call("coordinator", "[constructor]coordinator", *args))
+        # As the Rust host's RuntimeOptions::table_format: native makes no call.
+        if table_format != TableFormat.NATIVE:
+            self.set_table_format(table_format)
 
     def _method(self, name: str, *args: Any) -> Any:
         return self._call(lambda i: i.call("coordinator", f"[method]coordinator.{name}", self._handle, *args))
@@ -207,6 +229,36 @@ class Coordinator(_Handle):
     def set_limits(self, limits: Limits) -> None:
         """Sets the size limits; only before ``start``."""
         _unwrap(self._method("set-limits", _record(limits)))
+
+    def set_table_format(self, format: TableFormatLike) -> None:
+        """Chooses the table format (``TableFormat.PAIMON`` or ``"paimon"``:
+        an Apache Paimon table, whose ``schema/schema-0`` must be in the
+        storage and whose committables are data-file metadata); only before
+        ``start``, else a fatal ``IllegalStateError``. An unknown name raises
+        ``ValueError`` before the component is entered.
+
+        A component older than 0.2.5 has no ``set-table-format`` and writes
+        the native log only: ``native`` needs no call, any other format raises
+        ``InvalidConfigError`` without entering it (the coordinator stays
+        usable), with the Rust host's message."""
+        try:
+            kind = TableFormat(format)
+        except ValueError:
+            raise ValueError(f"unknown table format {format!r} (native or paimon)") from None
+
+        def call(i: _Instance) -> None:
+            if self._has_format is None:
+                self._has_format = i.exports("coordinator", "[method]coordinator.set-table-format")
+            if not self._has_format:
+                if kind is TableFormat.NATIVE:
+                    return
+                raise InvalidConfigError(
+                    f"table-format {kind.value}: the component has no set-table-format"
+                    " (it needs WIT 0.2.5 or later)"
+                )
+            _unwrap(i.call("coordinator", "[method]coordinator.set-table-format", self._handle, kind.value))
+
+        self._call(call)
 
     def start(self) -> Outcome:
         """Starts (or, with a restore point, restores and starts)."""

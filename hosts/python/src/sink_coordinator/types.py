@@ -25,6 +25,19 @@ class RecoveryMode(str, enum.Enum):
     CONTINUE = "continue"
 
 
+class TableFormat(str, enum.Enum):
+    """How a coordinator writes its table (WIT ``table-format``, component
+    0.2.5; ``Coordinator.set_table_format``). Host configuration, not part of
+    the state bytes: a restored coordinator is given its format again."""
+
+    #: This project's own snapshot log (``snapshot/<20 digits>``, ``tag/<name>``).
+    NATIVE = "native"
+    #: An Apache Paimon append table with unaware buckets (docs/paimon.md):
+    #: ``schema/schema-0`` must be in the storage, and every committable is one
+    #: data file's metadata (encoding ``PCM`` v1).
+    PAIMON = "paimon"
+
+
 class Lifecycle(str, enum.Enum):
     """A coordinator's state."""
 

@@ -23,7 +23,8 @@ public final class Coordinator extends Handle {
   }
 
   /**
-   * A coordinator. Nothing is checked or read until {@link #start()}.
+   * A coordinator. Nothing is checked or read until {@link #start()}. The runtime's {@link
+   * CoordinatorRuntime#tableFormat()}, if not native, is set before it returns.
    *
    * @param restore null for a fresh start
    */
@@ -34,6 +35,9 @@ public final class Coordinator extends Handle {
     Objects.requireNonNull(config, "config");
     this.c = runtime.names.c;
     this.handle = call("constructor", g -> construct(g, config, restore));
+    if (runtime.tableFormat() != TableFormat.NATIVE) {
+      setTableFormat(runtime.tableFormat());
+    }
   }
 
   private int construct(Guest g, Config config, RestorePoint restore) {
@@ -122,6 +126,46 @@ public final class Coordinator extends Handle {
                   limits.maxEventBytes(),
                   limits.maxSnapshotBytes());
           // result<_, error>: the error at ret + 4
+          CoordinatorException e = g.u8(ret) == 0 ? null : Lift.error(g, ret + 4, -1, null);
+          g.post(name, ret);
+          if (e != null) {
+            throw e;
+          }
+          return null;
+        });
+  }
+
+  /**
+   * Chooses the table format (host configuration, WIT 0.2.5); only while created, i.e. before
+   * {@link #start()}, else a fatal {@link IllegalCallException}. {@link TableFormat#PAIMON} writes
+   * an Apache Paimon table: {@code schema/schema-0} must be in the storage, and a committable that
+   * is not a data file's metadata the table takes is a fatal {@link InvalidEventException} naming
+   * its subtask and checkpoint.
+   *
+   * <p>A module older than 0.2.5 has no {@code set-table-format} and writes the native log only
+   * ({@link CoordinatorRuntime#hasSetTableFormat()}): {@link TableFormat#NATIVE} needs no call,
+   * any other format throws {@link InvalidConfigException} without entering the guest (the
+   * coordinator stays usable), with the message of the Rust host.
+   */
+  public void setTableFormat(TableFormat format) throws CoordinatorException {
+    Objects.requireNonNull(format, "format");
+    String name = runtime.names.setTableFormat;
+    call(
+        "set-table-format",
+        g -> {
+          if (name == null) {
+            if (format == TableFormat.NATIVE) {
+              return null;
+            }
+            throw new InvalidConfigException(
+                "table-format "
+                    + format.witName()
+                    + ": the component has no set-table-format (it needs WIT 0.2.5 or later)",
+                -1,
+                null);
+          }
+          // (handle, enum discriminant) -> result<_, error>, the error at ret + 4 (as set-limits)
+          int ret = g.call(name, g.coordinatorRep(handle), format.ordinal());
           CoordinatorException e = g.u8(ret) == 0 ? null : Lift.error(g, ret + 4, -1, null);
           g.post(name, ret);
           if (e != null) {

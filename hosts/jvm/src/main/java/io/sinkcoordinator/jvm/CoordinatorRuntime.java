@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
@@ -64,6 +65,7 @@ public final class CoordinatorRuntime {
   private final String version;
   private final String sha256;
   private final int maxPages;
+  private final TableFormat tableFormat;
   final Guest.Names names;
 
   private CoordinatorRuntime(
@@ -79,10 +81,11 @@ public final class CoordinatorRuntime {
     this.version = version;
     this.sha256 = sha256;
     this.maxPages = -1;
+    this.tableFormat = TableFormat.NATIVE;
     this.names = new Guest.Names(version, exportNames(module), importNames(module));
   }
 
-  private CoordinatorRuntime(CoordinatorRuntime base, int maxPages) {
+  private CoordinatorRuntime(CoordinatorRuntime base, int maxPages, TableFormat tableFormat) {
     this.module = base.module;
     this.machineFactory = base.machineFactory;
     this.mode = base.mode;
@@ -90,6 +93,7 @@ public final class CoordinatorRuntime {
     this.sha256 = base.sha256;
     this.names = base.names;
     this.maxPages = maxPages;
+    this.tableFormat = tableFormat;
   }
 
   /**
@@ -101,7 +105,23 @@ public final class CoordinatorRuntime {
     if (maxBytes < 1L << 16) {
       throw new IllegalArgumentException("maxBytes below one 64 KiB page: " + maxBytes);
     }
-    return new CoordinatorRuntime(this, (int) Math.min(maxBytes >>> 16, 65536));
+    return new CoordinatorRuntime(this, (int) Math.min(maxBytes >>> 16, 65536), tableFormat);
+  }
+
+  /**
+   * The same module, every {@link Coordinator} made on it given {@code format} by its
+   * constructor ({@link Coordinator#setTableFormat}, as the Rust host's {@code
+   * RuntimeOptions::table_format}). {@link TableFormat#NATIVE} (the default) makes no call; {@link
+   * TableFormat#PAIMON} on a module older than 0.2.5 makes the constructor throw the {@link
+   * InvalidConfigException} of {@code setTableFormat}.
+   */
+  public CoordinatorRuntime withTableFormat(TableFormat format) {
+    return new CoordinatorRuntime(this, maxPages, Objects.requireNonNull(format, "format"));
+  }
+
+  /** The table format the constructor of every coordinator on this runtime sets. */
+  public TableFormat tableFormat() {
+    return tableFormat;
   }
 
   /** The bundled module, compiled at build time (shared: load it once per JVM). */
@@ -309,6 +329,14 @@ public final class CoordinatorRuntime {
   /** Whether the module has {@code coordinator.events-packed} (WIT 0.2.2 on). */
   public boolean hasEventsPacked() {
     return names.eventsPacked != null;
+  }
+
+  /**
+   * Whether the module has {@code coordinator.set-table-format} (WIT 0.2.5 on), i.e. can write a
+   * table other than the native log ({@link Coordinator#setTableFormat}).
+   */
+  public boolean hasSetTableFormat() {
+    return names.setTableFormat != null;
   }
 
   /**

@@ -32,6 +32,8 @@ final class Guest {
     final String w;
     final String t;
     final String eventsPacked;
+    /** {@code coordinator.set-table-format}, null on a module older than 0.2.5. */
+    final String setTableFormat;
     final String events;
     final Set<String> exports;
     final List<String[]> imports;
@@ -48,6 +50,8 @@ final class Guest {
       String batch = c + "[method]coordinator.events";
       this.eventsPacked = exports.contains(packed) ? packed : null;
       this.events = exports.contains(batch) ? batch : null;
+      String format = c + "[method]coordinator.set-table-format";
+      this.setTableFormat = exports.contains(format) ? format : null;
       for (String[] imp : imports) {
         if (kindOf(imp[0], imp[1]) < 0) {
           throw new IncompatibleComponentException(

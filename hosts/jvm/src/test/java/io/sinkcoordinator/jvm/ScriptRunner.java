@@ -385,6 +385,14 @@ public final class ScriptRunner {
                   u64(l.get("max-snapshot-bytes"))));
           yield null;
         }
+        case "set-table-format" -> {
+          TableFormat f = TableFormat.fromWitName(a.get(0).asText());
+          if (f == null) {
+            throw new IllegalArgumentException("unknown table format " + a.get(0));
+          }
+          c.setTableFormat(f);
+          yield null;
+        }
         case "start" -> c.start();
         case "event" -> c.event(u32(a.get(0)), u32(a.get(1)), entry(a.get(2)));
         case "restored" -> {

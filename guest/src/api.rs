@@ -436,12 +436,6 @@ pub struct NativeCoordinator {
 }
 
 impl NativeCoordinator {
-    /// Chooses the table format (WIT `set-table-format`): only while
-    /// `created`, as [`Coordinator::set_table_format`].
-    pub fn set_table_format(&mut self, kind: crate::TableFormatKind) -> HostResult<()> {
-        Ok(self.inner.set_table_format(kind)?)
-    }
-
     /// [`Self::new`] with size limits other than the defaults (WIT
     /// `set-limits`, applied while the instance is `created`).
     pub fn with_limits(

@@ -182,9 +182,9 @@ repro-check: wasm-target binaryen
 # Cargo's progress goes to stderr (and -q silences it): stdout carries only
 # the document. Precompiled components are cached under target/ (trusted).
 replay:
-	@test -n "$(TRACE)" || { echo "usage: make -s replay TRACE=FILE [NATIVE=1]" >&2; exit 2; }
+	@test -n "$(TRACE)" || { echo "usage: make -s replay TRACE=FILE [NATIVE=1] [FORMAT=paimon]" >&2; exit 2; }
 	@$(CARGO) build -q --release -p sinkcoord
-	@SINKCOORD_CACHE_DIR="$(CURDIR)/target/cwasm-cache" $(SINKCOORD) replay $(if $(NATIVE),--native) "$(TRACE)"
+	@SINKCOORD_CACHE_DIR="$(CURDIR)/target/cwasm-cache" $(SINKCOORD) replay $(if $(NATIVE),--native) $(if $(FORMAT),--table-format $(FORMAT)) "$(TRACE)"
 
 # The component (make component, check-dist) is built for
 # wasm32-unknown-unknown; rustup does not fetch the target by itself

@@ -109,6 +109,24 @@ struct WasmArgs {
     out: Option<PathBuf>,
 }
 
+/// `--table-format`: the coordinator's table format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum FormatArg {
+    /// This project's snapshot log.
+    Native,
+    /// An Apache Paimon append table.
+    Paimon,
+}
+
+impl FormatArg {
+    fn kind(self) -> sink_coordinator::TableFormatKind {
+        match self {
+            FormatArg::Native => sink_coordinator::TableFormatKind::Native,
+            FormatArg::Paimon => sink_coordinator::TableFormatKind::Paimon,
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 struct ReplayArgs {
     /// Run the Rust core natively instead of the component.
@@ -120,6 +138,11 @@ struct ReplayArgs {
     /// JSON line each: {"step": I, "instance": NAME, "checkpoint": C, "state_hex": HEX}.
     #[arg(long, value_name = "FILE")]
     states: Option<PathBuf>,
+    /// The table format to replay on: `paimon` commits Apache Paimon snapshots, each of
+    /// the trace's committables a synthetic data file (docs/paimon.md); the result is
+    /// printed in the trace's terms, as on the native log.
+    #[arg(long, value_enum, default_value = "native")]
+    table_format: FormatArg,
     /// The trace file (JSON).
     trace: PathBuf,
 }
@@ -331,7 +354,7 @@ fn cmd_replay(cli: &Cli, args: &ReplayArgs) -> Result<String, Failure> {
     } else {
         Engine::Component(self::runtime(cli, Some(&args.limits))?)
     };
-    match replay::replay_with_states(&trace, &engine) {
+    match replay::replay_with_states_in(&trace, &engine, args.table_format.kind()) {
         Ok((result, states)) => {
             if let Some(path) = &args.states {
                 let lines: String = states.iter().map(|s| s.render_line()).collect();

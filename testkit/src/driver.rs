@@ -9,8 +9,10 @@ pub use sink_coordinator::{CoordinatorApi, NativeCoordinator, WriterApi};
 pub use sink_coordinator_trace::driver::{Driver, FailedInstance, FailedWriter, NativeDriver};
 
 use sink_coordinator::{
-    Clock, Config, HostEnv, Limits, RestorePoint, Shared, Snapshot, Storage, Tag,
+    Clock, Config, ErrorKind, HostEnv, HostError, Limits, RestorePoint, Shared, Snapshot, Storage,
+    TableFormatKind, Tag,
 };
+use sink_coordinator_trace::paimon::{self, CommittableMap, MappedCoordinator};
 
 use sink_coordinator_host::component::{ComponentCoordinator, ComponentTable, ComponentWriter};
 use sink_coordinator_host::engine::Runtime;
@@ -51,11 +53,27 @@ impl Engine {
         storage: Shared<dyn Storage + Send>,
         clock: Shared<dyn Clock + Send>,
     ) -> HostResult<Box<dyn Driver>> {
+        self.driver_in(storage, clock, TableFormatKind::Native)
+    }
+
+    /// [`Self::driver`] on a table in `format` (on Paimon: the table gets its
+    /// schema now, and a trace's committables travel as synthetic data files;
+    /// see [`NativeDriver::with_table_format`]).
+    pub fn driver_in(
+        &self,
+        storage: Shared<dyn Storage + Send>,
+        clock: Shared<dyn Clock + Send>,
+        format: TableFormatKind,
+    ) -> HostResult<Box<dyn Driver>> {
         Ok(match self {
-            Engine::Native(limits) => {
-                Box::new(NativeDriver::new(storage, clock).with_limits(*limits))
+            Engine::Native(limits) => Box::new(
+                NativeDriver::new(storage, clock)
+                    .with_limits(*limits)
+                    .with_table_format(format)?,
+            ),
+            Engine::Component(runtime) => {
+                Box::new(ComponentDriver::new(runtime, storage, clock)?.with_table_format(format)?)
             }
-            Engine::Component(runtime) => Box::new(ComponentDriver::new(runtime, storage, clock)?),
         })
     }
 }
@@ -67,6 +85,9 @@ pub struct ComponentDriver {
     storage: Shared<dyn Storage + Send>,
     clock: Shared<dyn Clock + Send>,
     table: ComponentTable,
+    format: TableFormatKind,
+    /// On a Paimon table: the trace's committables and their synthetic files.
+    map: Option<Shared<CommittableMap>>,
 }
 
 impl ComponentDriver {
@@ -83,7 +104,38 @@ impl ComponentDriver {
             storage,
             clock,
             table,
+            format: TableFormatKind::Native,
+            map: None,
         })
+    }
+
+    /// The same driver with coordinators writing the table in `format`
+    /// (`set-table-format` on each instance), as
+    /// [`NativeDriver::with_table_format`]: on Paimon the table gets its
+    /// schema now and the trace's committables travel as synthetic data files,
+    /// mapped back wherever a result shows them.
+    pub fn with_table_format(mut self, format: TableFormatKind) -> HostResult<Self> {
+        self.format = format;
+        self.map = match format {
+            TableFormatKind::Native => None,
+            TableFormatKind::Paimon => {
+                paimon::prepare_table(&mut self.storage).map_err(|e| {
+                    HostError::core(
+                        ErrorKind::Storage,
+                        format!("cannot create the Paimon table's schema: {e}"),
+                    )
+                })?;
+                Some(Shared::new(CommittableMap::default()))
+            }
+        };
+        Ok(self)
+    }
+
+    fn in_trace_terms(&self, s: Snapshot) -> HostResult<Snapshot> {
+        match &self.map {
+            Some(map) => paimon::snapshot_from_table(map, s),
+            None => Ok(s),
+        }
     }
 }
 
@@ -97,23 +149,42 @@ impl Driver for ComponentDriver {
         restore: Option<RestorePoint>,
     ) -> HostResult<Box<dyn CoordinatorApi>> {
         let env = HostEnv::new(self.storage.clone(), self.clock.clone());
-        Ok(Box::new(ComponentCoordinator::new(
-            &self.runtime,
-            env,
-            &config,
-            restore.as_ref(),
-        )?))
+        let Some(map) = &self.map else {
+            return Ok(Box::new(ComponentCoordinator::new(
+                &self.runtime,
+                env,
+                &config,
+                restore.as_ref(),
+            )?));
+        };
+        let restore = restore.map(|r| RestorePoint {
+            state: map.lock().state_to_table(r.state),
+            ..r
+        });
+        let mut c = ComponentCoordinator::new(&self.runtime, env, &config, restore.as_ref())?;
+        c.set_table_format(self.format)?;
+        Ok(Box::new(MappedCoordinator::new(Box::new(c), map.clone())))
     }
     fn create_writer(&mut self, subtask: u32) -> HostResult<Box<dyn WriterApi>> {
         Ok(Box::new(ComponentWriter::new(&self.runtime, subtask)?))
     }
     fn snapshot_by_id(&mut self, id: u64) -> HostResult<Option<Snapshot>> {
-        self.table.snapshot_by_id(id)
+        match self.table.snapshot_by_id(id)? {
+            Some(s) => self.in_trace_terms(s).map(Some),
+            None => Ok(None),
+        }
     }
     fn list_snapshots(&mut self) -> HostResult<Vec<Snapshot>> {
-        self.table.list_snapshots()
+        let snapshots = self.table.list_snapshots()?;
+        snapshots
+            .into_iter()
+            .map(|s| self.in_trace_terms(s))
+            .collect()
     }
     fn list_tags(&mut self) -> HostResult<Vec<Tag>> {
         self.table.list_tags()
+    }
+    fn table_format(&self) -> TableFormatKind {
+        self.format
     }
 }

@@ -5,7 +5,7 @@
 
 pub use sink_coordinator_trace::replay::*;
 
-use sink_coordinator::{Clock, Shared, Storage};
+use sink_coordinator::{Clock, Shared, Storage, TableFormatKind};
 
 use crate::driver::Driver;
 pub use crate::driver::Engine;
@@ -30,8 +30,12 @@ pub fn replay_on(
     engine: &Engine,
     table: SimStore,
 ) -> Result<ReplayResult, ReplayError> {
-    sink_coordinator_trace::replay::replay_on(trace, Box::new(table), maker(engine))
-        .map(|(result, _)| result)
+    sink_coordinator_trace::replay::replay_on(
+        trace,
+        Box::new(table),
+        maker(engine, TableFormatKind::Native),
+    )
+    .map(|(result, _)| result)
 }
 
 /// [`replay`], also returning the state bytes of every successful
@@ -40,7 +44,19 @@ pub fn replay_with_states(
     trace: &Trace,
     engine: &Engine,
 ) -> Result<(ReplayResult, Vec<CheckpointState>), ReplayError> {
-    sink_coordinator_trace::replay::replay_with_driver(trace, maker(engine))
+    replay_with_states_in(trace, engine, TableFormatKind::Native)
+}
+
+/// [`replay_with_states`] on a table in `format` (`sinkcoord replay
+/// --table-format`): on Paimon the trace's committables are synthetic data
+/// files and the result is given in the trace's terms, so that it can be held
+/// against the native format's.
+pub fn replay_with_states_in(
+    trace: &Trace,
+    engine: &Engine,
+    format: TableFormatKind,
+) -> Result<(ReplayResult, Vec<CheckpointState>), ReplayError> {
+    sink_coordinator_trace::replay::replay_with_driver(trace, maker(engine, format))
 }
 
 /// [`replay_with_states`] through the driver `make` builds over the
@@ -56,10 +72,10 @@ pub fn replay_with_driver(
     sink_coordinator_trace::replay::replay_with_driver(trace, Box::new(make))
 }
 
-fn maker(engine: &Engine) -> Box<MakeDriver<'_>> {
+fn maker(engine: &Engine, format: TableFormatKind) -> Box<MakeDriver<'_>> {
     Box::new(move |storage, clock| {
         engine
-            .driver(storage, clock)
+            .driver_in(storage, clock, format)
             .map_err(|e| ReplayError::Host(format!("cannot instantiate the component: {e}")))
     })
 }

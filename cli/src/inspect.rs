@@ -37,16 +37,16 @@ pub struct InspectArgs {
     timeline: bool,
     /// Decode the table with the Rust core natively instead of the component.
     #[arg(long)]
-    native: bool,
+    pub(crate) native: bool,
     /// Show at most the N most recent snapshots (a gap is still reported).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    limit: Option<u64>,
+    pub(crate) limit: Option<u64>,
     /// Show only snapshots written, and tags created, at or after this time:
     /// milliseconds since the Unix epoch, or RFC 3339 (2026-12-01T10:00:00Z).
     #[arg(long, value_name = "TIME", value_parser = parse_since)]
     since: Option<u64>,
     #[command(flatten)]
-    limits: RuntimeLimitArgs,
+    pub(crate) limits: RuntimeLimitArgs,
 }
 
 /// Lists a table's snapshots and tags. A damaged table is listed as far as
@@ -66,6 +66,10 @@ pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
             "sinkcoord: removed {} temporary file(s) left by dead writers",
             storage.removed_temp_files().len()
         );
+    }
+    if crate::inspect_paimon::is_paimon(&mut storage) {
+        let read = crate::inspect_paimon::read(cli, args, storage)?;
+        return render_inspect(args, read.snapshots, read.tags, read.summary, read.problems);
     }
     let mut problems: Vec<String> = Vec::new();
     // A directory table: special files at keys and a foreign layout, which
@@ -189,10 +193,22 @@ pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
             }
         }
     }
+    fill_times(&mut summary, &snapshots);
+    render_inspect(args, snapshots, tags, summary, problems)
+}
+
+/// What `inspect` prints of the snapshots and tags read, whichever format:
+/// the listing (or `--json`, `--timeline`), and exit 1 with the problems.
+fn render_inspect(
+    args: &InspectArgs,
+    mut snapshots: Vec<Snapshot>,
+    mut tags: Vec<Tag>,
+    summary: Summary,
+    problems: Vec<String>,
+) -> Result<String, Failure> {
     // By the numbers in their names (savepoint-12 after savepoint-2), then
     // by snapshot (a stable sort keeps the component's order otherwise).
     tags.sort_by(|a, b| natural_cmp(&a.name, &b.name).then(a.snapshot_id.cmp(&b.snapshot_id)));
-    fill_times(&mut summary, &snapshots);
     let all_tags = tags.clone();
     if let Some(since) = args.since {
         snapshots.retain(|s| s.time_ms >= since);

@@ -19,6 +19,7 @@
 //! few hundred bytes.
 
 mod inspect;
+mod inspect_paimon;
 mod layout;
 mod limits;
 mod order;

@@ -52,7 +52,7 @@ struct CreateArgs {
     /// The columns, as Paimon types: `"id BIGINT NOT NULL, name STRING, dt STRING"`
     /// (BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, DATE, STRING, VARCHAR(n), CHAR(n) can be
     /// partition keys and carry value stats; other Paimon types may be data columns).
-    #[arg(long, value_name = "COLUMNS", required_if_eq("format", "paimon"))]
+    #[arg(long, value_name = "COLUMNS")]
     schema: Option<String>,
     /// A partition key (a column name); repeat for more, in order.
     #[arg(long = "partition-key", value_name = "COLUMN")]
@@ -134,8 +134,13 @@ fn create(args: &CreateArgs) -> Result<String, Failure> {
             args.table
         ));
     }
-    let columns = parse_columns(args.schema.as_deref().unwrap_or_default())
-        .map_err(|e| Failure::malformed(format!("--schema: {e}")))?;
+    let Some(schema) = args.schema.as_deref() else {
+        return Err(Failure::malformed(
+            "--schema COLUMNS is required for --format paimon (e.g. --schema \"id BIGINT, name STRING\")",
+        ));
+    };
+    let columns =
+        parse_columns(schema).map_err(|e| Failure::malformed(format!("--schema: {e}")))?;
     let options = parse_options(&args.options).map_err(Failure::malformed)?;
     let column_refs: Vec<(&str, &str)> = columns
         .iter()

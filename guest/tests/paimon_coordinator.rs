@@ -207,3 +207,73 @@ fn the_format_is_chosen_only_while_created() {
     let e = c.set_table_format(TableFormatKind::Paimon).unwrap_err();
     assert_eq!(e.kind, ErrorKind::IllegalState);
 }
+
+/// A Paimon writer's commit under this coordinator's own commit user, landing between
+/// an event and the checkpoint's completion (a running coordinator, its view cached):
+/// the create of the next snapshot conflicts, the snapshot found there (no marks of
+/// ours) is read as `job`'s mark for checkpoint 2, and the filter skips checkpoint 2.
+/// The next checkpoint commits, linked back to the Paimon writer's snapshot.
+/// (tests/paimon/test_paimon.py `test_pypaimon_same_commit_user` covers the restarts
+/// with real pypaimon commits.)
+#[test]
+fn a_paimon_commit_of_our_user_landing_first_is_filtered() {
+    let mut st = Faulty::new(MemStorage::default());
+    create_table(&mut st.inner);
+    let mut c = Coordinator::new(Config::new(1, "job"), None);
+    c.set_table_format(TableFormatKind::Paimon).unwrap();
+    c.start(&mut st).unwrap();
+    let entry = |cp: u64| Entry {
+        checkpoint: cp,
+        committables: vec![file(0, cp)].into(),
+        watermark: None,
+        savepoint: false,
+    };
+    c.event(&mut st, 0, 0, entry(1)).unwrap();
+    assert_eq!(
+        c.checkpoint_complete(&mut st, 1).unwrap().committed,
+        vec![1]
+    );
+    c.event(&mut st, 0, 0, entry(2)).unwrap();
+    // pypaimon's stream commit as "job", identifier 2: snapshot 1's JSON without the
+    // properties (the same lists: readers see snapshot 1's files once).
+    let ours =
+        psnap::decode_snapshot(&st.inner.get(&psnap::snapshot_key(1)).unwrap().unwrap()).unwrap();
+    let foreign = psnap::Snapshot {
+        id: 2,
+        commit_identifier: 2,
+        properties: None,
+        ..ours
+    };
+    assert!(foreign.marks().unwrap().is_none());
+    st.inner
+        .put(&psnap::snapshot_key(2), &foreign.encode())
+        .unwrap();
+    let out = c.checkpoint_complete(&mut st, 2).unwrap();
+    assert_eq!(
+        out.committed,
+        Vec::<u64>::new(),
+        "checkpoint 2 is committed already"
+    );
+    assert_eq!(st.inner.get(&psnap::snapshot_key(3)).unwrap(), None);
+    c.event(&mut st, 0, 0, entry(3)).unwrap();
+    assert_eq!(
+        c.checkpoint_complete(&mut st, 3).unwrap().committed,
+        vec![3]
+    );
+    let s3 =
+        psnap::decode_snapshot(&st.inner.get(&psnap::snapshot_key(3)).unwrap().unwrap()).unwrap();
+    let props = s3.properties.unwrap();
+    assert_eq!(props["sinkcoord.user.job"], "3,3");
+    assert_eq!(props["sinkcoord.previous"], "2");
+    assert_eq!(props["sinkcoord.previous.identifier"], "2");
+    // Snapshot 1's file and checkpoint 3's: 2's is not in the table.
+    let files = files_in(&mut st.inner);
+    assert_eq!(
+        files.keys().cloned().collect::<Vec<_>>(),
+        vec![
+            "data-0-1.parquet".to_string(),
+            "data-0-3.parquet".to_string()
+        ]
+    );
+    assert!(files.values().all(|n| *n == 1), "{files:?}");
+}

@@ -14,8 +14,11 @@ export PAIMON_COMMIT_BIN="$target/release/examples/paimon-commit"
 export PAIMON_JOB_BIN="$target/release/examples/coordinator-job"
 # The same job with its data files written in Rust (paimon-writer: Parquet).
 CARGO_TARGET_DIR="$target" cargo build --quiet --release -p sink-coordinator-paimon-writer \
-  --example rust-job
+  --example rust-job --example coordinator-steps
 export PAIMON_RUST_JOB_BIN="$target/release/examples/rust-job"
+# The core's Coordinator step by step (start fresh or restored, events, checkpoints,
+# completions), interleaved with pypaimon's commits by the test.
+export PAIMON_STEPS_BIN="$target/release/examples/coordinator-steps"
 if [ "${PAIMON_JAVA:-1}" != 0 ] && command -v java >/dev/null && command -v mvn >/dev/null; then
   PAIMON_JAVA_CP="$("$here/java-setup.sh")"
   export PAIMON_JAVA_CP

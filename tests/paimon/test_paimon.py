@@ -9,6 +9,7 @@ the last line is "N passed, M failed", the exit code is non-zero on any failure.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,8 @@ BIN = os.environ["PAIMON_COMMIT_BIN"]
 # The core's Coordinator on a Paimon table (paimon/examples/coordinator-job.rs).
 JOB_BIN = os.environ.get("PAIMON_JOB_BIN")
 RUST_JOB_BIN = os.environ.get("PAIMON_RUST_JOB_BIN")
+# The core's Coordinator step by step (paimon-writer/examples/coordinator-steps.rs).
+STEPS_BIN = os.environ.get("PAIMON_STEPS_BIN")
 
 
 def drive(req, expect_error=None):
@@ -354,6 +357,200 @@ def test_rust_job_parquet(wh):
     assert ids(read_rows(tbl.copy({"scan.tag-name": "savepoint-2"}))) == at_2
     check_java(wh, "rust_job", want)
     check_java(wh, "rust_job", at_2, tag="savepoint-2")
+
+
+END = 9223372036854775807
+
+
+def steps(tdir, run, steps, user="job", restore=None, expect_error=None):
+    """One run of the core's Coordinator (coordinator-steps): its JSON report."""
+    assert STEPS_BIN, "PAIMON_STEPS_BIN is not set (run.sh builds coordinator-steps)"
+    req = {"table": tdir, "user": user, "run": run, "steps": steps}
+    if restore:
+        req["restore"] = restore
+    p = subprocess.run([STEPS_BIN], input=json.dumps(req), capture_output=True, text=True)
+    want_rc = 3 if expect_error else 0
+    assert p.returncode == want_rc, (p.returncode, p.stdout[-3000:], p.stderr[-3000:])
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    if expect_error:
+        assert out["error"]["kind"] == expect_error, out
+    return out
+
+
+def py_stream_commit(wh, name, user, identifier, ids):
+    """pypaimon's stream commit under commit user `user` with `identifier`. pypaimon 2.1.0
+    has no public setter of the commit user (a builder's user is a random UUID, or
+    `commit.user-prefix`_UUID); `_with_commit_user` is the builder's own hook for reusing
+    an identity, which is what a restarted pypaimon job with a fixed user does."""
+    tbl = catalog(wh).get_table(f"db.{name}")
+    wb = tbl.new_stream_write_builder()._with_commit_user(user)
+    w, c = wb.new_write(), wb.new_commit()
+    rows = [{"id": i, "name": f"py-{user}-c{identifier}"} for i in ids]
+    w.write_arrow(pa.Table.from_pylist(rows, schema=UNPART))
+    c.commit(w.prepare_commit(identifier), identifier)
+    w.close()
+    c.close()
+    snap = tbl.snapshot_manager().get_latest_snapshot()
+    assert snap.commit_user == user and snap.commit_identifier == identifier
+    assert not (snap.properties or {}), snap.properties  # no marks of ours
+    return snap.id
+
+
+def snaps(out):
+    """(id, user, identifier) of every snapshot a coordinator run saw appear."""
+    got = [(s["id"], s["user"], s["identifier"]) for s in out["start"]["snapshots"]]
+    for st in out["steps"]:
+        got.extend((s["id"], s["user"], s["identifier"]) for s in st["snapshots"])
+    return got
+
+
+def read_snapshot_json(tdir, sid):
+    with open(os.path.join(tdir, "snapshot", f"snapshot-{sid}")) as f:
+        return json.load(f)
+
+
+def clone_foreign_snapshots(tdir, n, user):
+    """`n` more snapshots of `user` on top of the newest one, a pypaimon snapshot: its
+    JSON as pypaimon wrote it, with the next id and identifier (same manifest lists, so
+    every reader still sees the table's rows once). 1,000 real pypaimon commits would
+    cost minutes; the coordinator only reads these snapshots' JSON (and the newest one's
+    lists), so clones test the walk back exactly."""
+    latest = int(open(os.path.join(tdir, "snapshot", "LATEST")).read())
+    src = read_snapshot_json(tdir, latest)
+    assert src["commitUser"] == user and not src.get("properties"), src
+    for k in range(1, n + 1):
+        s = dict(src, id=latest + k, commitIdentifier=src["commitIdentifier"] + k)
+        if "uuid" in s:
+            s["uuid"] = str(uuid.uuid4())
+        with open(os.path.join(tdir, "snapshot", f"snapshot-{latest + k}"), "x") as f:
+            json.dump(s, f)
+    with open(os.path.join(tdir, "snapshot", "LATEST"), "w") as f:
+        f.write(str(latest + n))
+    return latest + n
+
+
+def test_pypaimon_same_commit_user(wh):
+    """pypaimon's stream commits under the coordinator's own commit user `job` (explicit
+    identifiers) are seen by the core's exactly-once filter, although Paimon's snapshots
+    carry none of this project's marks: a Coordinator restored with entries of checkpoints
+    pypaimon already committed as `job` (a failover replaying them) commits nothing, and
+    the checkpoints above pypaimon's last identifier commit normally. Then: the newest
+    snapshot is pypaimon's when the coordinator starts; 50 pypaimon snapshots of other
+    users on top of our last one (the walk back finds our mark); 1,000 and 1,001 foreign
+    snapshots on top (the walk has no bound). pypaimon reads every row exactly once."""
+    name = "same_user"
+    tdir = table_dir(wh, name)
+    os.makedirs(tdir, exist_ok=True)
+    want = []  # every id the table must hold exactly once
+
+    def ev(cp, ids, **kw):
+        return {"op": "event", "subtask": 0, "checkpoint": cp, "rows": ids, **kw}
+
+    # 1. The coordinator (user job) commits 1 and 2, takes checkpoints 3 and 4 (entries of
+    #    3 and 4 pending) and dies before completing them.
+    a = steps(tdir, "a", [ev(1, [1, 2]), {"op": "complete", "checkpoint": 1},
+                          ev(2, [3, 4]), {"op": "complete", "checkpoint": 2},
+                          ev(3, [5, 6]), {"op": "checkpoint", "checkpoint": 3},
+                          ev(4, [7, 8]), {"op": "checkpoint", "checkpoint": 4}])
+    assert snaps(a) == [(1, "job", 1), (2, "job", 2)], snaps(a)
+    want += [1, 2, 3, 4]
+    s4 = a["steps"][7]["state"]
+    replay = {3: a["steps"][4]["committables"], 4: a["steps"][6]["committables"]}
+    # 2. Meanwhile pypaimon commits as another user, then as `job` with identifiers 3 and
+    #    4 (checkpoint 3's and 4's rows: the table must end with each once), interleaved
+    #    with a coordinator of another commit user; the newest snapshot is pypaimon's.
+    assert py_stream_commit(wh, name, "other", 1, [100, 101]) == 3
+    assert py_stream_commit(wh, name, "job", 3, [5, 6]) == 4
+    b2 = steps(tdir, "b2", [ev(1, [200]), {"op": "complete", "checkpoint": 1}], user="job-b")
+    assert snaps(b2) == [(5, "job-b", 1)], snaps(b2)
+    assert py_stream_commit(wh, name, "job", 4, [7, 8]) == 6
+    want += [100, 101, 5, 6, 200, 7, 8]
+    props = read_snapshot_json(tdir, 5)["properties"]
+    assert props["sinkcoord.user.job"] == "3,4", props  # job-b's snapshot saw pypaimon's job
+    # 3. The failover: restored from checkpoint 4, the writer replays 3 and 4. pypaimon
+    #    committed both as `job`: nothing is committed again. Checkpoint 5 commits.
+    b = steps(tdir, "b", [
+        {"op": "restored", "subtask": 0, "checkpoint": 4,
+         "entries": [{"checkpoint": 3, "committables": replay[3]},
+                     {"checkpoint": 4, "committables": replay[4]}]},
+        ev(5, [9, 10]), {"op": "checkpoint", "checkpoint": 5},
+        {"op": "complete", "checkpoint": 5},
+        ev(6, [11, 12]), {"op": "checkpoint", "checkpoint": 6}],
+        restore={"checkpoint": 4, "state": s4})
+    assert b["start"]["committed"] == [] and b["steps"][0]["committed"] == [], b
+    assert snaps(b) == [(7, "job", 5)], snaps(b)
+    want += [9, 10]
+    p7 = read_snapshot_json(tdir, 7)["properties"]
+    assert p7["sinkcoord.user.job"] == "5,7" and p7["sinkcoord.user.other"] == "1,3", p7
+    assert p7["sinkcoord.user.job-b"] == "1,5", p7
+    assert p7["sinkcoord.previous"] == "6" and p7["sinkcoord.previous.identifier"] == "4", p7
+    s5 = b["steps"][2]["state"]
+    c5 = b["steps"][1]["committables"]
+    c6 = b["steps"][4]["committables"]
+    # 4. 50 pypaimon snapshots of other users on top of our snapshot 7; restored from
+    #    checkpoint 5 (whose entries we committed at 7): the walk back through the 50
+    #    finds our mark, nothing is committed again; the replayed 6 commits.
+    for k in range(50):
+        py_stream_commit(wh, name, ("other", "py-2")[k % 2], 2 + k, [1000 + k])
+        want.append(1000 + k)
+    c = steps(tdir, "c", [
+        {"op": "restored", "subtask": 0, "checkpoint": 5,
+         "entries": [{"checkpoint": 5, "committables": c5}]},
+        {"op": "event", "subtask": 0, "checkpoint": 6, "committables": c6},
+        {"op": "complete", "checkpoint": 6}],
+        restore={"checkpoint": 5, "state": s5})
+    assert c["start"]["committed"] == [] and c["steps"][0]["committed"] == [], c
+    assert snaps(c) == [(58, "job", 6)], snaps(c)
+    want += [11, 12]
+    # 5. Again the newest snapshot is pypaimon's `job` (identifier 7) when a fresh
+    #    coordinator starts: a report for checkpoint 7 is committed work (SEMANTICS 3
+    #    rule 2: a fatal invalid-event, nothing written); checkpoint 8 commits, linked
+    #    back to pypaimon's snapshot.
+    assert py_stream_commit(wh, name, "job", 7, [13]) == 59
+    want.append(13)
+    refused = steps(tdir, "d0", [ev(7, [666]), {"op": "complete", "checkpoint": 7}],
+                    expect_error="invalid-event")
+    assert "checkpoint 7, which is already committed" in refused["error"]["message"], refused
+    assert refused["at"] == 0 and snaps(refused) == [], refused
+    d = steps(tdir, "d", [ev(8, [14]), {"op": "complete", "checkpoint": 8}])
+    assert snaps(d) == [(60, "job", 8)], snaps(d)
+    p60 = read_snapshot_json(tdir, 60)["properties"]
+    assert p60["sinkcoord.previous"] == "59" and p60["sinkcoord.previous.identifier"] == "7", p60
+    want.append(14)
+    got = ids(read_rows(catalog(wh).get_table(f"db.{name}")))
+    assert got == sorted(want), (got, sorted(want))
+    check_java(wh, name, want)
+    # 6. Long foreign runs: our snapshot 61 (checkpoint 9, its state taken before its
+    #    commit), then one real pypaimon snapshot and 999 clones of it. With 1,000
+    #    snapshots without marks on top of ours, a coordinator restored from checkpoint 9
+    #    still finds our mark (the walk reads the 1,000 snapshots below the newest, the
+    #    last of them ours) and commits nothing.
+    d8 = steps(tdir, "d8", [ev(9, [15]), {"op": "checkpoint", "checkpoint": 9},
+                            {"op": "complete", "checkpoint": 9}])
+    assert snaps(d8) == [(61, "job", 9)], snaps(d8)
+    want.append(15)
+    s9, c9 = d8["steps"][1]["state"], d8["steps"][0]["committables"]
+    py_stream_commit(wh, name, "other", 100, [2000])
+    want.append(2000)
+    assert clone_foreign_snapshots(tdir, 999, "other") == 62 + 999
+    past = table_dir(wh, "same_user_past_bound")
+    shutil.copytree(tdir, past)
+    restore9 = [{"op": "restored", "subtask": 0, "checkpoint": 9,
+                 "entries": [{"checkpoint": 9, "committables": c9}]}]
+    at = steps(tdir, "e", restore9, restore={"checkpoint": 9, "state": s9})
+    assert snaps(at) == [] and at["steps"][0]["committed"] == [], at
+    got = ids(read_rows(catalog(wh).get_table(f"db.{name}")))
+    assert got == sorted(want), (got, sorted(want))
+    check_java(wh, name, want)
+    # Past the old bound (1,001 snapshots without marks on top of ours) the walk still
+    # finds our mark (it walks back without a bound, as Paimon's own filter does; with a
+    # bound of 1,000 this committed checkpoint 9 twice): nothing is committed again.
+    clone_foreign_snapshots(past, 1, "other")
+    over = steps(past, "e", restore9, restore={"checkpoint": 9, "state": s9})
+    assert snaps(over) == [] and over["steps"][0]["committed"] == [], over
+    once = ids(read_rows(catalog(wh).get_table("db.same_user_past_bound")))
+    assert once == sorted(want), "past 1,000 foreign snapshots, checkpoint 9 is still committed once"
+    check_java(wh, "same_user_past_bound", want)
 
 
 def main():

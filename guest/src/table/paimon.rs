@@ -54,8 +54,6 @@ const P_PREVIOUS_IDENTIFIER: &str = "sinkcoord.previous.identifier";
 /// A tag's creation and expiry times (ms), in the tag's copy of the snapshot.
 const P_TAG_CREATE: &str = "sinkcoord.tag.create-time";
 const P_TAG_EXPIRE: &str = "sinkcoord.tag.expire-time";
-/// How far back a snapshot without marks (Paimon's own) looks for one with marks.
-pub const FOREIGN_WALK_LIMIT: u64 = 1000;
 
 /// The last snapshot this instance read or created.
 #[derive(Clone, Debug)]
@@ -186,7 +184,15 @@ impl PaimonTable {
 
     /// Every commit user's mark as of foreign snapshot `s` (no marks of ours): the
     /// cached view of the snapshot before it, else a walk back to the newest snapshot
-    /// with marks, at most [`FOREIGN_WALK_LIMIT`] snapshots, adding the users seen.
+    /// with marks (or the oldest snapshot left), adding the users seen.
+    ///
+    /// Unbounded on purpose: a bound lost the mark of a user whose last commit lay
+    /// below it, and a restored coordinator of that user then committed its replayed
+    /// checkpoints twice (pinned by `test_pypaimon_same_commit_user`). Paimon's own
+    /// filter walks back the same way (`latestSnapshotOfUser`). It costs one get per
+    /// snapshot without marks, only when the newest snapshot is foreign and this
+    /// instance has not read the one before it: once per restart; a commit of ours
+    /// then carries every user's mark again.
     fn foreign_users(
         &mut self,
         st: &mut dyn Storage,
@@ -198,7 +204,7 @@ impl PaimonTable {
         let mut seen: Vec<(String, UserMark)> = Vec::new();
         let mut users = BTreeMap::new();
         let mut at = id - 1;
-        while at >= 1 && id - at <= FOREIGN_WALK_LIMIT {
+        while at >= 1 {
             let Some((key, older)) = self.get_snapshot(st, at)? else {
                 break; // expired: what was seen is all there is
             };

@@ -20,6 +20,7 @@
 #   make doc                    rustdoc of the library crates; a missing doc comment or a broken link fails
 #   make oracle-test            the independent Python oracle (tests/oracle) against the native core
 #   make paimon-test            Paimon tables written by the core, read by pypaimon and Paimon's Java reader
+#   make paimon-rust-test       the same, also read by the paimon crate (a long first build: ~300 crates)
 #   make hosts-setup            the Node and Python packages, installed the way a user would (hosts/setup.sh)
 #   make hosts-test             Node (jco), Python (wasmtime-py), the JVM (Chicory) and Go (wazero) replay every trace
 #   make jvm-test               the Java binding on Chicory (hosts/jvm, Maven): unit tests and every trace
@@ -40,7 +41,7 @@ XTASK := $(CARGO) run --release -q -p xtask --
 VERSION := $(shell sed -n 's/^package sink:coordinator@\(.*\);/\1/p' wit/coordinator.wit)
 COMPONENT := dist/sink-coordinator-$(VERSION).wasm
 
-.PHONY: help paimon-test spec-check binaryen doc moto-setup oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test jvm-test go-test flink-test fuzz fuzz-regress model-check
+.PHONY: help paimon-test paimon-rust-test spec-check binaryen doc moto-setup oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test jvm-test go-test flink-test fuzz fuzz-regress model-check
 
 # The CLI needs no wasm32 target: it embeds the committed dist/ artifact.
 build:
@@ -73,10 +74,15 @@ test: check-dist
 
 # Tables that Apache Paimon reads (issue 22, docs/paimon.md): the core's
 # Coordinator and the format crate write Paimon append tables, which pypaimon
-# 2.1.0 (a venv in target/paimon-venv, from PyPI) and Paimon's Java reader
-# 1.3.1 (jars from Maven Central) read back, each row exactly once.
+# 2.1.0 (a venv in target/paimon-venv, from PyPI), Paimon's Java reader
+# 1.3.1 (jars from Maven Central) read back, each row exactly once;
+# paimon-rust-test also with the `paimon` crate 0.4.0 (tests/paimon/rust-reader, its own
+# Cargo.lock; not in `make test`: its cold build takes about 18 CPU-minutes).
 paimon-test:
 	CARGO_TARGET_DIR=$(CURDIR)/target tests/paimon/run.sh
+
+paimon-rust-test:
+	PAIMON_RUST_READER=1 CARGO_TARGET_DIR=$(CURDIR)/target tests/paimon/run.sh
 
 # spec/ is a copy of the contract (SEMANTICS, TRACE-FORMAT) so that a clone
 # can read it; where the steering repository's ../shared/spec is beside the

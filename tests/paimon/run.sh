@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Paimon reader proof: builds the crate's driver examples, then runs the pypaimon test
-# (and Paimon's Java reader too, where java and mvn are installed; PAIMON_JAVA=0 skips it).
+# (and Paimon's Java reader too, where java and mvn are installed; PAIMON_JAVA=0 skips it;
+# and the `paimon` crate's reader, tests/paimon/rust-reader, with PAIMON_RUST_READER=1).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -19,6 +20,17 @@ export PAIMON_RUST_JOB_BIN="$target/release/examples/rust-job"
 # The core's Coordinator step by step (start fresh or restored, events, checkpoints,
 # completions), interleaved with pypaimon's commits by the test.
 export PAIMON_STEPS_BIN="$target/release/examples/coordinator-steps"
+# Apache Paimon's Rust reader (crates.io `paimon`): a standalone crate of its own (its own
+# workspace and Cargo.lock), built into its own target dir. Off by default: its cold build
+# (arrow, parquet, opendal, tokio, reqwest: ~300 crates) takes about 18 CPU-minutes, a
+# third of a clean `make test`; PAIMON_RUST_READER=1 runs it (`make paimon-rust-test`).
+if [ "${PAIMON_RUST_READER:-0}" = 1 ]; then
+  cargo build --quiet --release --locked --manifest-path "$here/rust-reader/Cargo.toml" \
+    --target-dir "$target/paimon-rust-reader"
+  export PAIMON_RUST_READ_BIN="$target/paimon-rust-reader/release/paimon-rust-read"
+else
+  echo "note: the paimon crate's reader not run (PAIMON_RUST_READER=1 runs it: make paimon-rust-test)"
+fi
 if [ "${PAIMON_JAVA:-1}" != 0 ] && command -v java >/dev/null && command -v mvn >/dev/null; then
   PAIMON_JAVA_CP="$("$here/java-setup.sh")"
   export PAIMON_JAVA_CP

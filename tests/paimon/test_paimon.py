@@ -1,7 +1,8 @@
 """Proof that Apache Paimon's Python reader (pypaimon) reads what sink-coordinator-paimon
 writes, and that the crate reads what pypaimon writes. Where PAIMON_JAVA_CP is set
 (run.sh sets it up when java and mvn exist), Paimon's Java reader must read every table
-and tag the same.
+and tag the same; where PAIMON_RUST_READ_BIN is set (run.sh builds tests/paimon/rust-reader),
+so must Apache Paimon's Rust reader (the `paimon` crate).
 
 Run by tests/paimon/run.sh (which builds the driver, `cargo run --example paimon-commit`,
 and exports its path as PAIMON_COMMIT_BIN). A plain script: every check is an assert,
@@ -77,6 +78,25 @@ def check_java(wh, name, want, tag=None):
     assert got is None or got == sorted(want), (name, tag, got, sorted(want))
 
 
+RUST_READ_BIN = os.environ.get("PAIMON_RUST_READ_BIN")
+
+
+def rust_ids(wh, name, tag=None):
+    """The `paimon` crate's reader (tests/paimon/rust-reader): sorted ids, or None if not built.
+    `tag` is a tag name, or `snapshot=N` for a snapshot id."""
+    if not RUST_READ_BIN:
+        return None
+    args = [RUST_READ_BIN, wh, "db", name] + ([tag] if tag else [])
+    p = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, (name, tag, p.stderr[-3000:])
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def check_rust(wh, name, want, tag=None):
+    got = rust_ids(wh, name, tag)
+    assert got is None or got == sorted(want), (name, tag, got, sorted(want))
+
+
 def read_rows(tbl):
     rb = tbl.new_read_builder()
     splits = rb.new_scan().plan().splits()
@@ -128,7 +148,12 @@ def test_unpartitioned_two_users_and_tag(wh):
     assert {r["name"] for r in got} == {f"r{i}" for i in expected}
     assert ids(read_rows(tbl.copy({"scan.tag-name": "savepoint-2"}))) == tagged
     check_java(wh, "unpart", expected)
+    check_rust(wh, "unpart", expected)
     check_java(wh, "unpart", tagged, tag="savepoint-2")
+    check_rust(wh, "unpart", tagged, tag="savepoint-2")
+    # The crate's reader also reads as of a snapshot id (scan.snapshot-id): the first
+    # commit's 3 rows.
+    check_rust(wh, "unpart", [0, 1, 2], tag="snapshot=1")
     snap = tbl.snapshot_manager().get_latest_snapshot()
     assert snap.commit_identifier == 9223372036854775807 and snap.commit_kind == "APPEND"
     assert snap.total_record_count == len(expected)
@@ -177,6 +202,7 @@ def test_partitioned_many_commits_merge_bounded(wh):
     assert ids(got) == sorted(expected)
     assert all(r["dt"].startswith("2024-01-0") for r in got)
     check_java(wh, "part", expected)
+    check_rust(wh, "part", expected)
     # Partition pruning through the manifests' partition values.
     rb = tbl.new_read_builder()
     pb = rb.new_predicate_builder()
@@ -237,6 +263,7 @@ def test_table_created_by_pypaimon(wh):
         commit(tdir, "ours", cp, [meta])
     assert ids(read_rows(cat.get_table("db.bypy"))) == sorted(expected)
     check_java(wh, "bypy", expected)
+    check_rust(wh, "bypy", expected)
 
 
 def test_interleaved_with_pypaimon(wh):
@@ -265,6 +292,7 @@ def test_interleaved_with_pypaimon(wh):
     got = read_rows(cat.get_table("db.mixed"))
     assert ids(got) == sorted(expected), (len(got), len(expected))
     check_java(wh, "mixed", expected)
+    check_rust(wh, "mixed", expected)
     # Our decoder reads pypaimon's snapshots and manifest lists, and the marks see its users.
     ins = drive(dict(op="inspect", table=tdir))["snapshots"]
     assert len(ins) == 14
@@ -325,7 +353,9 @@ def test_core_coordinator_job(wh):
     at_2 = sorted(i for (s, c), v in rows_at.items() if c <= 2 for i in v)
     assert ids(read_rows(tbl.copy({"scan.tag-name": "savepoint-2"}))) == at_2
     check_java(wh, "core_job", want)
+    check_rust(wh, "core_job", want)
     check_java(wh, "core_job", at_2, tag="savepoint-2")
+    check_rust(wh, "core_job", at_2, tag="savepoint-2")
     snap = tbl.snapshot_manager().get_latest_snapshot()
     assert snap.commit_user == "job" and snap.commit_identifier == 9223372036854775807
     assert snap.total_record_count == len(want), snap.total_record_count
@@ -356,7 +386,9 @@ def test_rust_job_parquet(wh):
     at_2 = sorted(i for (s, c), v in rows_at.items() if c <= 2 for i in v)
     assert ids(read_rows(tbl.copy({"scan.tag-name": "savepoint-2"}))) == at_2
     check_java(wh, "rust_job", want)
+    check_rust(wh, "rust_job", want)
     check_java(wh, "rust_job", at_2, tag="savepoint-2")
+    check_rust(wh, "rust_job", at_2, tag="savepoint-2")
 
 
 END = 9223372036854775807
@@ -572,6 +604,7 @@ def main():
                 print(f"FAIL {name}")
                 traceback.print_exc()
     print("Paimon's Java reader:", "checked every table" if JAVA_CP else "not run")
+    print("the paimon crate's reader:", "checked every table" if RUST_READ_BIN else "not run")
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

@@ -12,6 +12,7 @@ import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.array.BytePrimitiveArraySerializer;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
+import org.apache.flink.runtime.checkpoint.SavepointType;
 import org.apache.flink.runtime.operators.coordination.OperatorEvent;
 import org.apache.flink.runtime.operators.coordination.OperatorEventGateway;
 import org.apache.flink.runtime.operators.coordination.OperatorEventHandler;
@@ -44,7 +45,15 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  * {@code notifyCheckpointComplete} of that checkpoint runs the task's mailbox until the
  * coordinator released it (a {@code Released} event, or committed-up-to END). Flink tells the
  * tasks of a completion before their coordinator, so without the wait a job could be FINISHED
- * before a failed final commit's failover (SinkCoordinator#release).
+ * before a failed final commit's failover (SinkCoordinator#release). Without checkpoints (batch,
+ * or streaming with checkpointing off) no completion follows the end: {@code endInput} waits
+ * instead, until the coordinator processed the END event (a {@code Released} event, or
+ * committed-up-to END for the last writer, whose END made the final commit). The coordinator
+ * processes events on a thread of its own, after Flink's call returned, so without the wait the
+ * job could end FINISHED before its final commit ran. For the same reason a writer that has not
+ * ended and whose task stops after a synchronous savepoint (stop-with-savepoint without drain)
+ * waits in that savepoint's completion until the coordinator processed it ({@code
+ * SavepointProcessed}): the savepoint's commit and tag are in the table when the job ends.
  */
 public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<Void>
         implements OneInputStreamOperator<T, Void>, BoundedOneInput, OperatorEventHandler {
@@ -56,6 +65,8 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
     private final String table;
     /** Where the writer helper (WIT {@code writer}) runs: JNI or Chicory. */
     private final io.sinkcoordinator.flink.component.ComponentRuntime runtime;
+    /** The job checkpoints (else no completion follows the end: endInput waits). */
+    private final boolean checkpointing;
     private final transient OperatorEventGateway gateway;
 
     private transient ComponentWriter helper;
@@ -73,6 +84,12 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
     private transient long finalCheckpoint;
     /** The highest completion the coordinator released it on (-1: none). */
     private transient long releasedAt;
+    /** A {@code Released} event arrived (what endInput waits for without checkpoints). */
+    private transient boolean releasedOnce;
+    /** The synchronous savepoint snapshotted last, after which the task stops (-1: none). */
+    private transient long stopSavepoint;
+    /** The highest savepoint completion the coordinator processed (-1: none). */
+    private transient long savepointProcessed;
     /** Committed-up-to END arrived: the final commit happened. */
     private transient boolean endCommitted;
     /** Inside the wait (a completion processed by the wait's mailbox loop must not nest). */
@@ -83,11 +100,13 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
             SerializationSchema<T> schema,
             String table,
             io.sinkcoordinator.flink.component.ComponentRuntime runtime,
+            boolean checkpointing,
             OperatorEventGateway gateway) {
         super(parameters);
         this.schema = schema;
         this.table = table;
         this.runtime = runtime;
+        this.checkpointing = checkpointing;
         this.gateway = gateway;
     }
 
@@ -99,6 +118,9 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
         ended = false;
         finalCheckpoint = -1;
         releasedAt = -1;
+        releasedOnce = false;
+        stopSavepoint = -1;
+        savepointProcessed = -1;
         endCommitted = false;
         waiting = false;
         helperState =
@@ -188,6 +210,10 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
             throws Exception {
         // The only place the checkpoint's type is visible to an operator.
         savepoint = checkpointOptions.getCheckpointType().isSavepoint();
+        if (checkpointOptions.getCheckpointType() instanceof SavepointType
+                && ((SavepointType) checkpointOptions.getCheckpointType()).isSynchronous()) {
+            stopSavepoint = checkpointId; // the task stops once it completed
+        }
         return super.snapshotState(checkpointId, timestamp, checkpointOptions, factory);
     }
 
@@ -209,6 +235,10 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
         Entry entry = helper.endInput(finishFile(), watermark);
         gateway.sendEventToCoordinator(new Events.Committable(entry));
         ended = true;
+        if (!checkpointing) {
+            // no final checkpoint's completion will come to wait in: wait for the END's processing
+            waitUntil(() -> endCommitted || releasedOnce, "its END event was processed");
+        }
     }
 
     /**
@@ -219,9 +249,20 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
     @Override
     public void notifyCheckpointComplete(long checkpointId) throws Exception {
         super.notifyCheckpointComplete(checkpointId);
+        if (!ended && checkpointId == stopSavepoint && !waiting) {
+            waitUntil(() -> savepointProcessed >= checkpointId || endCommitted,
+                    "savepoint " + checkpointId + " completed (the task stops)");
+            return;
+        }
         if (!ended || finalCheckpoint < 0 || checkpointId < finalCheckpoint || waiting) {
             return;
         }
+        waitUntil(this::released, "checkpoint " + checkpointId + " completed");
+    }
+
+    /** Runs the task's mailbox until {@code done} (a cancel interrupts it). */
+    private void waitUntil(java.util.function.BooleanSupplier done, String after)
+            throws InterruptedException {
         waiting = true;
         try {
             org.apache.flink.api.common.operators.MailboxExecutor mailbox =
@@ -230,11 +271,10 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
                             .createExecutor(
                                     org.apache.flink.streaming.runtime.tasks.mailbox.TaskMailbox
                                             .MIN_PRIORITY);
-            if (!released()) {
-                LOG.debug("writer subtask {}: checkpoint {} completed, waiting for the release",
-                        subtask, checkpointId);
+            if (!done.getAsBoolean()) {
+                LOG.debug("writer subtask {}: {}, waiting for the release", subtask, after);
             }
-            while (!released()) {
+            while (!done.getAsBoolean()) {
                 mailbox.yield();
             }
         } finally {
@@ -254,6 +294,10 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
             endCommitted |= upTo == Entry.END;
         } else if (event instanceof Events.Released) {
             releasedAt = Math.max(releasedAt, ((Events.Released) event).completed);
+            releasedOnce = true;
+        } else if (event instanceof Events.SavepointProcessed) {
+            savepointProcessed =
+                    Math.max(savepointProcessed, ((Events.SavepointProcessed) event).completed);
         } else {
             throw new IllegalArgumentException(
                     "writer subtask " + subtask + ": unexpected operator event " + event);

@@ -33,7 +33,8 @@ final class CoordinatedWriterOperatorFactory<T> extends AbstractStreamOperatorFa
         OperatorEventGateway gateway = dispatcher.getOperatorEventGateway(id);
         CoordinatedWriterOperator<T> operator =
                 new CoordinatedWriterOperator<>(
-                        parameters, schema, options.table(), options.runtime(), gateway);
+                        parameters, schema, options.table(), options.runtime(),
+                        options.config().checkpointing(), gateway);
         dispatcher.registerEventHandler(id, operator);
         return (S) operator;
     }

@@ -73,4 +73,27 @@ final class Events {
             return "Released{completed=" + completed + "}";
         }
     }
+
+    /**
+     * Coordinator → a writer that has not ended: the coordinator processed, without failing, the
+     * completion of savepoint {@code completed} (or a later one) and this writer's event for it
+     * (its entry, reported as a savepoint's). A writer whose task stops after a synchronous
+     * savepoint (stop-with-savepoint without drain) waits for it: the savepoint's commit, made
+     * at the completion or at the last writer's late event, precedes the last writer's notice,
+     * so the job cannot end before that commit and its tag (the coordinator runs calls on its
+     * loop, after Flink's call returned).
+     */
+    static final class SavepointProcessed implements OperatorEvent {
+        private static final long serialVersionUID = 1L;
+        final long completed;
+
+        SavepointProcessed(long completed) {
+            this.completed = completed;
+        }
+
+        @Override
+        public String toString() {
+            return "SavepointProcessed{completed=" + completed + "}";
+        }
+    }
 }

@@ -5,9 +5,11 @@ import io.sinkcoordinator.flink.component.ComponentCoordinator;
 import io.sinkcoordinator.flink.component.ComponentException;
 import io.sinkcoordinator.flink.component.Entry;
 import io.sinkcoordinator.flink.component.Outcome;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.apache.flink.runtime.operators.coordination.OperatorCoordinator;
 import org.apache.flink.runtime.operators.coordination.OperatorEvent;
@@ -17,13 +19,21 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The sink's commit coordinator in Flink's JobManager: every callback is one
- * call of the component's coordinator, run to completion on the
- * coordinator's thread, except that writer events are held and sent as one
- * batch ({@code events}, one crossing for a checkpoint's burst): when one
- * event from every subtask is held, when an END event or an event for a
- * completed checkpoint (it may commit at once) arrives, and before any other
+ * call of the component's coordinator, except that writer events are held and
+ * sent as one batch ({@code events}, one crossing for a checkpoint's burst):
+ * when one event from every subtask is held, when an END event or an event for
+ * a completed checkpoint (it may commit at once) arrives, and before any other
  * callback's call. So the component sees the calls in the order Flink made
  * them, and {@code close} drops nothing (SEMANTICS 1).
+ *
+ * <p>Threads: a callback only queues its work on this instance's {@link
+ * CoordinatorLoop} and returns (Flink calls them on the JobManager's main
+ * thread, which must never wait on storage); everything else, the component's
+ * calls with their storage repeats, this class's bookkeeping, the events to
+ * the writers and the completion of the checkpoint futures, runs there, one
+ * task after the other in the callbacks' order. The fields below are the
+ * loop's alone, except those marked as the caller's. {@link #close} drains the
+ * loop (bounded by {@link #CLOSE_WAIT}) before it closes the component.
  *
  * <table>
  * <caption>Callback → component call</caption>
@@ -64,13 +74,27 @@ final class SinkCoordinator implements OperatorCoordinator {
         return Boolean.getBoolean("sinkcoord.test.skip-final-notice");
     }
 
+    /**
+     * How long {@link #close} waits for the queued calls: below the 60 s after which Flink's
+     * RecreateOnResetOperatorCoordinator fails the job over a close that hangs (it closes
+     * instances on a thread of its own, so this wait never holds up the main thread).
+     */
+    static final Duration CLOSE_WAIT = Duration.ofSeconds(30);
+
     private final Context context;
     private final SinkOptions options;
     private final CoordinatorStats stats;
+    private final CoordinatorLoop loop;
+    private final Duration closeWait;
+    /** Test hook ({@link #beforeCalls}), run on the loop before each component call. */
+    private volatile Consumer<String> beforeCall;
 
-    private ComponentCoordinator component;
+    /** The caller's (set before start): resetToCheckpoint's restore point, and start itself. */
     private long restoreCheckpoint = -1;
     private byte[] restoreState;
+    private boolean started;
+
+    private ComponentCoordinator component;
     private SubtaskGateway[] gateways = new SubtaskGateway[0];
     /** The highest committed-up-to sent to the writers (-1: none). */
     private long sentUpTo = -1;
@@ -106,25 +130,92 @@ final class SinkCoordinator implements OperatorCoordinator {
     /** The highest completion this instance processed without failing (-1: none). */
     private long completedOk = -1;
 
+    /**
+     * By subtask, the savepoint its last event reported an entry of, whose completion this
+     * instance did not process yet (-1: none): its processing is acknowledged to that writer
+     * ({@link #savepointDone}).
+     */
+    private long[] savepointReported = new long[0];
+
     /** Trigger time of the checkpoints in flight, by id (for the stats). */
     private final java.util.Map<Long, Long> triggeredAt = new java.util.HashMap<>();
 
     SinkCoordinator(Context context, SinkOptions options) {
+        this(context, options, CLOSE_WAIT);
+    }
+
+    /** The same with another bound on close's wait (tests). */
+    SinkCoordinator(Context context, SinkOptions options, Duration closeWait) {
         // The constructor must not touch the context's parallelism: adaptive
-        // schedulers create coordinators before it is known.
+        // schedulers create coordinators before it is known. Nor start a thread:
+        // they may drop a coordinator without closing it.
         this.context = context;
         this.options = options;
+        this.closeWait = closeWait;
         this.stats = CoordinatorStats.of(options.config().commitUser());
+        this.loop = new CoordinatorLoop(
+                threadName(options.config().commitUser()),
+                (what, e) -> fail(new FlinkException("sink coordinator: " + what + " failed", e)));
+    }
+
+    /** The name of the loop thread of {@code commitUser}'s coordinators. */
+    static String threadName(String commitUser) {
+        return "sinkcoord-" + commitUser + "-loop";
+    }
+
+    /**
+     * Test hook: {@code hook} runs on the loop before each component call, with what the call is
+     * for ("completion of checkpoint 3", "a batch of 2 events", ...); it may block, as a slow
+     * storage would. Set before start.
+     */
+    void beforeCalls(Consumer<String> hook) {
+        this.beforeCall = hook;
+    }
+
+    /** Completes once the loop ran every call queued before (tests). */
+    CompletableFuture<Void> idle() {
+        return loop.idle();
+    }
+
+    /** Whether close was called (tests). */
+    boolean closing() {
+        return loop.closing();
+    }
+
+    private void enter(String what) {
+        Consumer<String> hook = beforeCall;
+        if (hook != null) {
+            hook.accept(what);
+        }
     }
 
     @Override
-    public synchronized void start() throws Exception {
+    public void start() throws Exception {
+        if (started) {
+            throw new IllegalStateException("sink coordinator: started twice");
+        }
+        started = true;
         SinkMetrics.register(context.metricGroup(), stats);
+        // What the instance starts from is read here, on Flink's thread: the parallelism and
+        // the checkpoint store are Flink's state (cheap reads), the rest is the loop's.
         int parallelism = context.currentParallelism();
+        long restoreFrom = restoreCheckpoint;
+        byte[] state = restoreState;
+        restoreState = null;
+        int[] finished =
+                restoreFrom >= 0 ? FinishedSubtasks.at(context, restoreFrom, parallelism) : new int[0];
+        boolean first = stats.starts.incrementAndGet() == 1;
+        loop.start(context.getUserCodeClassloader());
+        // The instance's creation compiles the component the first time: on the loop too.
+        loop.execute("start", () -> create(parallelism, restoreFrom, state, finished, first));
+    }
+
+    private void create(int parallelism, long restoreFrom, byte[] state, int[] finished,
+            boolean first) {
         gateways = new SubtaskGateway[parallelism];
-        int[] finished = new int[0];
-        if (restoreCheckpoint >= 0) {
-            finished = FinishedSubtasks.at(context, restoreCheckpoint, parallelism);
+        savepointReported = new long[parallelism];
+        Arrays.fill(savepointReported, -1);
+        if (restoreFrom >= 0) {
             for (int s : finished) {
                 finishedAtRestore.add(s);
             }
@@ -135,34 +226,47 @@ final class SinkCoordinator implements OperatorCoordinator {
             LOG.info(
                     "sink {}: restoring from checkpoint {}, finished subtasks {}",
                     options.config().commitUser(),
-                    restoreCheckpoint,
+                    restoreFrom,
                     Arrays.toString(finished));
         }
-        boolean first = stats.starts.incrementAndGet() == 1;
         long created = System.nanoTime();
         component =
                 new ComponentCoordinator(
                         options.logDir().toString(),
                         parallelism,
                         options.config(),
-                        restoreCheckpoint,
-                        restoreState,
+                        restoreFrom,
+                        state,
                         finished,
                         options.faultEvery(),
                         first ? options.faultAfter() : -1,
                         options.runtime());
-        restoreState = null;
         record(created, stats.startNanos);
         apply("start", stats.startNanos, () -> component.start());
     }
 
+    /**
+     * Runs the calls still queued (a final commit, a savepoint's tag), then closes the component,
+     * on the loop; waits for that up to the close bound (logged if exceeded: see {@link
+     * CoordinatorLoop#close}). Flink's RecreateOnResetOperatorCoordinator calls this on a closing
+     * thread of its own and creates a failover's next instance only after it returned, so two
+     * instances of a sink never run calls at once while the bound holds.
+     */
     @Override
-    public synchronized void close() {
-        flush();
+    public void close() {
+        if (!loop.close(this::closeComponent, closeWait)) {
+            LOG.warn("sink {}: closed before its queued calls ran", options.config().commitUser());
+        }
+    }
+
+    private void closeComponent() {
+        if (!loop.abandoned()) {
+            flush();
+        }
         if (component != null) {
             try {
                 component.close();
-            } catch (ComponentException e) {
+            } catch (RuntimeException e) {
                 LOG.warn("sink {}: close: {}", options.config().commitUser(), e.getMessage());
             }
             component = null;
@@ -170,10 +274,11 @@ final class SinkCoordinator implements OperatorCoordinator {
     }
 
     @Override
-    public synchronized void handleEventFromOperator(
-            int subtask,
-            int attempt,
-            OperatorEvent event) {
+    public void handleEventFromOperator(int subtask, int attempt, OperatorEvent event) {
+        loop.execute("event of subtask " + subtask, () -> onEvent(subtask, attempt, event));
+    }
+
+    private void onEvent(int subtask, int attempt, OperatorEvent event) {
         if (event instanceof Events.Committable) {
             Events.Committable e = (Events.Committable) event;
             if (e.entry.isEnd()) {
@@ -215,6 +320,15 @@ final class SinkCoordinator implements OperatorCoordinator {
                 flush();
             }
             release();
+            if (e.entry.savepoint && !e.entry.isEnd()) {
+                if (e.entry.checkpoint > completedOk) {
+                    savepointReported[subtask] = e.entry.checkpoint;
+                } else if (!failing && component != null && gateways[subtask] != null) {
+                    // a late event: the completion was processed already (and a commit that
+                    // waited for this event is made now)
+                    gateways[subtask].sendEvent(new Events.SavepointProcessed(completedOk));
+                }
+            }
         } else if (event instanceof Events.Restored) {
             Events.Restored e = (Events.Restored) event;
             flush();
@@ -242,27 +356,48 @@ final class SinkCoordinator implements OperatorCoordinator {
         }
     }
 
+    /**
+     * Queues the checkpoint; the loop completes {@code result} (exceptionally: declined), after
+     * the events it sent for the calls before (Flink's exactly-once rule for coordinator
+     * checkpoints: events and the future's completion strictly ordered, here by one thread).
+     */
     @Override
-    public synchronized void checkpointCoordinator(
-            long checkpointId,
-            CompletableFuture<byte[]> result) {
-        if (failing) {
+    public void checkpointCoordinator(long checkpointId, CompletableFuture<byte[]> result) {
+        long triggered = System.nanoTime();
+        loop.execute(
+                "checkpoint " + checkpointId,
+                () -> {
+                    try {
+                        checkpoint(checkpointId, result, triggered);
+                    } catch (RuntimeException | Error e) {
+                        result.completeExceptionally(e);
+                        throw e; // fails the job (CoordinatorLoop's handler), as Flink would
+                    }
+                },
+                () -> result.completeExceptionally(new FlinkException(
+                        "sink coordinator: closed before checkpoint " + checkpointId)));
+    }
+
+    private void checkpoint(long checkpointId, CompletableFuture<byte[]> result, long triggered) {
+        flush(); // a no-op once failing
+        if (failing || component == null) {
             // This instance dropped the events it got since it asked to fail over (flush) and
             // made none of the calls (apply): its state is not what the writers were told was
             // delivered. A checkpoint with it must never complete (a finished writer's END
             // entry lives only there), so the checkpoint is declined; the failover comes anyway.
+            // (That includes a failure of the batch just flushed: its events are not in the
+            // state either.)
             stats.checkpointsDeclined.incrementAndGet();
-            held.clear();
             result.completeExceptionally(
                     new FlinkException("sink coordinator: failing over, checkpoint "
                             + checkpointId + " declined"));
             return;
         }
-        flush();
+        enter("checkpoint " + checkpointId);
         long start = System.nanoTime();
         try {
             byte[] state = component.checkpoint(checkpointId);
-            triggeredAt.put(checkpointId, start);
+            triggeredAt.put(checkpointId, triggered);
             result.complete(state);
         } catch (ComponentException e) {
             stats.checkpointsDeclined.incrementAndGet();
@@ -277,7 +412,13 @@ final class SinkCoordinator implements OperatorCoordinator {
     }
 
     @Override
-    public synchronized void notifyCheckpointComplete(long checkpointId) {
+    public void notifyCheckpointComplete(long checkpointId) {
+        long notified = System.nanoTime();
+        loop.execute(
+                "completion of checkpoint " + checkpointId, () -> complete(checkpointId, notified));
+    }
+
+    private void complete(long checkpointId, long notified) {
         if (skipFinalNotice() && allEnded()
                 && ended.values().stream().allMatch(f -> f >= 0 && f <= checkpointId)
                 && stats.finalNoticesSkipped.compareAndSet(0, 1)) {
@@ -291,7 +432,7 @@ final class SinkCoordinator implements OperatorCoordinator {
         Long triggered = triggeredAt.remove(checkpointId);
         if (triggered != null) {
             stats.checkpointsCompleted.incrementAndGet();
-            stats.checkpointNanos.addAndGet(System.nanoTime() - triggered);
+            stats.checkpointNanos.addAndGet(notified - triggered);
         }
         triggeredAt.keySet().removeIf(id -> id < checkpointId);
         apply(
@@ -302,10 +443,41 @@ final class SinkCoordinator implements OperatorCoordinator {
             completedOk = Math.max(completedOk, checkpointId);
         }
         release();
+        savepointDone(checkpointId);
+    }
+
+    /**
+     * Tells each writer that has not ended, and whose event for savepoint {@code checkpointId}
+     * (or one before) was processed, that this instance processed its completion without
+     * failing (its commit and tag are made, unless they wait for a late event: the last such
+     * event makes them before its writer is told). A writer whose task stops after a synchronous
+     * savepoint waits for that (CoordinatedWriterOperator), so the job cannot end before them.
+     * Ended writers wait for their release instead.
+     */
+    private void savepointDone(long checkpointId) {
+        if (failing || component == null) {
+            return;
+        }
+        Events.SavepointProcessed event = new Events.SavepointProcessed(checkpointId);
+        for (int s = 0; s < savepointReported.length; s++) {
+            // a completion covers the savepoints below it too (Flink may skip a notice:
+            // SEMANTICS 4); a writer whose event has not come is told when it comes
+            if (savepointReported[s] < 0 || savepointReported[s] > checkpointId) {
+                continue;
+            }
+            savepointReported[s] = -1;
+            if (gateways[s] != null && !ended.containsKey(s)) {
+                gateways[s].sendEvent(event);
+            }
+        }
     }
 
     @Override
-    public synchronized void notifyCheckpointAborted(long checkpointId) {
+    public void notifyCheckpointAborted(long checkpointId) {
+        loop.execute("abort of checkpoint " + checkpointId, () -> aborted(checkpointId));
+    }
+
+    private void aborted(long checkpointId) {
         flush();
         triggeredAt.remove(checkpointId);
         apply(
@@ -314,10 +486,15 @@ final class SinkCoordinator implements OperatorCoordinator {
                 () -> component.checkpointAborted(checkpointId));
     }
 
+    /**
+     * Remembers the restore point for {@link #start}, on the caller's thread: Flink's
+     * RecreateOnResetOperatorCoordinator resets fresh instances only, before their start (a
+     * global failover closes the old instance, whose loop drains and ends, and creates a new
+     * one), so no queued call can be behind it.
+     */
     @Override
-    public synchronized void resetToCheckpoint(long checkpointId, byte[] checkpointData) {
-        if (component != null) {
-            // RecreateOnResetOperatorCoordinator resets fresh instances only.
+    public void resetToCheckpoint(long checkpointId, byte[] checkpointData) {
+        if (started) {
             throw new IllegalStateException("sink coordinator: reset of a started instance");
         }
         if (checkpointId == NO_CHECKPOINT || checkpointData == null) {
@@ -330,7 +507,11 @@ final class SinkCoordinator implements OperatorCoordinator {
     }
 
     @Override
-    public synchronized void subtaskReset(int subtask, long checkpointId) {
+    public void subtaskReset(int subtask, long checkpointId) {
+        loop.execute("reset of subtask " + subtask, () -> reset(subtask, checkpointId));
+    }
+
+    private void reset(int subtask, long checkpointId) {
         flush();
         stats.subtaskResets.incrementAndGet();
         if (finishedAtRestore.contains(subtask)) {
@@ -338,6 +519,7 @@ final class SinkCoordinator implements OperatorCoordinator {
         }
         gateways[subtask] = null;
         // its next attempt restores and ends again (or not): nothing of the old one holds
+        savepointReported[subtask] = -1;
         ended.remove(subtask);
         released.remove(subtask);
         long from = checkpointId == NO_CHECKPOINT ? -1 : checkpointId;
@@ -345,18 +527,29 @@ final class SinkCoordinator implements OperatorCoordinator {
     }
 
     @Override
-    public synchronized void executionAttemptFailed(int subtask, int attempt, Throwable reason) {
+    public void executionAttemptFailed(int subtask, int attempt, Throwable reason) {
+        loop.execute("failure of subtask " + subtask, () -> attemptFailed(subtask, attempt));
+    }
+
+    private void attemptFailed(int subtask, int attempt) {
         SubtaskGateway gateway = gateways[subtask];
         if (gateway != null && gateway.getExecution().getAttemptNumber() == attempt) {
             gateways[subtask] = null;
         }
     }
 
+    /**
+     * Queued like the rest: the gateway's {@code sendEvent} may be called from the loop (Flink's
+     * SubtaskGatewayImpl serializes the event and hands the send to the main thread's executor,
+     * in call order, as for Flink's own SourceCoordinator, which sends from its coordinator
+     * thread).
+     */
     @Override
-    public synchronized void executionAttemptReady(
-            int subtask,
-            int attempt,
-            SubtaskGateway gateway) {
+    public void executionAttemptReady(int subtask, int attempt, SubtaskGateway gateway) {
+        loop.execute("readiness of subtask " + subtask, () -> attemptReady(subtask, gateway));
+    }
+
+    private void attemptReady(int subtask, SubtaskGateway gateway) {
         gateways[subtask] = gateway;
         // A restarted writer learns what it may forget (a stale value is still true).
         if (sentUpTo >= 0) {
@@ -386,6 +579,7 @@ final class SinkCoordinator implements OperatorCoordinator {
                 entries[i] = h.entry();
             }
             stats.batches.incrementAndGet();
+            enter("a batch of " + n + " events");
             long start = System.nanoTime();
             BatchOutcome result;
             try {
@@ -409,7 +603,9 @@ final class SinkCoordinator implements OperatorCoordinator {
                 stats.storageRetries.incrementAndGet();
                 LOG.warn("sink {}: {} failed on storage (attempt {}), repeating: {}",
                         options.config().commitUser(), what, attempt, e.getMessage());
-                sleepQuietly(20L * attempt);
+                if (!loop.pause(20L * attempt)) {
+                    break; // closed meanwhile, after its wait ran out: drop
+                }
                 attempt++;
             } else if (e.isDeclined()) {
                 LOG.warn("sink {}: {} declined: {}", options.config().commitUser(), what,
@@ -437,7 +633,10 @@ final class SinkCoordinator implements OperatorCoordinator {
      * END (sent by {@link #after}) once every writer has ended; before that, a {@link
      * Events.Released} once this instance processed, without failing, the completion of the
      * writer's final checkpoint (it holds its END entry then, and every later checkpoint's state
-     * has it: SEMANTICS 6.2's finished subtasks). A failing instance releases nobody: the
+     * has it: SEMANTICS 6.2's finished subtasks). Without checkpoints (batch) a writer waits in
+     * {@code endInput} instead, and is released once this instance processed its END event:
+     * this instance processes events on its loop, after Flink's call returned, so the job could
+     * otherwise end FINISHED before the last END's final commit ran. A failing instance releases nobody: the
      * failover cancels the waiting writers and restores them from a checkpoint whose state has
      * their END entry.
      */
@@ -451,10 +650,13 @@ final class SinkCoordinator implements OperatorCoordinator {
             if (released.contains(s)) {
                 continue;
             }
+            // Without checkpoints no completion comes: the END this instance just processed
+            // is what the writer waits for (CoordinatedWriterOperator#endInput).
             boolean go =
                     allEnded
                             ? sentUpTo == Entry.END
-                            : e.getValue() >= 0 && e.getValue() <= completedOk;
+                            : !options.config().checkpointing()
+                                    || (e.getValue() >= 0 && e.getValue() <= completedOk);
             if (!go) {
                 continue;
             }
@@ -484,6 +686,7 @@ final class SinkCoordinator implements OperatorCoordinator {
             return;
         }
         for (int attempt = 1; ; attempt++) {
+            enter(what);
             long start = System.nanoTime();
             try {
                 Outcome outcome = call.get();
@@ -497,7 +700,9 @@ final class SinkCoordinator implements OperatorCoordinator {
                     stats.storageRetries.incrementAndGet();
                     LOG.warn("sink {}: {} failed on storage (attempt {}), repeating: {}",
                             options.config().commitUser(), what, attempt, e.getMessage());
-                    sleepQuietly(20L * attempt);
+                    if (!loop.pause(20L * attempt)) {
+                        return; // closed meanwhile, after its wait ran out: drop
+                    }
                     continue;
                 }
                 if (e.isDeclined()) {
@@ -562,14 +767,6 @@ final class SinkCoordinator implements OperatorCoordinator {
         stats.componentNanos.addAndGet(nanos);
         if (kind != null) {
             kind.addAndGet(nanos);
-        }
-    }
-
-    private static void sleepQuietly(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 }

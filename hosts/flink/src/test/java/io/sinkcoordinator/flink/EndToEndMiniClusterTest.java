@@ -13,6 +13,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * tests on a shared MiniCluster, each on both runtimes: Chicory (pure Java) and the JNI library.
  * The runtime reaches a body as the default of {@link SinkOptions#of} ({@code
  * sinkcoord.runtime}, set around each body; the kill -9 test passes it to its child JVM).
+ * After each body, no coordinator loop thread may be left (TestSupport#awaitNoLoopThreads).
  */
 class EndToEndMiniClusterTest {
     @RegisterExtension
@@ -60,6 +61,8 @@ class EndToEndMiniClusterTest {
             for (int run = 1; ; run++) {
                 try {
                     body.run();
+                    // its jobs ended: every coordinator instance (failovers' too) closed its loop
+                    TestSupport.awaitNoLoopThreads();
                     return;
                 } catch (AssertionError e) {
                     if (run == 3 || !scenarioMissed(e)) {

@@ -5,8 +5,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * CoordinatorScheduleTests (SinkCoordinator call by call, fake context, no cluster) as JUnit 5
- * tests on both runtimes.
+ * CoordinatorScheduleTests and CoordinatorThreadTests (SinkCoordinator call by call, fake
+ * context, no cluster) as JUnit 5 tests on both runtimes.
  */
 class SinkCoordinatorTest {
     private static void on(ComponentRuntime runtime, FlinkTests.Test body) throws Exception {
@@ -39,5 +39,35 @@ class SinkCoordinatorTest {
     @EnumSource(ComponentRuntime.class)
     void releasesEndedWriters(ComponentRuntime runtime) throws Exception {
         on(runtime, CoordinatorScheduleTests::releasesEndedWriters);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ComponentRuntime.class)
+    void acknowledgesSavepoints(ComponentRuntime runtime) throws Exception {
+        on(runtime, CoordinatorScheduleTests::acknowledgesSavepoints);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ComponentRuntime.class)
+    void batchReleasesEachEnd(ComponentRuntime runtime) throws Exception {
+        on(runtime, CoordinatorScheduleTests::batchReleasesEachEnd);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ComponentRuntime.class)
+    void callbacksReturnWhileACommitHangs(ComponentRuntime runtime) throws Exception {
+        on(runtime, CoordinatorThreadTests::callbacksReturnWhileACommitHangs);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ComponentRuntime.class)
+    void closeRunsTheQueuedFinalCommit(ComponentRuntime runtime) throws Exception {
+        on(runtime, CoordinatorThreadTests::closeRunsTheQueuedFinalCommit);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ComponentRuntime.class)
+    void closeGivesUpAfterItsBound(ComponentRuntime runtime) throws Exception {
+        on(runtime, CoordinatorThreadTests::closeGivesUpAfterItsBound);
     }
 }

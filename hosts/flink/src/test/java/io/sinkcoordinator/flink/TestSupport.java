@@ -140,6 +140,34 @@ final class TestSupport {
         }
     }
 
+    /**
+     * Waits until no coordinator loop thread ({@code sinkcoord-*-loop}) is alive: after a job
+     * ended, Flink closes its coordinators (on a thread of its own, shortly after the job's
+     * result is out), and every instance's close ends its loop, failovers' instances included.
+     * Polled within a generous bound (above the coordinators' close bound and Flink's).
+     */
+    static void awaitNoLoopThreads() throws InterruptedException {
+        long start = System.nanoTime();
+        long deadline = start + java.time.Duration.ofSeconds(90).toNanos();
+        List<String> left = loopThreadNames();
+        while (!left.isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+            left = loopThreadNames();
+        }
+        check(left.isEmpty(), "coordinator loop threads left after the job ended: " + left);
+        System.out.println("     no loop thread left ("
+                + (System.nanoTime() - start) / 1_000_000 + " ms after the job's end)");
+    }
+
+    private static List<String> loopThreadNames() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.isAlive() && t.getName().startsWith("sinkcoord-")
+                        && t.getName().endsWith("-loop"))
+                .map(Thread::getName)
+                .sorted()
+                .collect(java.util.stream.Collectors.toList());
+    }
+
     static void check(boolean condition, String message) {
         if (!condition) {
             throw new AssertionError(message);

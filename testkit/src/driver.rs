@@ -9,8 +9,7 @@ pub use sink_coordinator::{CoordinatorApi, NativeCoordinator, WriterApi};
 pub use sink_coordinator_trace::driver::{Driver, FailedInstance, FailedWriter, NativeDriver};
 
 use sink_coordinator::{
-    Clock, Config, ErrorKind, HostEnv, HostError, Limits, RestorePoint, Shared, Snapshot, Storage,
-    TableFormatKind, Tag,
+    Clock, Config, HostEnv, Limits, RestorePoint, Shared, Snapshot, Storage, TableFormatKind, Tag,
 };
 use sink_coordinator_trace::paimon::{self, CommittableMap, MappedCoordinator};
 
@@ -116,18 +115,7 @@ impl ComponentDriver {
     /// mapped back wherever a result shows them.
     pub fn with_table_format(mut self, format: TableFormatKind) -> HostResult<Self> {
         self.format = format;
-        self.map = match format {
-            TableFormatKind::Native => None,
-            TableFormatKind::Paimon => {
-                paimon::prepare_table(&mut self.storage).map_err(|e| {
-                    HostError::core(
-                        ErrorKind::Storage,
-                        format!("cannot create the Paimon table's schema: {e}"),
-                    )
-                })?;
-                Some(Shared::new(CommittableMap::default()))
-            }
-        };
+        self.map = paimon::map_for(&mut self.storage, format)?;
         Ok(self)
     }
 

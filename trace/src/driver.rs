@@ -126,18 +126,7 @@ impl NativeDriver {
     /// `invalid-config`. Fails if the schema cannot be put.
     pub fn with_table_format(mut self, format: TableFormatKind) -> HostResult<Self> {
         self.format = format;
-        self.map = match format {
-            TableFormatKind::Native => None,
-            TableFormatKind::Paimon => {
-                paimon::prepare_table(&mut self.storage).map_err(|e| {
-                    HostError::core(
-                        sink_coordinator::ErrorKind::Storage,
-                        format!("cannot create the Paimon table's schema: {e}"),
-                    )
-                })?;
-                Some(Shared::new(CommittableMap::default()))
-            }
-        };
+        self.map = paimon::map_for(&mut self.storage, format)?;
         Ok(self)
     }
 

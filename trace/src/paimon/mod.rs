@@ -56,6 +56,27 @@ pub fn prepare_table(st: &mut dyn Storage) -> Result<(), StorageError> {
         .map(|_| ())
 }
 
+/// The committable map of a driver on a table in `format` (none on the native log); on
+/// Paimon the (empty) table is made a Paimon table first ([`prepare_table`]). Shared by
+/// the native driver and the test kit's component driver.
+pub fn map_for(
+    storage: &mut dyn Storage,
+    format: sink_coordinator::TableFormatKind,
+) -> Result<Option<Shared<CommittableMap>>, HostError> {
+    match format {
+        sink_coordinator::TableFormatKind::Native => Ok(None),
+        sink_coordinator::TableFormatKind::Paimon => {
+            prepare_table(storage).map_err(|e| {
+                HostError::core(
+                    sink_coordinator::ErrorKind::Storage,
+                    format!("cannot create the Paimon table's schema: {e}"),
+                )
+            })?;
+            Ok(Some(Shared::new(CommittableMap::default())))
+        }
+    }
+}
+
 /// A coordinator on a Paimon table, seen in the trace's terms: committables are mapped
 /// to synthetic files on the way in, state bytes back on the way out (module doc).
 pub struct MappedCoordinator {

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -90,6 +91,42 @@ def sparse(path: str, size: int) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as f:
         f.truncate(size)
+
+
+# A coordinator whose storage's get (or put) blocks forever, as on a dead
+# network, under a 300 ms deadline (JSON: what it raised, after how long).
+STUCK = """
+import json, sys, threading, time
+import sink_coordinator as sc
+op = sys.argv[1]
+class Stuck(sc.MemoryStorage):
+    def get(self, key):
+        if op == "get":
+            threading.Event().wait()
+        return super().get(key)
+    def put_if_absent(self, key, value):
+        if op == "put_if_absent":
+            threading.Event().wait()
+        return super().put_if_absent(key, value)
+rt = sc.Runtime(call_deadline_ms=300)
+c = sc.Coordinator(sc.Config(parallelism=1, commit_user="job-1"), Stuck(), runtime=rt)
+t0 = time.monotonic()
+try:
+    c.start()
+    c.event(0, 0, sc.Entry(1, [b"a"]))
+    c.checkpoint(1)
+    r = repr(c.checkpoint_complete(1))
+except sc.CoordinatorError as e:
+    r = type(e).__name__ + ": " + str(e)
+out = {"result": r, "seconds": time.monotonic() - t0, "discarded": c.discarded}
+# The handle is gone; a new one over a storage that answers still commits.
+d = sc.Coordinator(sc.Config(parallelism=1, commit_user="job-1"), sc.MemoryStorage(), runtime=rt)
+d.start()
+d.event(0, 0, sc.Entry(1, [b"a"]))
+d.checkpoint(1)
+out["after"] = [int(i) for i in d.checkpoint_complete(1).committed]
+print(json.dumps(out))
+"""
 
 
 class Hostile(unittest.TestCase):
@@ -267,6 +304,61 @@ class Guards(unittest.TestCase):
         for bad in (0, -5, 1.5, True):
             with self.assertRaises(ValueError, msg=repr(bad)):
                 sc.Runtime(call_deadline_ms=bad)  # type: ignore[arg-type]
+
+    def test_a_storage_call_that_never_returns_is_bounded_by_the_deadline(self) -> None:
+        # In a child with a timeout: before the fix the call never returned
+        # (epoch interruption cannot stop host code). The stuck thread is a
+        # daemon: the child exits although its get is still blocked.
+        for op, key in [("get", "hint/latest-snapshot"), ("put_if_absent", "snapshot/00000000000000000001")]:
+            out = child(STUCK, [op], timeout=20)
+            self.assertRegex(
+                out["result"],
+                rf"^TrapError: trap: guest trapped in coordinator#\[method\]coordinator\.[a-z-]+: the call exceeded"
+                rf' its deadline of 300 ms: storage {op} of key "{key}" had not returned \(it is left running on a daemon thread\)$',
+            )
+            self.assertLess(out["seconds"], 3, op)
+            self.assertGreaterEqual(out["seconds"], 0.25, op)
+            self.assertTrue(out["discarded"])
+            self.assertEqual(out["after"], [1])
+
+    def test_storage_calls_run_on_the_storage_thread_only_when_bounded(self) -> None:
+        seen: "list[str]" = []
+
+        class Watched(sc.MemoryStorage):
+            def get(self, key: str) -> "bytes | None":
+                seen.append(threading.current_thread().name)
+                return super().get(key)
+
+            def put_if_absent(self, key: str, value: bytes) -> bool:
+                seen.append(threading.current_thread().name)
+                return super().put_if_absent(key, value)
+
+        for rt, storage, thread in [
+            (sc.Runtime.default(), Watched(), "sink-coordinator-storage"),
+            (sc.Runtime(bound_storage_calls=False), Watched(), threading.current_thread().name),
+            (sc.Runtime(call_deadline_ms=None), Watched(), threading.current_thread().name),
+        ]:
+            seen.clear()
+            c = sc.Coordinator(sc.Config(parallelism=1, commit_user="job-1"), storage, runtime=rt)
+            c.start()
+            c.event(0, 0, sc.Entry(1, [b"a"]))
+            c.checkpoint(1)
+            self.assertEqual(c.checkpoint_complete(1).committed, [1])
+            self.assertTrue(seen)
+            self.assertEqual(set(seen), {thread})
+        self.assertTrue(sc.Runtime.default().bound_storage_calls)
+        # A storage error raised on the storage thread is still a StorageError.
+
+        class Failing(sc.MemoryStorage):
+            def put_if_absent(self, key: str, value: bytes) -> bool:
+                raise sc.BackendIOError("the network is down")
+
+        c = sc.Coordinator(sc.Config(parallelism=1, commit_user="job-1"), Failing())
+        c.start()
+        c.event(0, 0, sc.Entry(1, [b"a"]))
+        c.checkpoint(1)
+        with self.assertRaisesRegex(sc.StorageError, "the network is down"):
+            c.checkpoint_complete(1)
 
     def test_max_memory_bytes_caps_the_guest(self) -> None:
         # 4 MiB of linear memory holds a 1 MiB entry, not a 6 MiB one (the

@@ -56,13 +56,8 @@ for key in ["snapshot/1", "snapshot/2", "snapshot/3"] if device else ["snapshot/
 print(json.dumps(out))
 """
 
-# A coordinator over a table with a FIFO at its hint (JSON: what it raised).
-FIFO_HINT = """
-import json, os, sys
-import sink_coordinator as sc
-os.makedirs(os.path.join(sys.argv[1], "hint"))
-os.mkfifo(os.path.join(sys.argv[1], "hint", "latest-snapshot"))
-c = sc.Coordinator(sc.Config(parallelism=1, commit_user="job-1"), sc.DirectoryStorage(sys.argv[1]))
+# One checkpoint through `c`, in the child scripts: what it returned or raised, as `r`.
+ONE_CHECKPOINT = """
 try:
     c.start()
     c.event(0, 0, sc.Entry(1, [b"a"]))
@@ -70,7 +65,16 @@ try:
     r = repr(c.checkpoint_complete(1))
 except sc.CoordinatorError as e:
     r = type(e).__name__ + ": " + str(e)
-print(json.dumps(r))
+"""
+
+# A coordinator over a table with a FIFO at its hint (JSON: what it raised).
+FIFO_HINT = """
+import json, os, sys
+import sink_coordinator as sc
+os.makedirs(os.path.join(sys.argv[1], "hint"))
+os.mkfifo(os.path.join(sys.argv[1], "hint", "latest-snapshot"))
+c = sc.Coordinator(sc.Config(parallelism=1, commit_user="job-1"), sc.DirectoryStorage(sys.argv[1]))
+""" + ONE_CHECKPOINT + """print(json.dumps(r))
 """
 
 
@@ -111,14 +115,7 @@ class Stuck(sc.MemoryStorage):
 rt = sc.Runtime(call_deadline_ms=300)
 c = sc.Coordinator(sc.Config(parallelism=1, commit_user="job-1"), Stuck(), runtime=rt)
 t0 = time.monotonic()
-try:
-    c.start()
-    c.event(0, 0, sc.Entry(1, [b"a"]))
-    c.checkpoint(1)
-    r = repr(c.checkpoint_complete(1))
-except sc.CoordinatorError as e:
-    r = type(e).__name__ + ": " + str(e)
-out = {"result": r, "seconds": time.monotonic() - t0, "discarded": c.discarded}
+""" + ONE_CHECKPOINT + """out = {"result": r, "seconds": time.monotonic() - t0, "discarded": c.discarded}
 # The handle is gone; a new one over a storage that answers still commits.
 d = sc.Coordinator(sc.Config(parallelism=1, commit_user="job-1"), sc.MemoryStorage(), runtime=rt)
 d.start()

@@ -120,6 +120,34 @@ export declare class FileSystemStorage implements Storage {
   list(prefix: string): string[];
 }
 
+/** The default deadline of one WorkerStorage call: 30,000 ms. */
+export declare const DEFAULT_STORAGE_DEADLINE_MS: number;
+
+/**
+ * A Storage whose backend runs on a worker thread, so that a call that
+ * never returns is cut off: past `callDeadlineMs` the worker is terminated
+ * and the call throws a plain Error, which traps the calling instance (its
+ * handle throws TrapError naming the operation and the key). The next call
+ * starts a new worker. Costs a thread handoff per call (tens of µs).
+ */
+export declare class WorkerStorage implements Storage {
+  /**
+   * The worker imports `module` (a URL or an absolute path) and constructs
+   * its export `exportName` with `args` (structured-cloned).
+   */
+  constructor(module: URL | string, exportName: string, args?: unknown[], options?: { callDeadlineMs?: number });
+  /** A FileSystemStorage on a worker thread. */
+  static fileSystem(root: string, options?: FileSystemStorageOptions, deadline?: { callDeadlineMs?: number }): WorkerStorage;
+  readonly callDeadlineMs: number;
+  get(key: string): Uint8Array | undefined;
+  putIfAbsent(key: string, value: Uint8Array): boolean;
+  put(key: string, value: Uint8Array): void;
+  delete(key: string): void;
+  list(prefix: string): string[];
+  /** Stops the worker (a later call starts a new one). */
+  close(): void;
+}
+
 export declare class SystemClock implements Clock {
   nowMs(): bigint;
 }
@@ -130,10 +158,21 @@ export declare class ManualClock implements Clock {
   nowMs(): bigint;
 }
 
+/** The range of Runtime's `maxMemoryBytes`: 4 MiB ..= 4 GiB. */
+export declare const MIN_MEMORY_BYTES: number;
+export declare const MAX_MEMORY_BYTES: number;
+
 /** The transpiled component inside the package. */
 export declare class Runtime {
   static default(): Runtime;
-  constructor();
+  /**
+   * `maxMemoryBytes` (4 MiB ..= 4 GiB; default none, the wasm32 4 GiB)
+   * bounds each instance's linear memory, checked at every storage call and
+   * at the end of every call: past it the call traps (TrapError) and the
+   * instance is dropped. A RangeError outside the range.
+   */
+  constructor(options?: { maxMemoryBytes?: number });
+  readonly maxMemoryBytes: number | undefined;
   readonly version: string;
   readonly sha256: string;
 }

@@ -18,8 +18,13 @@ export {
   DEFAULT_MAX_VALUE_BYTES, FileSystemStorage, MAX_HINT_BYTES, ManualClock, MemoryStorage, SystemClock,
 } from './storage.js';
 export { COMPATIBLE_VERSIONS, checkVersion } from './version.js';
+export { DEFAULT_STORAGE_DEADLINE_MS, WorkerStorage } from './worker_storage.js';
 
 const COMPONENT = new URL('./component/', import.meta.url);
+
+/** The range of `maxMemoryBytes`: 4 MiB to the wasm32 maximum, 4 GiB (the Python host's). */
+export const MIN_MEMORY_BYTES = 4 * 1024 * 1024;
+export const MAX_MEMORY_BYTES = 4 * 1024 * 1024 * 1024;
 
 /** The transpiled component: its core modules compiled once, instances made from them. */
 export class Runtime {
@@ -31,7 +36,29 @@ export class Runtime {
     return Runtime.#default;
   }
 
-  constructor() {
+  /** The bound on an instance's linear memory, in bytes (`undefined`: the wasm32 4 GiB). */
+  maxMemoryBytes;
+  /** Exports object to the function that checks its instance's memory. */
+  #memoryChecks = new WeakMap();
+
+  /**
+   * `maxMemoryBytes` (MIN_MEMORY_BYTES ..= MAX_MEMORY_BYTES) bounds each
+   * instance's linear memory. V8 cannot cap a module's memory from outside,
+   * so it is checked at every storage call the instance makes and at the end
+   * of every call: past the bound, the call traps (TrapError naming the size
+   * and the bound) and the instance is dropped, its memory freed. Between two
+   * checks the guest's own limits (max-event-bytes, max-snapshot-bytes)
+   * bound what one step can allocate.
+   */
+  constructor({ maxMemoryBytes } = {}) {
+    if (maxMemoryBytes !== undefined) {
+      if (!Number.isSafeInteger(maxMemoryBytes) || maxMemoryBytes < MIN_MEMORY_BYTES || maxMemoryBytes > MAX_MEMORY_BYTES) {
+        throw new RangeError(
+          `maxMemoryBytes must be an integer from ${MIN_MEMORY_BYTES} to ${MAX_MEMORY_BYTES}, got ${maxMemoryBytes}`,
+        );
+      }
+      this.maxMemoryBytes = maxMemoryBytes;
+    }
     const meta = JSON.parse(readFileSync(new URL('component.json', COMPONENT), 'utf8'));
     /** The component's WIT package version (checked before anything is linked). */
     this.version = checkVersion(meta.exports);
@@ -51,9 +78,12 @@ export class Runtime {
 
   /** A new component instance over `storage` and `clock`: its exports. */
   instantiate(storage, clock) {
+    const memories = [];
+    const check = this.#memoryCheck(memories);
     // A Storage throws BackendError; jco lowers `{tag: 'err', val}` as the
     // import's `err` (anything else thrown traps the instance).
     const result = (f) => (...args) => {
+      check();
       try {
         return f(...args);
       } catch (e) {
@@ -83,11 +113,37 @@ export class Runtime {
     // result at once. The callbacks are synchronous, so is instantiate().
     const stub = typeof WebAssembly.promising !== 'function';
     if (stub) WebAssembly.promising = (f) => f;
+    const core = (module, imp) => {
+      const instance = new WebAssembly.Instance(module, imp);
+      for (const v of Object.values(instance.exports)) if (v instanceof WebAssembly.Memory) memories.push(v);
+      return instance;
+    };
+    let exports;
     try {
-      return instantiate(this.#coreModule, imports, (module, imp) => new WebAssembly.Instance(module, imp));
+      exports = instantiate(this.#coreModule, imports, core);
     } finally {
       if (stub) delete WebAssembly.promising;
     }
+    this.#memoryChecks.set(exports, check);
+    return exports;
+  }
+
+  /** Throws (trapping the call) if an instance's memory is past `maxMemoryBytes`. */
+  checkMemory(exports) {
+    this.#memoryChecks.get(exports)?.();
+  }
+
+  #memoryCheck(memories) {
+    const max = this.maxMemoryBytes;
+    if (max === undefined) return () => {};
+    return () => {
+      for (const m of memories) {
+        const size = m.buffer.byteLength;
+        if (size > max) {
+          throw new Error(`the instance's linear memory grew to ${size} bytes, past the runtime's maxMemoryBytes (${max})`);
+        }
+      }
+    };
   }
 }
 
@@ -196,7 +252,9 @@ class Handle {
   call(fn) {
     if (this.#discarded !== null) throw new TrapError(`the instance was discarded after a trap: ${this.#discarded}`);
     try {
-      return fn();
+      const value = fn();
+      if (this.#exports !== null) this.runtime.checkMemory(this.#exports);
+      return value;
     } catch (e) {
       if (e instanceof CoordinatorError) throw e;
       const p = e && Object.hasOwn(e, 'payload') ? e.payload : undefined;

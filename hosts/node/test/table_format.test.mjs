@@ -8,7 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
@@ -126,7 +126,9 @@ test('the package built from the 0.2.4 artifact takes native and refuses paimon'
   const dir = mkdtempSync(join(PROJECT, 'sink-coordinator-0.2.4-'));
   try {
     const installed = join(PROJECT, 'node_modules', 'sink-coordinator');
-    for (const f of ['index.js', 'errors.js', 'storage.js', 'version.js', 'package.json']) copyFileSync(join(installed, f), join(dir, f));
+    for (const f of readdirSync(installed).filter((f) => f.endsWith('.js') || f === 'package.json')) {
+      copyFileSync(join(installed, f), join(dir, f));
+    }
     assert.equal(await build(join(REPO, 'dist', 'sink-coordinator-0.2.4.wasm'), join(dir, 'component')), '0.2.4');
     const old = await import(pathToFileURL(join(dir, 'index.js')).href);
     const c = new old.Coordinator({ parallelism: 1, commitUser: 'job' }, new old.MemoryStorage(), { clock: new old.ManualClock(1n) });

@@ -128,7 +128,9 @@ export declare const DEFAULT_STORAGE_DEADLINE_MS: number;
  * never returns is cut off: past `callDeadlineMs` the worker is terminated
  * and the call throws a plain Error, which traps the calling instance (its
  * handle throws TrapError naming the operation and the key). The next call
- * starts a new worker. Costs a thread handoff per call (tens of µs).
+ * starts a new worker. The backend's methods may be async (return
+ * promises): the worker awaits them, so an async client serves the
+ * component's synchronous storage. Costs a thread handoff per call (tens of µs).
  */
 export declare class WorkerStorage implements Storage {
   /**

@@ -30,11 +30,14 @@ try {
 Atomics.store(signal, 0, 1);
 Atomics.notify(signal, 0);
 
-port.on('message', ({ op, args: callArgs }) => {
+// A backend's methods may be async (return promises): this thread has an
+// event loop of its own while the caller waits, so an async client (an
+// object store SDK, a database driver) serves the synchronous imports.
+port.on('message', async ({ op, args: callArgs }) => {
   if (failure !== undefined) return reply({ fatal: failure });
   let value;
   try {
-    value = backend[op](...callArgs);
+    value = await backend[op](...callArgs);
   } catch (e) {
     if (e instanceof BackendError) {
       const { name, kind, message, key, size, limit } = e;

@@ -23,7 +23,7 @@ const dir = mkdtempSync(join(tmpdir(), 'sinkcoord-worker-'));
 const backends = join(dir, 'backends.mjs');
 writeFileSync(
   backends,
-  `import { MemoryStorage } from 'sink-coordinator';
+  `import { InvalidKeyError, MemoryStorage } from 'sink-coordinator';
 export class Stuck extends MemoryStorage {
   constructor(op, how) { super(); this.op = op; this.how = how; }
   block() {
@@ -32,6 +32,20 @@ export class Stuck extends MemoryStorage {
   }
   get(key) { if (this.op === 'get') this.block(); return super.get(key); }
   putIfAbsent(key, value) { if (this.op === 'putIfAbsent') this.block(); return super.putIfAbsent(key, value); }
+}
+// An async backend, as an object store client is: every call resolves
+// later; 'never' is a get whose promise never settles.
+export class Async {
+  constructor(mode) { this.inner = new MemoryStorage(); this.mode = mode; }
+  later(f) { return new Promise((ok) => setTimeout(() => ok(f()), 1)); }
+  get(key) { return this.mode === 'never' ? new Promise(() => {}) : this.later(() => this.inner.get(key)); }
+  putIfAbsent(key, value) { return this.later(() => this.inner.putIfAbsent(key, value)); }
+  put(key, value) { return this.later(() => this.inner.put(key, value)); }
+  delete(key) { return this.later(() => this.inner.delete(key)); }
+  async list(prefix) {
+    if (prefix.startsWith('../')) throw new InvalidKeyError('refused by the async backend');
+    return this.later(() => this.inner.list(prefix));
+  }
 }
 export class Throws extends MemoryStorage {
   get() { throw new TypeError('not a storage error'); }
@@ -104,6 +118,20 @@ for (const [op, how] of [['get', 'wait'], ['putIfAbsent', 'spin']]) {
     good.close();
   });
 }
+
+test('an async backend serves the synchronous imports; a promise that never settles is cut off', () => {
+  const storage = new sc.WorkerStorage(backendsUrl, 'Async', ['ok'], { callDeadlineMs: 5000 });
+  const c = new sc.Coordinator(config, storage, { clock: new sc.ManualClock(1) });
+  c.start();
+  assert.deepEqual([...oneCheckpoint(c).committed], [1n]);
+  assert.deepEqual([...oneCheckpoint(c, 2).committed], [2n]);
+  assert.equal(new sc.Table(storage).listSnapshots().length, 2);
+  assert.throws(() => storage.list('../x'), sc.InvalidKeyError, 'a rejected promise crosses as its class');
+  storage.close();
+  const never = new sc.Coordinator(config, new sc.WorkerStorage(backendsUrl, 'Async', ['never'], { callDeadlineMs: 300 }));
+  never.start();
+  cutOff(() => oneCheckpoint(never), 300, 'get');
+});
 
 test('a stuck storage leaves the process free to exit', () => {
   const script = join(dir, 'exit.mjs');

@@ -40,6 +40,9 @@ type Clock interface {
 }
 
 // MemoryStorage is a table in a map (tests, examples); safe for concurrent use.
+// It applies the key rules of every backend, as DirectoryStorage does: a
+// refused key or prefix is an *InvalidKeyError and nothing is stored. It has
+// no value bound (it only holds values it was handed).
 type MemoryStorage struct {
 	mu    sync.Mutex
 	items map[string][]byte
@@ -49,6 +52,9 @@ type MemoryStorage struct {
 func NewMemoryStorage() *MemoryStorage { return &MemoryStorage{items: map[string][]byte{}} }
 
 func (m *MemoryStorage) Get(key string) ([]byte, bool, error) {
+	if err := checkKey("key", key, false); err != nil {
+		return nil, false, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	v, ok := m.items[key]
@@ -56,6 +62,9 @@ func (m *MemoryStorage) Get(key string) ([]byte, bool, error) {
 }
 
 func (m *MemoryStorage) PutIfAbsent(key string, value []byte) (bool, error) {
+	if err := checkKey("key", key, false); err != nil {
+		return false, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.items[key]; ok {
@@ -67,6 +76,9 @@ func (m *MemoryStorage) PutIfAbsent(key string, value []byte) (bool, error) {
 }
 
 func (m *MemoryStorage) Put(key string, value []byte) error {
+	if err := checkKey("key", key, false); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.init()
@@ -75,6 +87,9 @@ func (m *MemoryStorage) Put(key string, value []byte) error {
 }
 
 func (m *MemoryStorage) Delete(key string) error {
+	if err := checkKey("key", key, false); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.items, key)
@@ -82,6 +97,9 @@ func (m *MemoryStorage) Delete(key string) error {
 }
 
 func (m *MemoryStorage) List(prefix string) ([]string, error) {
+	if err := checkKey("prefix", prefix, true); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var keys []string

@@ -83,6 +83,7 @@ export interface Clock {
   nowMs(): bigint;
 }
 
+/** A table in a Map (tests, examples) with the key rules of FileSystemStorage (a refused key or prefix is an InvalidKeyError) and no value bound. */
 export declare class MemoryStorage implements Storage {
   readonly items: Map<string, Uint8Array>;
   get(key: string): Uint8Array | undefined;

@@ -15,26 +15,36 @@ import { BackendError, BackendIOError, InvalidKeyError, ValueTooLargeError } fro
 /** Rust's String order: the bytes of the UTF-8 encodings. */
 const byteOrder = (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
-/** A table in a Map (tests, examples): `items` holds it. */
+/**
+ * A table in a Map (tests, examples): `items` holds it. It applies the key
+ * rules of every backend (the same `check` as FileSystemStorage: a refused key
+ * or prefix is an InvalidKeyError, nothing stored), and no value bound (it
+ * only holds the values it is handed).
+ */
 export class MemoryStorage {
   constructor() {
     this.items = new Map();
   }
   get(key) {
+    check('key', key, false);
     return this.items.get(key)?.slice();
   }
   putIfAbsent(key, value) {
+    check('key', key, false);
     if (this.items.has(key)) return false;
     this.items.set(key, value.slice());
     return true;
   }
   put(key, value) {
+    check('key', key, false);
     this.items.set(key, value.slice());
   }
   delete(key) {
+    check('key', key, false);
     this.items.delete(key);
   }
   list(prefix) {
+    check('prefix', prefix, true);
     return [...this.items.keys()].filter((k) => k.startsWith(prefix)).sort(byteOrder);
   }
 }

@@ -59,27 +59,35 @@ def _byte_order(keys: List[str]) -> List[str]:
 
 
 class MemoryStorage:
-    """A table in a dict (tests, examples): ``items`` holds it."""
+    """A table in a dict (tests, examples): ``items`` holds it. It applies the
+    key rules of every backend (``DirectoryStorage._check``: a refused key or
+    prefix is an ``InvalidKeyError`` and nothing is stored), and no value
+    bound (it only holds the values it is handed)."""
 
     def __init__(self) -> None:
         self.items: Dict[str, bytes] = {}
 
     def get(self, key: str) -> Optional[bytes]:
+        DirectoryStorage._check("key", key, False)
         return self.items.get(key)
 
     def put_if_absent(self, key: str, value: bytes) -> bool:
+        DirectoryStorage._check("key", key, False)
         if key in self.items:
             return False
         self.items[key] = bytes(value)
         return True
 
     def put(self, key: str, value: bytes) -> None:
+        DirectoryStorage._check("key", key, False)
         self.items[key] = bytes(value)
 
     def delete(self, key: str) -> None:
+        DirectoryStorage._check("key", key, False)
         self.items.pop(key, None)
 
     def list(self, prefix: str) -> List[str]:
+        DirectoryStorage._check("prefix", prefix, True)
         return _byte_order([k for k in self.items if k.startswith(prefix)])
 
 

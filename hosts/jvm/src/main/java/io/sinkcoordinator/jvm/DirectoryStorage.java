@@ -180,8 +180,11 @@ public final class DirectoryStorage implements Storage {
     return key.startsWith("hint/") ? Math.min(maxValueBytes, MAX_HINT_BYTES) : maxValueBytes;
   }
 
-  /** The segments of a key (or of a prefix, whose last segment may be partial or empty). */
-  private static String[] check(String what, String s, boolean prefix) throws BackendException {
+  /**
+   * The segments of a key (or of a prefix, whose last segment may be partial or empty); the key
+   * rules of every backend, also applied by {@link MemoryStorage}.
+   */
+  static String[] check(String what, String s, boolean prefix) throws BackendException {
     if (s.isEmpty() && !prefix) {
       throw BackendException.invalidKey("empty key");
     }

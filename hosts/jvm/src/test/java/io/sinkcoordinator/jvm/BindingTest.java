@@ -188,22 +188,22 @@ class BindingTest {
           }
 
           @Override
-          public boolean putIfAbsent(String key, byte[] value) {
+          public boolean putIfAbsent(String key, byte[] value) throws BackendException {
             return inner.putIfAbsent(key, value);
           }
 
           @Override
-          public void put(String key, byte[] value) {
+          public void put(String key, byte[] value) throws BackendException {
             inner.put(key, value);
           }
 
           @Override
-          public void delete(String key) {
+          public void delete(String key) throws BackendException {
             inner.delete(key);
           }
 
           @Override
-          public List<String> list(String prefix) {
+          public List<String> list(String prefix) throws BackendException {
             return inner.list(prefix);
           }
         };
@@ -238,22 +238,22 @@ class BindingTest {
           }
 
           @Override
-          public boolean putIfAbsent(String key, byte[] value) {
+          public boolean putIfAbsent(String key, byte[] value) throws BackendException {
             return inner.putIfAbsent(key, value);
           }
 
           @Override
-          public void put(String key, byte[] value) {
+          public void put(String key, byte[] value) throws BackendException {
             inner.put(key, value);
           }
 
           @Override
-          public void delete(String key) {
+          public void delete(String key) throws BackendException {
             inner.delete(key);
           }
 
           @Override
-          public List<String> list(String prefix) {
+          public List<String> list(String prefix) throws BackendException {
             return inner.list(prefix);
           }
         };
@@ -284,22 +284,22 @@ class BindingTest {
           }
 
           @Override
-          public boolean putIfAbsent(String key, byte[] value) {
+          public boolean putIfAbsent(String key, byte[] value) throws BackendException {
             return inner.putIfAbsent(key, value);
           }
 
           @Override
-          public void put(String key, byte[] value) {
+          public void put(String key, byte[] value) throws BackendException {
             inner.put(key, value);
           }
 
           @Override
-          public void delete(String key) {
+          public void delete(String key) throws BackendException {
             inner.delete(key);
           }
 
           @Override
-          public List<String> list(String prefix) {
+          public List<String> list(String prefix) throws BackendException {
             return inner.list(prefix);
           }
         };

@@ -110,6 +110,38 @@ _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _NOT_FOLLOWED = {errno.ELOOP, errno.EMLINK, errno.ENOTDIR}
 
 
+def check_key_rules(what: str, s: str, last_may_be_partial: bool) -> List[str]:
+    """The key rules of every storage with rules (the Rust host's
+    ``check_key`` / ``check_prefix``): ``s`` split at ``/``, or
+    ``InvalidKeyError`` naming ``what`` ("key", "prefix") if it is empty (a
+    key), absolute, holds a backslash or NUL, or has an empty, ``.``, ``..``
+    or reserved (``TMP_PREFIX``) segment. With ``last_may_be_partial`` (a
+    prefix) the last segment is not checked and ``s`` may be empty."""
+    if not s and not last_may_be_partial:
+        raise InvalidKeyError("empty key")
+    problem = None
+    if "\\" in s:
+        problem = "contains a backslash"
+    elif "\0" in s:
+        problem = "contains NUL"
+    elif s.startswith("/"):
+        problem = "is absolute"
+    segments = s.split("/")
+    checked = segments[:-1] if last_may_be_partial else segments
+    for seg in checked:
+        if problem:
+            break
+        if not seg:
+            problem = "has an empty segment"
+        elif seg in (".", ".."):
+            problem = f'has a "{seg}" segment'
+        elif seg.startswith(TMP_PREFIX):
+            problem = f'uses the reserved name prefix "{TMP_PREFIX}"'
+    if problem:
+        raise InvalidKeyError(f'{what} "{s}" {problem}')
+    return segments
+
+
 def _kind(mode: int) -> str:
     for test, name in (
         (stat.S_ISDIR, "directory"),
@@ -265,31 +297,8 @@ class DirectoryStorage:
         #: no longer exists, removed when the table was opened.
         self.removed_temp_files = _byte_order(removed)
 
-    @staticmethod
-    def _check(what: str, s: str, last_may_be_partial: bool) -> List[str]:
-        if not s and not last_may_be_partial:
-            raise InvalidKeyError("empty key")
-        problem = None
-        if "\\" in s:
-            problem = "contains a backslash"
-        elif "\0" in s:
-            problem = "contains NUL"
-        elif s.startswith("/"):
-            problem = "is absolute"
-        segments = s.split("/")
-        checked = segments[:-1] if last_may_be_partial else segments
-        for seg in checked:
-            if problem:
-                break
-            if not seg:
-                problem = "has an empty segment"
-            elif seg in (".", ".."):
-                problem = f'has a "{seg}" segment'
-            elif seg.startswith(TMP_PREFIX):
-                problem = f'uses the reserved name prefix "{TMP_PREFIX}"'
-        if problem:
-            raise InvalidKeyError(f'{what} "{s}" {problem}')
-        return segments
+    #: The key rules (``check_key_rules``), shared with ``ObjectStoreStorage``.
+    _check = staticmethod(check_key_rules)
 
     def _limit(self, key: str) -> int:
         return min(self.max_value_bytes, MAX_HINT_BYTES) if key.startswith(_HINT_PREFIX) else self.max_value_bytes

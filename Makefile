@@ -156,7 +156,7 @@ go-test: build
 	cd hosts/go && SINKCOORD=$(CURDIR)/$(SINKCOORD) $(GO) test -count=1 ./...
 	cd hosts/go && $(GO) run ./examples/pipeline -core $(CURDIR)/$(CORE_MODULE)
 
-hosts-test: build hosts-setup jvm-test go-test
+hosts-test: build hosts-setup moto-setup jvm-test go-test
 	node --test hosts/node/test/
 	target/python-package/venv/bin/python hosts/python/tests/test_package.py
 	hosts/python/typecheck.sh

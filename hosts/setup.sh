@@ -4,7 +4,8 @@
 #   - target/node-package/project: a fresh project with the npm package's
 #     tarball installed (hosts/node/package.sh: npm pack, npm install)
 #   - target/python-package/venv: a fresh virtualenv with the Python package's
-#     wheel (hosts/python/package.sh: hatchling, wasmtime-py 50, packaging)
+#     wheel and its s3 extra (hosts/python/package.sh: hatchling, wasmtime-py
+#     50, packaging, obstore 0.12 for ObjectStoreStorage)
 # Idempotent: a second run takes about 10 seconds (the venv is made anew).
 #   NODE_ONLY=1 / PYTHON_ONLY=1 restrict it to one host; PYTHON picks the
 #   interpreter for the venv (default python3).
@@ -29,4 +30,4 @@ if [ -z "${NODE_ONLY:-}" ]; then
   "$HERE/python/package.sh" >/dev/null
 fi
 py="$HERE/../target/python-package/venv/bin/python"
-echo "hosts: node $(node --version 2>/dev/null || echo -), jco $(node -p 'require("'"$HERE"'/node/node_modules/@bytecodealliance/jco/package.json").version' 2>/dev/null || echo -), sink-coordinator (Python) $("$py" -c 'import importlib.metadata as m; print(m.version("sink-coordinator"), "on wasmtime-py", m.version("wasmtime"))' 2>/dev/null || echo -)"
+echo "hosts: node $(node --version 2>/dev/null || echo -), jco $(node -p 'require("'"$HERE"'/node/node_modules/@bytecodealliance/jco/package.json").version' 2>/dev/null || echo -), sink-coordinator (Python) $("$py" -c 'import importlib.metadata as m; print(m.version("sink-coordinator"), "on wasmtime-py", m.version("wasmtime"), "with obstore", m.version("obstore"))' 2>/dev/null || echo -)"

@@ -5,8 +5,10 @@
 #
 #   hosts/python/package.sh [VENV]     default VENV: <repo>/target/python-package/venv
 #
-# The wheel is left in <repo>/target/python-package/wheels/. Prints the
-# venv's python on stdout. PYTHON picks the interpreter (default python3).
+# The wheel is left in <repo>/target/python-package/wheels/. It is installed
+# with its `s3` extra (obstore, for ObjectStoreStorage and its tests; Python
+# 3.11 or later). Prints the venv's python on stdout. PYTHON picks the
+# interpreter (default python3).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
@@ -17,5 +19,6 @@ pip=(--disable-pip-version-check -q)
 rm -rf "$venv" "$wheels"
 "${PYTHON:-python3}" -m venv "$venv"
 "$venv/bin/python" -m pip wheel "${pip[@]}" --no-deps -w "$wheels" "$HERE" >&2
-"$venv/bin/python" -m pip install "${pip[@]}" "$wheels"/sink_coordinator-*.whl >&2
+wheel="$(echo "$wheels"/sink_coordinator-*.whl)"
+"$venv/bin/python" -m pip install "${pip[@]}" "$wheel[s3]" >&2
 echo "$venv/bin/python"

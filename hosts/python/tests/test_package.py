@@ -21,6 +21,9 @@ sys.path.insert(0, HERE)
 from test_hostile import Guards, Hostile  # noqa: E402,F401
 # The storage conformance suite of every host (tests/storage/cases.json).
 from test_storage_conformance import StorageConformance  # noqa: E402,F401
+# ObjectStoreStorage (the s3 extra, obstore) on moto's S3 API and on obstore's
+# memory store: the conformance cases, two checkpoints, a create race.
+from test_object_storage import ObjectStorageS3, WithoutObstore  # noqa: E402,F401
 # A directory table failing mid-run: a typed error, then recovery (issue 26).
 from test_storage_failure import MidRunFailure  # noqa: E402,F401
 # set-table-format: the golden Paimon job, the 0.2.4 refusal, bad committables.

@@ -31,6 +31,7 @@ from .errors import (
     ValueTooLargeError,
 )
 from .handles import Coordinator, Table, Writer, pack_committables
+from .object_storage import ObjectStoreStorage
 from .runtime import COMPONENT_VERSION, Runtime, embedded_wasm
 from .storage import (
     DEFAULT_MAX_VALUE_BYTES,
@@ -41,6 +42,7 @@ from .storage import (
     MemoryStorage,
     Storage,
     SystemClock,
+    check_key_rules,
 )
 from .types import (
     Config,
@@ -85,6 +87,7 @@ __all__ = [
     "MAX_HINT_BYTES",
     "ManualClock",
     "MemoryStorage",
+    "ObjectStoreStorage",
     "Outcome",
     "RecoveryMode",
     "RestorePoint",
@@ -100,6 +103,7 @@ __all__ = [
     "ValueTooLargeError",
     "Writer",
     "WriterEvent",
+    "check_key_rules",
     "check_version",
     "embedded_wasm",
     "pack_committables",

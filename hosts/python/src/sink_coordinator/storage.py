@@ -60,7 +60,7 @@ def _byte_order(keys: List[str]) -> List[str]:
 
 class MemoryStorage:
     """A table in a dict (tests, examples): ``items`` holds it. It applies the
-    key rules of every backend (``DirectoryStorage._check``: a refused key or
+    key rules of every backend (``check_key_rules``, as ``DirectoryStorage``: a refused key or
     prefix is an ``InvalidKeyError`` and nothing is stored), and no value
     bound (it only holds the values it is handed)."""
 
@@ -68,26 +68,26 @@ class MemoryStorage:
         self.items: Dict[str, bytes] = {}
 
     def get(self, key: str) -> Optional[bytes]:
-        DirectoryStorage._check("key", key, False)
+        check_key_rules("key", key, False)
         return self.items.get(key)
 
     def put_if_absent(self, key: str, value: bytes) -> bool:
-        DirectoryStorage._check("key", key, False)
+        check_key_rules("key", key, False)
         if key in self.items:
             return False
         self.items[key] = bytes(value)
         return True
 
     def put(self, key: str, value: bytes) -> None:
-        DirectoryStorage._check("key", key, False)
+        check_key_rules("key", key, False)
         self.items[key] = bytes(value)
 
     def delete(self, key: str) -> None:
-        DirectoryStorage._check("key", key, False)
+        check_key_rules("key", key, False)
         self.items.pop(key, None)
 
     def list(self, prefix: str) -> List[str]:
-        DirectoryStorage._check("prefix", prefix, True)
+        check_key_rules("prefix", prefix, True)
         return _byte_order([k for k in self.items if k.startswith(prefix)])
 
 
@@ -116,6 +116,38 @@ _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 #: What ``open(O_NOFOLLOW)`` of a link, or ``O_DIRECTORY`` of a non-directory,
 #: fails with (ELOOP on Linux and macOS, EMLINK on FreeBSD).
 _NOT_FOLLOWED = {errno.ELOOP, errno.EMLINK, errno.ENOTDIR}
+
+
+def check_key_rules(what: str, s: str, last_may_be_partial: bool) -> List[str]:
+    """The key rules of every storage with rules (the Rust host's
+    ``check_key`` / ``check_prefix``): ``s`` split at ``/``, or
+    ``InvalidKeyError`` naming ``what`` ("key", "prefix") if it is empty (a
+    key), absolute, holds a backslash or NUL, or has an empty, ``.``, ``..``
+    or reserved (``TMP_PREFIX``) segment. With ``last_may_be_partial`` (a
+    prefix) the last segment is not checked and ``s`` may be empty."""
+    if not s and not last_may_be_partial:
+        raise InvalidKeyError("empty key")
+    problem = None
+    if "\\" in s:
+        problem = "contains a backslash"
+    elif "\0" in s:
+        problem = "contains NUL"
+    elif s.startswith("/"):
+        problem = "is absolute"
+    segments = s.split("/")
+    checked = segments[:-1] if last_may_be_partial else segments
+    for seg in checked:
+        if problem:
+            break
+        if not seg:
+            problem = "has an empty segment"
+        elif seg in (".", ".."):
+            problem = f'has a "{seg}" segment'
+        elif seg.startswith(TMP_PREFIX):
+            problem = f'uses the reserved name prefix "{TMP_PREFIX}"'
+    if problem:
+        raise InvalidKeyError(f'{what} "{s}" {problem}')
+    return segments
 
 
 def _kind(mode: int) -> str:
@@ -273,31 +305,8 @@ class DirectoryStorage:
         #: no longer exists, removed when the table was opened.
         self.removed_temp_files = _byte_order(removed)
 
-    @staticmethod
-    def _check(what: str, s: str, last_may_be_partial: bool) -> List[str]:
-        if not s and not last_may_be_partial:
-            raise InvalidKeyError("empty key")
-        problem = None
-        if "\\" in s:
-            problem = "contains a backslash"
-        elif "\0" in s:
-            problem = "contains NUL"
-        elif s.startswith("/"):
-            problem = "is absolute"
-        segments = s.split("/")
-        checked = segments[:-1] if last_may_be_partial else segments
-        for seg in checked:
-            if problem:
-                break
-            if not seg:
-                problem = "has an empty segment"
-            elif seg in (".", ".."):
-                problem = f'has a "{seg}" segment'
-            elif seg.startswith(TMP_PREFIX):
-                problem = f'uses the reserved name prefix "{TMP_PREFIX}"'
-        if problem:
-            raise InvalidKeyError(f'{what} "{s}" {problem}')
-        return segments
+    #: The key rules (``check_key_rules``), shared with ``ObjectStoreStorage``.
+    _check = staticmethod(check_key_rules)
 
     def _limit(self, key: str) -> int:
         return min(self.max_value_bytes, MAX_HINT_BYTES) if key.startswith(_HINT_PREFIX) else self.max_value_bytes

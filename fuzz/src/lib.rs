@@ -155,26 +155,88 @@ pub fn table_walk(data: &[u8]) {
     let Ok(storage) = hostile_table(&mut u) else {
         return;
     };
-    let mut st = storage.clone();
-    let _ = table::list_snapshots(&mut st);
-    let _ = table::latest_snapshot(&mut st);
+    let mut st = Budgeted::new(storage.clone());
+    let _ = st.op(|st| table::list_snapshots(st));
+    let _ = st.op(|st| table::latest_snapshot(st));
     let mut log = table::TableLog::default();
     for identifier in 0..10 {
-        let _ = log.find_user_snapshot(&mut st, "job", identifier);
+        let _ = st.op(|st| log.find_user_snapshot(st, "job", identifier));
     }
     // A coordinator that commits a savepoint on the table: it reads it,
     // writes through the filter and walks back to tag the savepoint.
     let mut config = Config::new(1, "job");
     config.savepoint_auto_tag = true;
     let mut c = Coordinator::new(config, None);
-    let mut env = MemEnv {
-        storage,
-        clock: StepClock::default(),
-    };
-    let _ = c.start(&mut env);
+    let mut env = Budgeted::new(storage);
+    let _ = env.op(|env| c.start(env));
     for cp in [3, 7, 11] {
-        let _ = c.event(&mut env, 0, 0, entry(0, cp, 1, None, true));
-        let _ = c.checkpoint_complete(&mut env, cp);
+        let _ = env.op(|env| c.event(env, 0, 0, entry(0, cp, 1, None, true)));
+        let _ = env.op(|env| c.checkpoint_complete(env, cp));
+    }
+}
+
+/// The table of [`table_walk`], with a budget of storage calls per
+/// operation: a walk reads each record at most once, so an operation that
+/// makes more calls than a few per key is looping, and fails here at once
+/// instead of hanging the test (no clock involved).
+struct Budgeted {
+    storage: MemStorage,
+    clock: StepClock,
+    left: usize,
+}
+
+impl Budgeted {
+    fn new(storage: MemStorage) -> Self {
+        Budgeted {
+            storage,
+            clock: StepClock::default(),
+            left: 0,
+        }
+    }
+
+    /// Runs `f` with a fresh budget: four calls per key, and 32 more.
+    fn op<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.left = 4 * self.storage.map.len() + 32;
+        f(self)
+    }
+
+    fn spend(&mut self, call: &str, key: &str) {
+        assert!(
+            self.left > 0,
+            "one operation made more storage calls than 4 per key of the table: a loop \
+             ({call} {key:?}; the table has {} keys)",
+            self.storage.map.len()
+        );
+        self.left -= 1;
+    }
+}
+
+impl Storage for Budgeted {
+    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        self.spend("get", key);
+        self.storage.get(key)
+    }
+    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
+        self.spend("put-if-absent", key);
+        self.storage.put_if_absent(key, value)
+    }
+    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
+        self.spend("put", key);
+        self.storage.put(key, value)
+    }
+    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
+        self.spend("delete", key);
+        self.storage.delete(key)
+    }
+    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        self.spend("list", prefix);
+        self.storage.list(prefix)
+    }
+}
+
+impl Clock for Budgeted {
+    fn now_ms(&mut self) -> u64 {
+        self.clock.now_ms()
     }
 }
 
@@ -445,4 +507,32 @@ fn run_calls(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
     env.storage.set_suspended(true);
     check_table(&mut env.storage.inner_mut().clone());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[should_panic(expected = "a loop")]
+    fn an_operation_past_its_budget_of_storage_calls_fails_at_once() {
+        let mut st = Budgeted::new(MemStorage::default());
+        // A walk that never ends reads forever: the budget (32 calls on an
+        // empty table) stops it.
+        st.op(|st| loop {
+            let _ = st.get("snapshot/1");
+        });
+    }
+
+    #[test]
+    fn the_budget_is_renewed_per_operation() {
+        let mut st = Budgeted::new(MemStorage::default());
+        for _ in 0..3 {
+            st.op(|st| {
+                for _ in 0..32 {
+                    st.get("snapshot/1").unwrap();
+                }
+            });
+        }
+    }
 }

@@ -8,11 +8,15 @@
 //! The cases are data so that the Node, Python, Go and JVM hosts run the
 //! very same list; this runner is the reference reading of the format.
 //! Every case runs even after another fails, and the test fails at the end
-//! with one line per failed step.
+//! with one line per failed step. A `full-disk` case runs on a tmpfs of
+//! `options.full_disk_bytes` mounted at the table root (root on Linux),
+//! unmounted after it; where the mount fails the case is skipped with one
+//! line saying why.
 
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 
@@ -73,23 +77,78 @@ trait Table {
     fn root(&self) -> Option<&Path> {
         None
     }
+    /// Releases the table after its case (every handle is dropped): `Err`
+    /// says why that failed.
+    fn close(&mut self) -> Result<(), String> {
+        Ok(())
+    }
 }
+
+/// Makes a case's table from its name and `requires`; `Err` says why the
+/// case cannot run on this backend after all (a `full-disk` case whose
+/// tmpfs cannot be mounted): it is skipped, with one line saying why.
+type Fresh = Box<dyn Fn(&str, &[Json]) -> Result<Box<dyn Table>, String>>;
 
 /// A backend: a factory of fresh tables and what it can do.
 struct Backend {
     name: &'static str,
     capabilities: &'static [&'static str],
-    fresh: Box<dyn Fn(&str) -> Box<dyn Table>>,
+    fresh: Fresh,
+}
+
+/// Runs a command: `Err` with its output on one line (or its exit status,
+/// or why it could not start) unless it exits 0.
+fn command(program: &str, args: &[&str]) -> Result<(), String> {
+    let shown = format!("{program} {}", args.join(" "));
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{shown}: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let text =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    let why = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    Err(if why.is_empty() {
+        format!("{shown}: {}", out.status)
+    } else {
+        format!("{shown}: {why}")
+    })
+}
+
+/// Mounts a tmpfs of `bytes` at `dir` (the `full-disk` capability: root
+/// on Linux).
+fn mount_tmpfs(dir: &Path, bytes: u64) -> Result<(), String> {
+    let size = format!("size={bytes}");
+    let dir = dir.to_str().expect("a UTF-8 scratch path");
+    command("mount", &["-t", "tmpfs", "-o", &size, "tmpfs", dir])
+}
+
+/// Detaches the tmpfs at `dir` (`umount -l`: even while a handle is open).
+fn unmount(dir: &Path) -> Result<(), String> {
+    command(
+        "umount",
+        &["-l", dir.to_str().expect("a UTF-8 scratch path")],
+    )
 }
 
 static DIRS: AtomicU64 = AtomicU64::new(0);
 
-/// A scratch directory holding the table (`table/`) and what lies outside
-/// it (`outside/file`, `outside/dir/`); removed on drop.
+/// A scratch directory holding the table (`table/`, a tmpfs mounted there
+/// for a `full-disk` case) and what lies outside it (`outside/file`,
+/// `outside/dir/`); unmounted and removed by `close`, or on drop.
 struct DirTable {
     base: PathBuf,
     root: PathBuf,
     max_value_bytes: u64,
+    mounted: bool,
 }
 
 impl DirTable {
@@ -108,13 +167,43 @@ impl DirTable {
             base,
             root,
             max_value_bytes,
+            mounted: false,
         }
+    }
+
+    /// A table for `requires`: with `full-disk`, on a tmpfs of
+    /// `full_disk_bytes` mounted at the root before the storage is opened.
+    fn for_case(
+        case: &str,
+        requires: &[Json],
+        options: &DirOptions,
+    ) -> Result<Box<dyn Table>, String> {
+        let mut table = DirTable::new(case, options.max_value_bytes, &options.outside);
+        if requires.iter().any(|r| r.as_str() == Some("full-disk")) {
+            // On failure the table (nothing mounted) is removed on drop.
+            mount_tmpfs(&table.root, options.full_disk_bytes)
+                .map_err(|why| format!("cannot mount a tmpfs ({why})"))?;
+            table.mounted = true;
+        }
+        Ok(Box::new(table))
+    }
+
+    fn release(&mut self) -> Result<(), String> {
+        if self.mounted {
+            // Never remove through a mount that is still attached.
+            unmount(&self.root)?;
+            self.mounted = false;
+        }
+        let _ = fs::remove_dir_all(&self.base);
+        Ok(())
     }
 }
 
 impl Drop for DirTable {
     fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.base);
+        if let Err(why) = self.release() {
+            eprintln!("storage conformance: {why}");
+        }
     }
 }
 
@@ -128,6 +217,9 @@ impl Table for DirTable {
     }
     fn root(&self) -> Option<&Path> {
         Some(&self.root)
+    }
+    fn close(&mut self) -> Result<(), String> {
+        self.release()
     }
 }
 
@@ -404,7 +496,14 @@ fn run(backend: &Backend) -> (usize, usize, Vec<String>) {
             skipped += 1;
             continue;
         }
-        let table = (backend.fresh)(name);
+        let mut table = match (backend.fresh)(name, requires) {
+            Ok(table) => table,
+            Err(why) => {
+                eprintln!("storage conformance, {name}: skipped: {why}");
+                skipped += 1;
+                continue;
+            }
+        };
         let mut st = table.open();
         let before = failures.len();
         for (i, s) in arr(case.get("steps").unwrap()).iter().enumerate() {
@@ -426,7 +525,12 @@ fn run(backend: &Backend) -> (usize, usize, Vec<String>) {
                 ));
             }
         }
-        if failures.len() == before {
+        let clean = failures.len() == before;
+        drop(st);
+        if let Err(why) = table.close() {
+            failures.push(format!("{}: {name}: {why}", backend.name));
+        }
+        if clean {
             passed += 1;
         }
     }
@@ -449,30 +553,35 @@ fn assert_conforms(backend: Backend) {
     );
 }
 
-/// `options.max_value_bytes` and the outside file's content of the suite.
-fn dir_options() -> (u64, String) {
+/// The suite's options for a directory table.
+struct DirOptions {
+    max_value_bytes: u64,
+    outside: String,
+    full_disk_bytes: u64,
+}
+
+fn dir_options() -> DirOptions {
     let suite = suite();
     let options = suite.get("options").unwrap();
-    (
-        options
-            .get("max_value_bytes")
-            .and_then(Json::as_u64)
-            .unwrap(),
-        options
+    let number = |name: &str| options.get(name).and_then(Json::as_u64).unwrap();
+    DirOptions {
+        max_value_bytes: number("max_value_bytes"),
+        outside: options
             .get("outside_file_content")
             .and_then(Json::as_str)
             .unwrap()
             .to_string(),
-    )
+        full_disk_bytes: number("full_disk_bytes"),
+    }
 }
 
 #[test]
 fn local_dir_storage_conforms() {
-    let (max, outside) = dir_options();
+    let options = dir_options();
     assert_conforms(Backend {
         name: "LocalDirStorage",
-        capabilities: &["key-rules", "bounded", "filesystem"],
-        fresh: Box::new(move |case| Box::new(DirTable::new(case, max, &outside))),
+        capabilities: &["key-rules", "bounded", "filesystem", "full-disk"],
+        fresh: Box::new(move |case, requires| DirTable::for_case(case, requires, &options)),
     });
 }
 
@@ -481,7 +590,7 @@ fn shared_mem_storage_conforms() {
     assert_conforms(Backend {
         name: "SharedMemStorage",
         capabilities: &["key-rules"],
-        fresh: Box::new(|_| Box::new(MemTable(SharedMemStorage::new()))),
+        fresh: Box::new(|_, _| Ok(Box::new(MemTable(SharedMemStorage::new())))),
     });
 }
 
@@ -577,12 +686,12 @@ mod s3 {
         assert_conforms(Backend {
             name: "ObjectStorage (S3 on moto)",
             capabilities: &["key-rules"],
-            fresh: Box::new(move |case| {
+            fresh: Box::new(move |case, _| {
                 let n = DIRS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                Box::new(S3Table {
+                Ok(Box::new(S3Table {
                     url: format!("s3://{BUCKET}/{case}-{}-{n}", std::process::id()),
                     options: options.clone(),
-                })
+                }))
             }),
         });
         drop(moto);

@@ -7,7 +7,10 @@ package sinkcoord_test
 // fails, each under a deadline (a storage call that hangs fails its case
 // instead of the whole run); the test fails with one line per failed step.
 // SINKCOORD_STORAGE_CASES names another cases file (to check that a broken
-// expectation fails).
+// expectation fails). A full-disk case runs on a tmpfs of
+// options.full_disk_bytes mounted at the table root (root on Linux),
+// unmounted after it; where the mount fails the case is skipped with one
+// line saying why.
 
 import (
 	"encoding/json"
@@ -15,6 +18,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -32,6 +36,7 @@ type suiteFile struct {
 	Options struct {
 		MaxValueBytes      int64  `json:"max_value_bytes"`
 		OutsideFileContent string `json:"outside_file_content"`
+		FullDiskBytes      int64  `json:"full_disk_bytes"`
 	} `json:"options"`
 	Cases []struct {
 		Name     string     `json:"name"`
@@ -130,6 +135,49 @@ func kindOf(err error) string {
 type table struct {
 	open func() sc.Storage
 	root string // "" without a file system
+	// skip says why a case cannot run on this table after all (a full-disk
+	// case whose tmpfs cannot be mounted).
+	skip string
+	// close releases the table after its case; "" or why it failed.
+	close func() string
+}
+
+// oneLine joins a command's output lines.
+func oneLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return strings.Join(lines, "; ")
+}
+
+// mountTmpfs mounts a tmpfs of size bytes at dir (the full-disk
+// capability: root on Linux); "" or why it cannot.
+func mountTmpfs(dir string, size int64) string {
+	args := []string{"-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir}
+	out, err := exec.Command("mount", args...).CombinedOutput()
+	if err != nil {
+		why := oneLine(out)
+		if why == "" {
+			why = err.Error()
+		}
+		return fmt.Sprintf("mount %s: %s", strings.Join(args, " "), why)
+	}
+	return ""
+}
+
+// unmount detaches the tmpfs at dir (umount -l: even while a handle is
+// open); "" or why it failed.
+func unmount(dir string) string {
+	out, err := exec.Command("umount", "-l", dir).CombinedOutput()
+	if err != nil {
+		why := oneLine(out)
+		if why == "" {
+			why = err.Error()
+		}
+		return fmt.Sprintf("umount -l %s: %s", dir, why)
+	}
+	return ""
 }
 
 // withPid replaces {pid} in a planted path by this process's id.
@@ -341,13 +389,24 @@ func runStep(tb table, st *sc.Storage, s caseStep, suite suiteFile) string {
 // reading waits for a writer) fails the case and the run goes on.
 const caseDeadline = 60 * time.Second
 
-func runSuite(t *testing.T, name string, capabilities []string, fresh func(t *testing.T, name string) table) {
+// runSuite runs every case the backend can; fresh(t, name, requires) makes
+// a case's table, and a table with skip counts as skipped, with one line
+// saying why.
+func runSuite(t *testing.T, name string, capabilities []string, fresh func(t *testing.T, name string, requires []string) table) {
 	suite := loadSuite(t)
 	var failures []string
 	passed, skipped := 0, 0
 	for _, c := range suite.Cases {
 		if !slices.ContainsFunc(c.Requires, func(r string) bool { return !slices.Contains(capabilities, r) }) {
-			tb := fresh(t, c.Name)
+			tb := fresh(t, c.Name, c.Requires)
+			if tb.skip != "" {
+				t.Logf("storage conformance, %s: skipped: %s", c.Name, tb.skip)
+				skipped++
+				if tb.close != nil {
+					tb.close()
+				}
+				continue
+			}
 			done := make(chan []string, 1)
 			go func() {
 				var lines []string
@@ -377,6 +436,11 @@ func runSuite(t *testing.T, name string, capabilities []string, fresh func(t *te
 			case <-time.After(caseDeadline):
 				failures = append(failures, fmt.Sprintf("%s: %s: did not finish within %v (a storage call hangs)", name, c.Name, caseDeadline))
 			}
+			if tb.close != nil {
+				if why := tb.close(); why != "" {
+					failures = append(failures, fmt.Sprintf("%s: %s: %s", name, c.Name, why))
+				}
+			}
 		} else {
 			skipped++
 		}
@@ -392,7 +456,8 @@ func runSuite(t *testing.T, name string, capabilities []string, fresh func(t *te
 
 func TestStorageConformanceDirectory(t *testing.T) {
 	suite := loadSuite(t)
-	runSuite(t, "DirectoryStorage", []string{"key-rules", "bounded", "filesystem"}, func(t *testing.T, name string) table {
+	capabilities := []string{"key-rules", "bounded", "filesystem", "full-disk"}
+	runSuite(t, "DirectoryStorage", capabilities, func(t *testing.T, name string, requires []string) table {
 		base := t.TempDir()
 		if err := os.MkdirAll(filepath.Join(base, "outside", "dir"), 0o755); err != nil {
 			t.Fatal(err)
@@ -401,18 +466,52 @@ func TestStorageConformanceDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 		root := filepath.Join(base, "table")
-		return table{root: root, open: func() sc.Storage {
+		tb := table{root: root}
+		// full-disk: a small tmpfs at the root, before the storage is opened.
+		mounted := false
+		if slices.Contains(requires, "full-disk") {
+			if err := os.Mkdir(root, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if why := mountTmpfs(root, suite.Options.FullDiskBytes); why != "" {
+				tb.skip = "cannot mount a tmpfs (" + why + ")"
+			} else {
+				mounted = true
+			}
+		}
+		var mu sync.Mutex
+		var handles []*sc.DirectoryStorage
+		tb.open = func() sc.Storage {
 			d, err := sc.OpenDirectoryStorage(root, sc.WithMaxValueBytes(suite.Options.MaxValueBytes))
 			if err != nil {
 				panic(err)
 			}
+			mu.Lock()
+			handles = append(handles, d)
+			mu.Unlock()
 			return d
-		}}
+		}
+		tb.close = func() string {
+			mu.Lock()
+			for _, d := range handles {
+				_ = d.Close()
+			}
+			mu.Unlock()
+			if mounted {
+				if why := unmount(root); why != "" {
+					// Never remove through a mount that is still attached.
+					return why
+				}
+			}
+			_ = os.RemoveAll(base)
+			return ""
+		}
+		return tb
 	})
 }
 
 func TestStorageConformanceMemory(t *testing.T) {
-	runSuite(t, "MemoryStorage", []string{"key-rules"}, func(t *testing.T, name string) table {
+	runSuite(t, "MemoryStorage", []string{"key-rules"}, func(t *testing.T, name string, requires []string) table {
 		m := sc.NewMemoryStorage()
 		return table{open: func() sc.Storage { return m }}
 	})

@@ -5,9 +5,12 @@
 // even after another fails; the test fails with one line per failed step. Run by
 // `make hosts-test` (node --test hosts/node/test/). SINKCOORD_STORAGE_CASES
 // names another cases file (to check that a broken expectation fails).
+// A `full-disk` case runs on a tmpfs of options.full_disk_bytes mounted at
+// the table root (root on Linux), unmounted after it; where the mount fails
+// the case is skipped with one line saying why.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   closeSync, ftruncateSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync,
   writeFileSync,
@@ -207,7 +210,39 @@ async function step(table, h, s) {
   }
 }
 
-/** Runs every case the backend can; one line per failed step. */
+/**
+ * Mounts a tmpfs of `bytes` at `dir` (the `full-disk` capability: root on
+ * Linux); null, or why it cannot.
+ */
+function mountTmpfs(dir, bytes) {
+  const args = ['-t', 'tmpfs', '-o', `size=${bytes}`, 'tmpfs', dir];
+  try {
+    execFileSync('mount', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    return null;
+  } catch (e) {
+    // One line: mount's message (its own lines joined), or the spawn error.
+    const why = (e.stderr?.toString() ?? '').trim().replace(/\s*\n\s*/g, '; ') || e.message;
+    return `mount ${args.join(' ')}: ${why}`;
+  }
+}
+
+/** Detaches the tmpfs at `dir` (umount -l: even while a handle is open); null, or why it failed. */
+function unmount(dir) {
+  try {
+    execFileSync('umount', ['-l', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    return null;
+  } catch (e) {
+    return `umount -l ${dir}: ${(e.stderr?.toString() ?? '').trim().replace(/\s*\n\s*/g, '; ') || e.message}`;
+  }
+}
+
+/**
+ * Runs every case the backend can; one line per failed step. `fresh(name,
+ * requires)` makes a case's table; a table with `skip` (why) is a case the
+ * backend cannot run after all (a `full-disk` case whose tmpfs cannot be
+ * mounted): one line says why, and it counts as skipped. `close` returns
+ * an error's text, or nothing.
+ */
 async function run(name, capabilities, fresh) {
   const failures = [];
   let passed = 0;
@@ -217,7 +252,13 @@ async function run(name, capabilities, fresh) {
       skipped++;
       continue;
     }
-    const table = fresh(c.name);
+    const table = fresh(c.name, c.requires ?? []);
+    if (table.skip) {
+      console.log(`storage conformance, ${c.name}: skipped: ${table.skip}`);
+      skipped++;
+      table.close?.();
+      continue;
+    }
     try {
       const h = { st: table.open() };
       const before = failures.length;
@@ -233,7 +274,8 @@ async function run(name, capabilities, fresh) {
       }
       if (failures.length === before) passed++;
     } finally {
-      table.close?.();
+      const why = table.close?.();
+      if (why) failures.push(`${name}: ${c.name}: ${why}`);
     }
   }
   console.log(`storage conformance, ${name}: ${passed} passed, ${failures.length} failed steps, ${skipped} skipped`);
@@ -242,16 +284,25 @@ async function run(name, capabilities, fresh) {
 }
 
 test('FileSystemStorage passes the storage conformance suite', { timeout: 300000 }, async () => {
-  await run('FileSystemStorage', ['key-rules', 'bounded', 'filesystem'], (name) => {
+  await run('FileSystemStorage', ['key-rules', 'bounded', 'filesystem', 'full-disk'], (name, requires) => {
     const base = mkdtempSync(join(tmpdir(), `sinkcoord-conformance-${name}-`));
     mkdirSync(join(base, 'outside', 'dir'), { recursive: true });
     writeFileSync(join(base, 'outside', 'file'), OPTIONS.outside_file_content);
     const root = join(base, 'table');
     mkdirSync(root);
+    // full-disk: a small tmpfs at the root, before the storage is opened.
+    const mountError = requires.includes('full-disk') ? mountTmpfs(root, OPTIONS.full_disk_bytes) : null;
+    const mounted = requires.includes('full-disk') && !mountError;
     return {
       root,
+      skip: mountError && `cannot mount a tmpfs (${mountError})`,
       open: () => new sc.FileSystemStorage(root, { maxValueBytes: OPTIONS.max_value_bytes }),
-      close: () => rmSync(base, { recursive: true, force: true }),
+      close: () => {
+        const why = mounted ? unmount(root) : null;
+        // Never remove through a mount that is still attached.
+        if (!why) rmSync(base, { recursive: true, force: true });
+        return why;
+      },
     };
   });
 });

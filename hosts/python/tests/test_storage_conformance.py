@@ -5,11 +5,15 @@ system: it is a dict for tests and examples, with the key rules). Imported
 and run by test_package.py (``make hosts-test``); every case runs even after
 another fails, and the test fails with one line per failed step.
 ``SINKCOORD_STORAGE_CASES`` names another cases file (to check that a broken
-expectation fails)."""
+expectation fails). A ``full-disk`` case runs on a tmpfs of
+``options.full_disk_bytes`` mounted at the table root (root on Linux),
+unmounted after it; where the mount fails the case is skipped with one line
+saying why."""
 
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 import threading
 import unittest
@@ -52,17 +56,59 @@ def kind_of(e: BaseException) -> str:
     return f"non-storage {type(e).__name__}"
 
 
-class Table:
-    """A fresh table: ``open`` gives a handle; ``root`` is its directory (or None)."""
+def _one_line(text: str) -> str:
+    return "; ".join(line.strip() for line in text.strip().splitlines())
 
-    def __init__(self, open_: Callable[[], Any], root: Optional[str] = None, base: Optional[str] = None):
+
+def mount_tmpfs(directory: str, size: int) -> Optional[str]:
+    """Mounts a tmpfs of ``size`` bytes at ``directory`` (the ``full-disk``
+    capability: root on Linux); None, or why it cannot."""
+    args = ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", directory]
+    try:
+        done = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
+    except OSError as e:
+        return f"{' '.join(args)}: {e}"
+    if done.returncode == 0:
+        return None
+    return f"{' '.join(args)}: {_one_line(done.stderr) or f'exit status {done.returncode}'}"
+
+
+def unmount(directory: str) -> Optional[str]:
+    """Detaches the tmpfs at ``directory`` (``umount -l``: even while a handle
+    is open); None, or why it failed."""
+    done = subprocess.run(["umount", "-l", directory], stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
+    if done.returncode == 0:
+        return None
+    return f"umount -l {directory}: {_one_line(done.stderr) or f'exit status {done.returncode}'}"
+
+
+class Table:
+    """A fresh table: ``open`` gives a handle; ``root`` is its directory (or
+    None); ``skip`` says why a case cannot run on it after all (a
+    ``full-disk`` case whose tmpfs cannot be mounted); ``mounted``: a tmpfs
+    is mounted at ``root``."""
+
+    def __init__(
+        self,
+        open_: Callable[[], Any],
+        root: Optional[str] = None,
+        base: Optional[str] = None,
+        skip: Optional[str] = None,
+        mounted: bool = False,
+    ):
         self.open = open_
         self.root = root
         self.base = base
+        self.skip = skip
+        self.mounted = mounted
 
-    def close(self) -> None:
-        if self.base:
+    def close(self) -> Optional[str]:
+        """Unmounts and removes the table; None, or why unmounting failed."""
+        why = unmount(self.root) if self.mounted and self.root else None
+        # Never remove through a mount that is still attached.
+        if self.base and why is None:
             shutil.rmtree(self.base, ignore_errors=True)
+        return why
 
 
 def with_pid(path: str) -> str:
@@ -200,8 +246,10 @@ def step(table: Table, h: Dict[str, Any], s: Dict[str, Any], options: Dict[str, 
     return f"unknown op {op}"
 
 
-def run(name: str, capabilities: List[str], fresh: Callable[[str], Table]) -> List[str]:
-    """Runs every case the backend can; one line per failed step."""
+def run(name: str, capabilities: List[str], fresh: Callable[[str, List[str]], Table]) -> List[str]:
+    """Runs every case the backend can; one line per failed step.
+    ``fresh(name, requires)`` makes a case's table; a table with ``skip``
+    counts as skipped, with one line saying why."""
     with open(CASES, encoding="utf-8") as f:
         suite = json.load(f)
     assert suite["version"] == 1, "cases.json version"
@@ -211,7 +259,12 @@ def run(name: str, capabilities: List[str], fresh: Callable[[str], Table]) -> Li
         if not all(r in capabilities for r in case.get("requires", [])):
             skipped += 1
             continue
-        table = fresh(case["name"])
+        table = fresh(case["name"], case.get("requires", []))
+        if table.skip:
+            print(f"storage conformance, {case['name']}: skipped: {table.skip}")
+            skipped += 1
+            table.close()
+            continue
         try:
             h = {"st": table.open()}
             before = len(failures)
@@ -227,7 +280,9 @@ def run(name: str, capabilities: List[str], fresh: Callable[[str], Table]) -> Li
             if len(failures) == before:
                 passed += 1
         finally:
-            table.close()
+            why = table.close()
+            if why:
+                failures.append(f"{name}: {case['name']}: {why}")
     print(f"storage conformance, {name}: {passed} passed, {len(failures)} failed steps, {skipped} skipped")
     assert passed > 0, f"{name}: no case ran"
     return failures
@@ -238,7 +293,7 @@ def max_value_bytes() -> int:
         return json.load(f)["options"]["max_value_bytes"]
 
 
-def directory_table(name: str) -> Table:
+def directory_table(name: str, requires: List[str]) -> Table:
     with open(CASES, encoding="utf-8") as f:
         options = json.load(f)["options"]
     base = tempfile.mkdtemp(prefix=f"sinkcoord-conformance-{name}-")
@@ -248,16 +303,24 @@ def directory_table(name: str) -> Table:
     root = os.path.join(base, "table")
     os.mkdir(root)
     bound = options["max_value_bytes"]
-    return Table(lambda: sc.DirectoryStorage(root, max_value_bytes=bound), root, base)
+    # full-disk: a small tmpfs at the root, before the storage is opened.
+    mount_error = mount_tmpfs(root, options["full_disk_bytes"]) if "full-disk" in requires else None
+    return Table(
+        lambda: sc.DirectoryStorage(root, max_value_bytes=bound),
+        root,
+        base,
+        skip=f"cannot mount a tmpfs ({mount_error})" if mount_error else None,
+        mounted="full-disk" in requires and mount_error is None,
+    )
 
 
 class StorageConformance(unittest.TestCase):
     def test_directory_storage(self) -> None:
-        failures = run("DirectoryStorage", ["key-rules", "bounded", "filesystem"], directory_table)
+        failures = run("DirectoryStorage", ["key-rules", "bounded", "filesystem", "full-disk"], directory_table)
         self.assertFalse(failures, f"{len(failures)} failed steps:\n" + "\n".join(failures))
 
     def test_memory_storage(self) -> None:
-        def fresh(_name: str) -> Table:
+        def fresh(_name: str, _requires: List[str]) -> Table:
             st = sc.MemoryStorage()
             return Table(lambda: st)
 

@@ -14,6 +14,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
@@ -21,6 +22,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiFunction;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -33,7 +35,9 @@ import org.junit.jupiter.api.io.TempDir;
  * with the key rules). Every case runs even after another fails, each under a deadline (a storage
  * call that hangs fails its case, not the whole run); the test fails with one line per failed
  * step. The system property or environment variable {@code SINKCOORD_STORAGE_CASES} names
- * another cases file (to check that a broken expectation fails).
+ * another cases file (to check that a broken expectation fails). A {@code full-disk} case runs on
+ * a tmpfs of {@code options.full_disk_bytes} mounted at the table root (root on Linux), unmounted
+ * after it; where the mount fails the case is skipped with one line saying why.
  */
 class StorageConformanceTest {
   /** The temporary-file prefix of every host's directory storage. */
@@ -54,8 +58,60 @@ class StorageConformanceTest {
     return suite;
   }
 
-  /** A fresh table: its handles and, for a directory, its root. */
-  private record Table(Supplier<Storage> open, Path root) {}
+  /**
+   * A fresh table: its handles and, for a directory, its root; {@code skip} says why a case cannot
+   * run on it after all (a {@code full-disk} case whose tmpfs cannot be mounted); {@code close}
+   * releases it after its case and returns null or why that failed.
+   */
+  private record Table(Supplier<Storage> open, Path root, String skip, Supplier<String> close) {
+    Table(Supplier<Storage> open, Path root) {
+      this(open, root, null, () -> null);
+    }
+  }
+
+  /**
+   * Runs a command: null if it exits 0, else its output on one line (or its exit status, or why it
+   * could not start).
+   */
+  private static String command(String... args) {
+    try {
+      Process p = new ProcessBuilder(args).redirectErrorStream(true).start();
+      p.getOutputStream().close();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+      int status = p.waitFor();
+      if (status == 0) {
+        return null;
+      }
+      String why = String.join("; ", out.lines().map(String::strip).toList());
+      return String.join(" ", args) + ": " + (why.isEmpty() ? "exit status " + status : why);
+    } catch (IOException e) {
+      return String.join(" ", args) + ": " + e.getMessage();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return String.join(" ", args) + ": interrupted";
+    }
+  }
+
+  /** Mounts a tmpfs of {@code bytes} at {@code dir} (root on Linux); null or why it cannot. */
+  private static String mountTmpfs(Path dir, long bytes) {
+    return command("mount", "-t", "tmpfs", "-o", "size=" + bytes, "tmpfs", dir.toString());
+  }
+
+  /** Detaches the tmpfs at {@code dir} (even while a handle is open); null or why it failed. */
+  private static String unmount(Path dir) {
+    return command("umount", "-l", dir.toString());
+  }
+
+  /** Removes a case's directory (never through a link); best effort, @TempDir removes the rest. */
+  private static void removeTree(Path dir) {
+    try (Stream<Path> walk = Files.walk(dir)) {
+      for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    } catch (IOException | RuntimeException e) {
+      // left for @TempDir
+    }
+  }
 
   /** A suite value: a string's UTF-8, or byte i of {size, seed} = (seed + i + (i >> 8)) & 0xff. */
   static byte[] valueOf(JsonNode v) {
@@ -283,9 +339,13 @@ class StorageConformanceTest {
     }
   }
 
-  /** Runs every case the backend can; one line per failed step. */
+  /**
+   * Runs every case the backend can; one line per failed step. {@code fresh} makes a case's table
+   * from its name and requirements; a table with {@code skip} counts as skipped, with one line
+   * saying why.
+   */
   private static List<String> run(
-      String name, List<String> capabilities, java.util.function.Function<String, Table> fresh)
+      String name, List<String> capabilities, BiFunction<String, List<String>, Table> fresh)
       throws Exception {
     JsonNode suite = suite();
     List<String> failures = new ArrayList<>();
@@ -300,18 +360,20 @@ class StorageConformanceTest {
               return t;
             });
     for (JsonNode c : suite.get("cases")) {
-      boolean runs = true;
-      if (c.has("requires")) {
-        for (JsonNode r : c.get("requires")) {
-          runs &= capabilities.contains(r.asText());
-        }
-      }
-      if (!runs) {
+      List<String> requires = new ArrayList<>();
+      c.path("requires").forEach(r -> requires.add(r.asText()));
+      if (!capabilities.containsAll(requires)) {
         skipped++;
         continue;
       }
       String caseName = c.get("name").asText();
-      Table table = fresh.apply(caseName);
+      Table table = fresh.apply(caseName, requires);
+      if (table.skip() != null) {
+        System.out.println("storage conformance, " + caseName + ": skipped: " + table.skip());
+        skipped++;
+        table.close().get();
+        continue;
+      }
       Future<List<String>> done =
           cases.submit(
               () -> {
@@ -343,6 +405,11 @@ class StorageConformanceTest {
         }
       } catch (TimeoutException t) {
         failures.add(name + ": " + caseName + ": did not finish within " + CASE_DEADLINE_SECONDS + " s (a storage call hangs)");
+      } finally {
+        String why = table.close().get();
+        if (why != null) {
+          failures.add(name + ": " + caseName + ": " + why);
+        }
       }
     }
     cases.shutdownNow();
@@ -367,14 +434,18 @@ class StorageConformanceTest {
     assertNone(
         run(
             "DirectoryStorage",
-            List.of("key-rules", "bounded", "filesystem"),
-            caseName -> {
+            List.of("key-rules", "bounded", "filesystem", "full-disk"),
+            (caseName, requires) -> {
               try {
                 Path base = scratch.resolve(caseName + "-" + n[0]++);
                 Files.createDirectories(base.resolve("outside").resolve("dir"));
                 Files.writeString(base.resolve("outside").resolve("file"), options.get("outside_file_content").asText());
                 Path root = base.resolve("table");
                 Files.createDirectories(root);
+                // full-disk: a small tmpfs at the root, before the storage is opened.
+                boolean fullDisk = requires.contains("full-disk");
+                String mountError = fullDisk ? mountTmpfs(root, options.get("full_disk_bytes").asLong()) : null;
+                boolean mounted = fullDisk && mountError == null;
                 return new Table(
                     () -> {
                       try {
@@ -383,7 +454,16 @@ class StorageConformanceTest {
                         throw new IllegalStateException(e);
                       }
                     },
-                    root);
+                    root,
+                    mountError == null ? null : "cannot mount a tmpfs (" + mountError + ")",
+                    () -> {
+                      String why = mounted ? unmount(root) : null;
+                      // Never remove through a mount that is still attached.
+                      if (why == null) {
+                        removeTree(base);
+                      }
+                      return why;
+                    });
               } catch (IOException e) {
                 throw new IllegalStateException(e);
               }
@@ -396,7 +476,7 @@ class StorageConformanceTest {
         run(
             "MemoryStorage",
             List.of("key-rules"),
-            caseName -> {
+            (caseName, requires) -> {
               MemoryStorage m = new MemoryStorage();
               return new Table(() -> m, null);
             }));

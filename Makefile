@@ -18,6 +18,7 @@
 #   make soak PROFILE=P         ... with the profile flip147 (most writers finish early) or late (events often late); default: default
 #   make bench                  issue 10's table: native vs component, callgrind, size (BENCHMARKS.md)
 #   make doc                    rustdoc of the library crates; a missing doc comment or a broken link fails
+#   make build-graph-check      a package built alone (CLI, Flink library, examples) compiles no second wasmtime
 #   make oracle-test            the independent Python oracle (tests/oracle) against the native core
 #   make paimon-test            Paimon tables written by the core, read by pypaimon and Paimon's Java reader
 #   make paimon-rust-test       the same, also read by the paimon crate (a long first build: ~300 crates)
@@ -41,7 +42,7 @@ XTASK := $(CARGO) run --release -q -p xtask --
 VERSION := $(shell sed -n 's/^package sink:coordinator@\(.*\);/\1/p' wit/coordinator.wit)
 COMPONENT := dist/sink-coordinator-$(VERSION).wasm
 
-.PHONY: help paimon-test paimon-rust-test spec-check binaryen doc moto-setup oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test jvm-test go-test flink-test fuzz fuzz-regress model-check
+.PHONY: help build-graph-check paimon-test paimon-rust-test spec-check binaryen doc moto-setup oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test jvm-test go-test flink-test fuzz fuzz-regress model-check
 
 # The CLI needs no wasm32 target: it embeds the committed dist/ artifact.
 build:
@@ -66,11 +67,19 @@ test: check-dist
 	$(MAKE) --no-print-directory doc
 	$(MAKE) --no-print-directory moto-setup
 	$(CARGO) test --release --workspace --no-fail-fast
+	$(MAKE) --no-print-directory build-graph-check
 	$(MAKE) --no-print-directory fuzz-regress
 	$(MAKE) --no-print-directory oracle-test
 	$(MAKE) --no-print-directory paimon-test
 	$(MAKE) --no-print-directory hosts-test
 	$(MAKE) --no-print-directory flink-test
+
+# One build graph: the workspace-hack crate (cargo-hakari; .config/hakari.toml) gives
+# every host-side crate the same features, so a package built alone after the workspace
+# (the CLI, the Flink library, the examples, xtask) compiles no second wasmtime. After a
+# dependency change: `cargo hakari generate && cargo hakari manage-deps`.
+build-graph-check:
+	python3 tests/build-graph/check.py $(CARGO)
 
 # Tables that Apache Paimon reads (issue 22, docs/paimon.md): the core's
 # Coordinator and the format crate write Paimon append tables, which pypaimon

@@ -35,6 +35,11 @@ pub struct InspectArgs {
     /// a table does not record them (the job's logs do).
     #[arg(long)]
     timeline: bool,
+    /// Also draw the timeline as a picture into FILE (SVG): a lane per
+    /// commit user with its snapshots on a time axis, and the tags, each
+    /// mark titled with its details. What is printed does not change.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<std::path::PathBuf>,
     /// Decode the table with the Rust core natively instead of the component.
     #[arg(long)]
     pub(crate) native: bool,
@@ -215,9 +220,18 @@ fn render_inspect(
         tags.retain(|t| t.create_time_ms >= since);
     }
 
-    let events = args
-        .timeline
+    let drawn = (args.timeline || args.svg.is_some())
         .then(|| report::timeline(&snapshots, &tags, &all_tags));
+    if let (Some(file), Some(events)) = (&args.svg, &drawn) {
+        let picture = crate::picture::timeline_svg(&args.table, events, rfc3339);
+        std::fs::write(file, picture).map_err(|e| {
+            Failure::host(format!(
+                "cannot write the picture to {}: {e}",
+                file.display()
+            ))
+        })?;
+    }
+    let events = drawn.filter(|_| args.timeline);
     let out = if args.json {
         report::inspect_json(&snapshots, &tags, &summary, events.as_deref(), &problems)
     } else if let Some(events) = &events {

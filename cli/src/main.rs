@@ -23,6 +23,7 @@ mod inspect_paimon;
 mod layout;
 mod limits;
 mod order;
+mod picture;
 mod report;
 mod script;
 mod simulate;

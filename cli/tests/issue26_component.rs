@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
 
 mod common;
 use common::Scratch;
@@ -122,12 +121,10 @@ fn seventeen_thousand_instances_alive_at_once_do_not_trap() {
     )
     .unwrap();
     let trace = trace.to_str().unwrap();
-    let started = Instant::now();
     // Before: from instance 16,366 on every start trapped with "Cannot
     // allocate memory" (each instance past the pool cost four memory
     // mappings; the kernel allows 65,530 per process).
     let out = replay(None, &[trace]);
-    let elapsed = started.elapsed();
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
@@ -138,5 +135,4 @@ fn seventeen_thousand_instances_alive_at_once_do_not_trap() {
     assert_eq!(stdout.matches("\"state\": \"running\"").count(), n);
     let native = replay(None, &["--native", trace]);
     assert_eq!(text(&native.stdout), stdout);
-    assert!(elapsed < Duration::from_secs(30), "{elapsed:?}");
 }

@@ -120,7 +120,7 @@ class ObjectStorageS3(unittest.TestCase):
         return f"s3://{BUCKET}/{name}-{os.getpid()}-{self.tables}"
 
     def test_storage_conformance_on_s3(self) -> None:
-        def fresh(name: str) -> Table:
+        def fresh(name: str, _requires: List[str]) -> Table:
             url = self.fresh_url(f"conformance/{name}")
             # Every handle its own store (client), as separate processes would have.
             return Table(lambda: self.server().open(url))
@@ -131,7 +131,7 @@ class ObjectStorageS3(unittest.TestCase):
     def test_storage_conformance_on_obstore_memory_store(self) -> None:
         from obstore.store import MemoryStore
 
-        def fresh(_name: str) -> Table:
+        def fresh(_name: str, _requires: List[str]) -> Table:
             store = MemoryStore()
             return Table(lambda: sc.ObjectStoreStorage(store, "tables/t"))
 

@@ -79,6 +79,16 @@ impl Axis {
     }
 }
 
+/// A line across the plot at height `y` (a lane, the time axis).
+fn across(class: &str, y: u64) -> Line {
+    Line::new()
+        .set("class", class)
+        .set("x1", LEFT)
+        .set("x2", WIDTH - RIGHT)
+        .set("y1", y)
+        .set("y2", y)
+}
+
 fn text(x: u64, y: u64, class: &str, content: String) -> Text {
     Text::new(content)
         .set("x", x)
@@ -137,14 +147,9 @@ pub fn timeline_svg(table: &str, events: &[Event<'_>], rfc3339: fn(u64) -> Strin
     let names = std::iter::once("tags".to_string()).chain(users.iter().map(|u| label(u, 32)));
     for (lane, name) in (0u64..).zip(names) {
         let y = lane_y(lane);
-        lane_group = lane_group.add(text(10, y + 4, "lane-label", name)).add(
-            Line::new()
-                .set("class", "lane")
-                .set("x1", LEFT)
-                .set("x2", WIDTH - RIGHT)
-                .set("y1", y)
-                .set("y2", y),
-        );
+        lane_group = lane_group
+            .add(text(10, y + 4, "lane-label", name))
+            .add(across("lane", y));
     }
     doc = doc.add(lane_group);
 
@@ -255,14 +260,7 @@ pub fn timeline_svg(table: &str, events: &[Event<'_>], rfc3339: fn(u64) -> Strin
     doc = doc.add(
         Group::new()
             .set("class", "axis")
-            .add(
-                Line::new()
-                    .set("class", "axis")
-                    .set("x1", LEFT)
-                    .set("x2", WIDTH - RIGHT)
-                    .set("y1", bottom)
-                    .set("y2", bottom),
-            )
+            .add(across("axis", bottom))
             .add(text(LEFT, bottom + 18, "axis-start", rfc3339(first)))
             .add(
                 text(WIDTH - RIGHT, bottom + 18, "axis-end", rfc3339(last))

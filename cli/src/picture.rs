@@ -30,8 +30,12 @@ const TOP: u64 = 70;
 const LANE: u64 = 40;
 const MARK: u64 = 5;
 
+/// `s` clipped and JSON-quoted, with the two characters JSON leaves as they
+/// are but XML 1.0 forbids (U+FFFE, U+FFFF) written as JSON escapes too.
 fn label(s: &str, max: usize) -> String {
     render::json_str(&clip(s, max))
+        .replace('\u{fffe}', "\\ufffe")
+        .replace('\u{ffff}', "\\uffff")
 }
 
 fn identifier_text(identifier: u64) -> String {

@@ -53,7 +53,7 @@ fn position(n: Node<'_, '_>) -> (u64, u64) {
 fn the_timeline_picture_has_a_mark_per_snapshot_and_tag_on_its_lane_in_time_order() {
     let s = Scratch::new("issue25-svg", "two-users");
     // Two commit users interleaved; a savepoint tag; job-a ends (END).
-    let hostile = "b\"<&>\u{1}";
+    let hostile = "b\"<&>\u{1}\u{ffff}";
     let mut a = Job::new(&s.0, "job-a", None);
     let mut b = Job::new(&s.0, hostile, None);
     a.commit(1, false, 1_000);
@@ -84,7 +84,7 @@ fn the_timeline_picture_has_a_mark_per_snapshot_and_tag_on_its_lane_in_time_orde
         .iter()
         .map(|n| n.text().unwrap().trim())
         .collect();
-    assert_eq!(labels, ["tags", "\"job-a\"", "\"b\\\"<&>\\u0001\""]);
+    assert_eq!(labels, ["tags", "\"job-a\"", "\"b\\\"<&>\\u0001\\uffff\""]);
     let lanes: Vec<u64> = class(&doc, "lane").iter().map(|n| num(*n, "y1")).collect();
     let (mut last_x, mut seen) = (0, Vec::new());
     for n in &snapshots {

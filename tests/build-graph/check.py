@@ -4,11 +4,15 @@ has built everything, building any one package on its own must reuse the
 workspace's wasmtime, not compile a second copy with other features.
 
 The workspace-hack crate (cargo-hakari, `.config/hakari.toml`) unifies the
-features of every host-side crate. This script builds each package that a
-user or `make test` builds alone, reads cargo's JSON messages, and fails
-naming every wasmtime or cranelift crate that was compiled again (`fresh`
-false). When cargo-hakari is installed, it also checks that the hack is up
-to date (`cargo hakari generate --diff`, `manage-deps --dry-run`).
+features of every host-side crate. This script asks cargo for the artifact
+files of the workspace's test build (`cargo test --workspace --no-run`, as
+`make test` builds it), then builds each package that a user or `make test`
+builds alone and fails naming every wasmtime or cranelift crate whose
+artifact is not one of the workspace's: a second copy, with other features.
+Artifacts, not `fresh` flags, are compared, so a second copy already cached
+by an earlier build is found too. When cargo-hakari is installed, it also
+checks that the hack is up to date (`cargo hakari generate --diff`,
+`manage-deps --dry-run`).
 
     python3 tests/build-graph/check.py [CARGO]
 """
@@ -28,22 +32,29 @@ BUILDS = [
     ["-p", "sink-coordinator-host", "--example", "tokio"],
     ["-p", "xtask"],
 ]
-HEAVY = ("wasmtime", "cranelift", "pulley", "wasmparser", "wit-component")
+# Target names as cargo reports them (underscores).
+HEAVY = ("wasmtime", "cranelift", "pulley", "wasmparser", "wit_component")
 
 
-def rebuilt(args):
-    cmd = [CARGO, "build", "--release", "--message-format=json", *args]
-    out = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+def artifacts(cmd):
+    """(compiled, heavy): the names of the crates compiled now, and the artifact
+    files of every wasmtime-closure crate in the build, by target name."""
+    out = subprocess.run([CARGO, *cmd, "--release", "--message-format=json"], stdout=subprocess.PIPE, text=True)
     if out.returncode != 0:
-        sys.exit(f"build-graph: `{' '.join(cmd)}` failed (exit {out.returncode})")
-    names = []
+        sys.exit(f"build-graph: `cargo {' '.join(cmd)}` failed (exit {out.returncode})")
+    compiled, heavy = [], {}
     for line in out.stdout.splitlines():
         if not line.startswith("{"):
             continue
         msg = json.loads(line)
-        if msg.get("reason") == "compiler-artifact" and not msg.get("fresh", True):
-            names.append(msg["target"]["name"])
-    return names
+        if msg.get("reason") != "compiler-artifact":
+            continue
+        name = msg["target"]["name"]
+        if not msg.get("fresh", True):
+            compiled.append(name)
+        if name.startswith(HEAVY):
+            heavy.setdefault(name, set()).update(msg.get("filenames", []))
+    return compiled, heavy
 
 
 def main():
@@ -57,13 +68,16 @@ def main():
                       "run `cargo hakari generate && cargo hakari manage-deps`", file=sys.stderr)
     else:
         print("build-graph: cargo-hakari is not installed; checking the builds only")
+    _, workspace = artifacts(["test", "--workspace", "--no-run"])
+    if not workspace:
+        sys.exit("build-graph: the workspace's build has no wasmtime crate: nothing to compare")
     for args in BUILDS:
-        names = rebuilt(args)
-        heavy = sorted({n for n in names if n.startswith(HEAVY)})
+        names, built = artifacts(["build", *args])
+        heavy = sorted(n for n, files in built.items() if not files <= workspace.get(n, set()))
         what = " ".join(args)
         if heavy:
             failed = True
-            print(f"build-graph: `cargo build --release {what}` compiled again: {', '.join(heavy)} "
+            print(f"build-graph: `cargo build --release {what}` uses a second copy of: {', '.join(heavy)} "
                   "(its features differ from the workspace's: regenerate the workspace-hack crate, "
                   "`cargo hakari generate && cargo hakari manage-deps`)", file=sys.stderr)
         else:

@@ -11,6 +11,7 @@
 // throws TrapError from then on, as after any trap, and a new coordinator
 // restores from the last checkpoint. The next call starts a fresh worker.
 
+import { pathToFileURL } from 'node:url';
 import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
 
 import { BackendIOError, InvalidKeyError, ValueTooLargeError } from './errors.js';
@@ -51,7 +52,7 @@ export class WorkerStorage {
     if (!Number.isSafeInteger(callDeadlineMs) || callDeadlineMs < 1) {
       throw new RangeError(`callDeadlineMs must be a positive integer of milliseconds, got ${callDeadlineMs}`);
     }
-    const url = module instanceof URL ? module.href : new URL(String(module), 'file:///').href;
+    const url = module instanceof URL ? module.href : pathToFileURL(String(module)).href;
     this.#spec = { module: url, exportName: String(exportName), args };
     this.#deadlineMs = callDeadlineMs;
   }

@@ -8,13 +8,20 @@ import { BackendError } from './errors.js';
 
 const { module, exportName, args, signal, port } = workerData;
 
+const describe = (e) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+
+// Every call gets a reply, even one that cannot be posted (a value that
+// cannot be cloned): then a fatal one, so the caller fails at once instead
+// of waiting out its deadline.
 const reply = (message, transfer = []) => {
-  port.postMessage(message, transfer);
+  try {
+    port.postMessage(message, transfer);
+  } catch (e) {
+    port.postMessage({ fatal: `the storage's answer cannot be sent back: ${describe(e)}` });
+  }
   Atomics.store(signal, 0, 1);
   Atomics.notify(signal, 0);
 };
-
-const describe = (e) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
 
 let backend;
 let failure;
@@ -33,7 +40,7 @@ Atomics.notify(signal, 0);
 // A backend's methods may be async (return promises): this thread has an
 // event loop of its own while the caller waits, so an async client (an
 // object store SDK, a database driver) serves the synchronous imports.
-port.on('message', async ({ op, args: callArgs }) => {
+const serve = async ({ op, args: callArgs }) => {
   if (failure !== undefined) return reply({ fatal: failure });
   let value;
   try {
@@ -53,4 +60,7 @@ port.on('message', async ({ op, args: callArgs }) => {
   if (op === 'putIfAbsent') value = Boolean(value);
   else if (op !== 'get' && op !== 'list') value = undefined;
   return reply({ value });
+};
+port.on('message', (call) => {
+  serve(call).catch((e) => reply({ fatal: `storage ${call.op} failed in its worker: ${describe(e)}` }));
 });

@@ -50,6 +50,9 @@ export class Async {
 export class Throws extends MemoryStorage {
   get() { throw new TypeError('not a storage error'); }
 }
+export class Uncloneable extends MemoryStorage {
+  get() { return { f() {} }; }
+}
 `,
 );
 // The module resolves 'sink-coordinator' from the installed project.
@@ -157,6 +160,12 @@ test('a backend that throws a non-storage error, or cannot load, traps the call'
   const c = new sc.Coordinator(config, new sc.WorkerStorage(backendsUrl, 'Throws'));
   c.start();
   assert.throws(() => oneCheckpoint(c), /storage get threw TypeError: not a storage error/);
+  // An answer that cannot be posted back fails at once, not at the deadline.
+  const t0 = Date.now();
+  const odd = new sc.Coordinator(config, new sc.WorkerStorage(backendsUrl, 'Uncloneable', [], { callDeadlineMs: 20_000 }));
+  odd.start();
+  assert.throws(() => oneCheckpoint(odd), (e) => e instanceof sc.TrapError && /cannot be sent back/.test(e.message));
+  assert.ok(Date.now() - t0 < 10_000, 'no wait for the deadline');
   const missing = new sc.Coordinator(config, new sc.WorkerStorage(backendsUrl, 'Nothing'));
   missing.start();
   assert.throws(() => oneCheckpoint(missing), (e) => e instanceof sc.TrapError && /exports no class Nothing/.test(e.message));

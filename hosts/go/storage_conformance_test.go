@@ -458,7 +458,12 @@ func TestStorageConformanceDirectory(t *testing.T) {
 	suite := loadSuite(t)
 	capabilities := []string{"key-rules", "bounded", "filesystem", "full-disk"}
 	runSuite(t, "DirectoryStorage", capabilities, func(t *testing.T, name string, requires []string) table {
-		base := t.TempDir()
+		// Not t.TempDir: if a full-disk case's tmpfs could not be unmounted, the
+		// test's cleanup must not delete through the mount (close removes base).
+		base, err := os.MkdirTemp("", "sinkcoord-storage-case-")
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := os.MkdirAll(filepath.Join(base, "outside", "dir"), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -437,13 +437,18 @@ class StorageConformanceTest {
             List.of("key-rules", "bounded", "filesystem", "full-disk"),
             (caseName, requires) -> {
               try {
-                Path base = scratch.resolve(caseName + "-" + n[0]++);
+                // A full-disk case lives outside @TempDir: if its tmpfs could not be
+                // unmounted, JUnit's cleanup must not delete through the mount.
+                boolean fullDisk = requires.contains("full-disk");
+                Path base =
+                    fullDisk
+                        ? Files.createTempDirectory("sinkcoord-full-disk-")
+                        : scratch.resolve(caseName + "-" + n[0]++);
                 Files.createDirectories(base.resolve("outside").resolve("dir"));
                 Files.writeString(base.resolve("outside").resolve("file"), options.get("outside_file_content").asText());
                 Path root = base.resolve("table");
                 Files.createDirectories(root);
                 // full-disk: a small tmpfs at the root, before the storage is opened.
-                boolean fullDisk = requires.contains("full-disk");
                 String mountError = fullDisk ? mountTmpfs(root, options.get("full_disk_bytes").asLong()) : null;
                 boolean mounted = fullDisk && mountError == null;
                 return new Table(

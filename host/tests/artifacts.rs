@@ -238,3 +238,41 @@ fn the_core_module_matches_its_digest_and_version() {
         assert!(imports.contains(&expected), "{name} imports {imports:?}");
     }
 }
+
+/// The README's install lines (its "Embedding" table) name the current
+/// version, the workspace's (= the WIT package's): a line that names an
+/// older tarball or core module fails as written (issue 25, item 4).
+#[test]
+fn the_readme_install_lines_name_the_current_version() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("the README");
+    let start = readme.find("## Embedding").expect("an Embedding section");
+    let rows: Vec<&str> = readme[start..]
+        .lines()
+        .skip_while(|l| !l.starts_with("| host"))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(rows.len() > 3, "the install table: {rows:?}");
+    let current = env!("CARGO_PKG_VERSION");
+    let mut named = 0;
+    for row in rows {
+        for marker in ["sink-coordinator-", "sink-coordinator-jvm:"] {
+            for (at, _) in row.match_indices(marker) {
+                let version: String = row[at + marker.len()..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit() || *c == '.')
+                    .collect();
+                let version = version.trim_end_matches('.');
+                if version.is_empty() {
+                    continue;
+                }
+                assert_eq!(version, current, "an install line names {version}: {row}");
+                named += 1;
+            }
+        }
+    }
+    assert!(
+        named >= 4,
+        "the install lines name the version {named} times"
+    );
+}

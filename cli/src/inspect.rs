@@ -106,6 +106,17 @@ pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
         }
     }
     ids.sort();
+    // After `sinkcoord expire`, snapshot 1's key holds the expiry mark: the
+    // ids below the earliest kept are gone by design, not a gap.
+    let mut expected = 1u64;
+    if ids.first().is_some_and(|(id, _)| *id == 1) {
+        if let Ok(Some(bytes)) = storage.get(&table::snapshot_key(1)) {
+            if let Some(earliest) = table::decode_expiry_mark(&bytes) {
+                ids.remove(0);
+                expected = earliest;
+            }
+        }
+    }
     // Ids held by a special file are there (no gap), but cannot be read.
     let mut all_ids: Vec<u64> = ids.iter().map(|(id, _)| *id).collect();
     all_ids.extend(&layout.special_ids);
@@ -116,8 +127,8 @@ pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
         let keep = usize::try_from(limit).unwrap_or(usize::MAX).min(ids.len());
         ids.drain(..ids.len() - keep);
     }
-    let mut expected = 1u64;
-    for id in &all_ids {
+    let from = expected;
+    for id in all_ids.iter().filter(|id| **id >= from) {
         if *id > expected {
             problems.push(if *id - expected == 1 {
                 format!("snapshot {expected} is missing (a gap in the snapshot ids)")

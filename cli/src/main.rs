@@ -18,6 +18,8 @@
 //! (exit 2) before anything runs. Echoed input in error messages is cut to a
 //! few hundred bytes.
 
+mod expire;
+mod expire_paimon;
 mod inspect;
 mod inspect_paimon;
 mod layout;
@@ -82,6 +84,9 @@ enum Command {
     Inspect(InspectArgs),
     /// Operate on a table's tags: `expire` deletes those past their expire time.
     Tags(tags::TagsArgs),
+    /// Expire a table's old snapshots and expired tags, and list or delete the
+    /// orphan data files of a Paimon table (docs/retention.md).
+    Expire(expire::ExpireArgs),
     /// Create a table: `create --format paimon --schema COLUMNS` writes an Apache Paimon
     /// append table's schema (docs/paimon.md).
     Table(table::TableArgs),
@@ -206,6 +211,7 @@ fn main() -> ExitCode {
         Command::Script(args) => script::cmd_script(args),
         Command::Storage(args) => storage::cmd_storage(args),
         Command::Tags(args) => tags::cmd_tags(args),
+        Command::Expire(args) => expire::cmd_expire(args),
         Command::Table(args) => table::cmd_table(args),
     };
     match result.and_then(|text| print(&text)) {

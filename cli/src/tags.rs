@@ -47,8 +47,8 @@ pub struct TagsArgs {
 #[derive(Subcommand, Debug)]
 enum TagsOp {
     /// Delete the tags whose expire time is before now (or --now-ms) and
-    /// print what was done. Never touches a snapshot: snapshot retention is
-    /// not offered (a coordinator's walk back refuses a missing snapshot).
+    /// print what was done. Never touches a snapshot (`sinkcoord expire`
+    /// expires snapshots, and these tags too).
     #[command(
         after_help = "Exit status: 0 done (also: nothing had expired); 1 the table \
         cannot be opened or listed, is not a table (a Flink connector table's root: give its \
@@ -81,7 +81,7 @@ struct ExpireArgs {
 /// What happened to an expired tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-enum Outcome {
+pub(crate) enum Outcome {
     /// Deleted by this run.
     Deleted,
     /// `--dry-run`: would have been deleted.
@@ -92,6 +92,11 @@ enum Outcome {
     Changed,
     /// The delete failed: kept (the problem says why).
     Failed,
+}
+
+/// How the text reports an outcome.
+pub(crate) fn outcome_text(o: Outcome) -> &'static str {
+    o.text()
 }
 
 impl Outcome {
@@ -112,7 +117,7 @@ pub fn cmd_tags(args: &TagsArgs) -> Result<String, Failure> {
     }
 }
 
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -120,7 +125,7 @@ fn now_ms() -> u64 {
 
 /// A directory that is a Flink connector table's root (its log under
 /// `log/`): refused before anything is read, as `inspect` names it.
-fn refuse_flink_root(url: &TableUrl) -> Result<(), Failure> {
+pub(crate) fn refuse_flink_root(url: &TableUrl) -> Result<(), Failure> {
     let Some(dir) = url.dir() else {
         return Ok(());
     };
@@ -228,7 +233,7 @@ fn expire(args: &ExpireArgs) -> Result<String, Failure> {
 }
 
 /// Deletes `key` if it still holds `bytes` (see the module's documentation).
-fn delete_unchanged(
+pub(crate) fn delete_unchanged(
     storage: &mut AnyStorage,
     key: &str,
     bytes: &[u8],

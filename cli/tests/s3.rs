@@ -118,3 +118,95 @@ fn storage_calls_on_s3() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("cannot list"), "{stderr}");
 }
+
+/// `expire` on S3 (issue 25): a simulated job's native table keeps its newest
+/// snapshots and reads from the earliest; on a Paimon table, the orphan grace
+/// period comes from the objects' last-modified times.
+#[test]
+fn expire_a_table_on_s3() {
+    let moto = Moto::start().unwrap_or_else(|e| panic!("{e}"));
+    let url = moto.fresh_url("cli-expire");
+    let run = |args: &[&str]| {
+        let out = sinkcoord(&moto, args);
+        let (stdout, stderr) = text(&out);
+        (out.status.code(), stdout, stderr)
+    };
+    let (code, out, err) = run(&[
+        "simulate",
+        "--table",
+        &url,
+        "--writers",
+        "2",
+        "--checkpoints",
+        "12",
+        "--seed",
+        "3",
+        "--faults",
+        "none",
+        "--quiet",
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let ids = |out: &str| -> Vec<u64> {
+        let doc: serde_json::Value = serde_json::from_str(out).unwrap();
+        doc["snapshots"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_u64().unwrap())
+            .collect()
+    };
+    let (_, out, _) = run(&["inspect", &url, "--json"]);
+    let before = ids(&out);
+    assert!(before.len() > 3, "{out}");
+    let (code, out, err) = run(&["expire", &url, "--retain-last", "3", "--min-age-ms", "0"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("snapshots: expired 1..="), "{out}");
+    let (code, out, err) = run(&["inspect", &url, "--json"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let after = ids(&out);
+    assert!(
+        after.len() < before.len() && after.last() == before.last(),
+        "{before:?} {after:?}"
+    );
+
+    let paimon = moto.fresh_url("cli-orphans");
+    let (code, out, err) = run(&["table", "create", &paimon, "--schema", "value BIGINT"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let (code, out, err) = run(&[
+        "storage",
+        "put-if-absent",
+        &paimon,
+        "bucket-0/data-lost-0.parquet",
+        "x",
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    // Just written: within a day's grace.
+    let (code, out, err) = run(&["expire", &paimon, "--orphans", "--json"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["orphans"], serde_json::json!([]), "{out}");
+    // Two days later it is an orphan, and is deleted.
+    let later = (std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+        + 2 * 86_400_000)
+        .to_string();
+    let (code, out, err) = run(&[
+        "expire",
+        &paimon,
+        "--delete-orphans",
+        "--now-ms",
+        &later,
+        "--json",
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        doc["orphans"][0]["key"], "bucket-0/data-lost-0.parquet",
+        "{out}"
+    );
+    assert_eq!(doc["orphans"][0]["deleted"], true, "{out}");
+    let (_, out, _) = run(&["storage", "list", &paimon, "bucket-0/"]);
+    assert_eq!(out.trim(), "", "{out}");
+}

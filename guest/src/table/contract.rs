@@ -73,6 +73,19 @@ pub(super) trait ContractFormat: TableFormat + Default {
     /// (a Paimon table keeps them in manifests, which the log never reads).
     const COMMITTABLES_READ_BACK: bool = true;
 
+    /// What `sinkcoord expire` does to the table (docs/retention.md): the
+    /// earliest-snapshot hint set to `earliest`, then the snapshots below it
+    /// deleted.
+    fn expire_below(st: &mut MemStorage, earliest: u64) {
+        st.map.insert(
+            super::native::snapshot_key(1),
+            super::native::expiry_mark(earliest),
+        );
+        for id in 2..earliest {
+            st.map.remove(&super::native::snapshot_key(id));
+        }
+    }
+
     /// Snapshot `id` as the read-only `table` functions see it: whatever the
     /// log's read gives, every format gives the committables here.
     fn read_back(&mut self, st: &mut dyn Storage, id: u64) -> Option<crate::types::Snapshot> {
@@ -175,6 +188,17 @@ pub(super) fn check_format<F: ContractFormat>(calls_per_create: usize) {
     f.delete_tag(&mut st, "savepoint-2").unwrap();
     f.delete_tag(&mut st, "savepoint-2").unwrap();
     assert!(f.read_tag(&mut st, "savepoint-2").unwrap().is_none());
+
+    // An expiry's earliest-snapshot hint: 1 until one ran, then its id; the
+    // snapshots below it gone, those from it on as they were.
+    assert_eq!(f.read_earliest(&mut st).unwrap(), 1, "no expiry reads as 1");
+    F::expire_below(&mut st.inner, 15);
+    assert_eq!(f.read_earliest(&mut st).unwrap(), 15);
+    assert!(f.read_snapshot(&mut st, 14).unwrap().is_none());
+    assert_eq!(
+        f.read_snapshot(&mut st, 15).unwrap().unwrap().snapshot.id,
+        15
+    );
 }
 
 #[test]

@@ -100,7 +100,11 @@ pub struct StoredTag {
 /// - [`TableFormat::read_snapshot`] returns `corrupt-state` for a record it
 ///   cannot trust (its own id, its marks and its links checked), never a
 ///   record whose walks back could loop;
-/// - the hint is advisory: a missing or unreadable hint reads as 0.
+/// - the hint is advisory: a missing or unreadable hint reads as 0;
+/// - an expiry (`sinkcoord expire`, docs/retention.md) removes a prefix of the
+///   ids: it records the earliest id it keeps first, then deletes the ids
+///   below it in ascending order, so every id from there up to the latest is
+///   present, and a snapshot below it that is missing was expired.
 pub trait TableFormat {
     /// Snapshot `id`, if it exists (`storage` if the read failed,
     /// `corrupt-state` if the record is damaged).
@@ -115,6 +119,17 @@ pub trait TableFormat {
 
     /// The latest snapshot id the hint names (0 when there is no usable hint).
     fn read_hint(&mut self, st: &mut dyn Storage) -> core::result::Result<u64, StorageError>;
+
+    /// The earliest snapshot id an expiry kept: every id below it may be gone
+    /// (1 when nothing was expired). Read only where a snapshot the log looked
+    /// for is missing, never by a commit.
+    fn read_earliest(&mut self, st: &mut dyn Storage) -> Result<u64>;
+
+    /// The first snapshot of the table: snapshot 1, or, after an expiry, the
+    /// earliest one it kept (what a probe from an empty view reads, so that it
+    /// never takes an expired table for an empty one and creates snapshot 1
+    /// again).
+    fn read_first(&mut self, st: &mut dyn Storage) -> Result<Option<StoredSnapshot>>;
 
     /// Overwrites the hint with `latest`.
     fn write_hint(

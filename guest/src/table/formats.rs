@@ -157,6 +157,14 @@ impl TableFormat for AnyFormat {
     }
 
     #[inline]
+    fn read_earliest(&mut self, st: &mut dyn Storage) -> Result<u64> {
+        each!(self, f => f.read_earliest(st))
+    }
+
+    fn read_first(&mut self, st: &mut dyn Storage) -> Result<Option<StoredSnapshot>> {
+        each!(self, f => f.read_first(st))
+    }
+
     fn write_hint(
         &mut self,
         st: &mut dyn Storage,

@@ -240,13 +240,22 @@ impl TableLog {
     ) -> Result<Option<Snapshot>> {
         let mut watched = None;
         while let Some(next) = latest.checked_add(1) {
-            let Some(s) = self.format.read_snapshot(st, next)? else {
+            // From an empty view, the table's first snapshot: 1, or the
+            // earliest an expiry kept (a hint naming an expired snapshot, or
+            // none, leads here).
+            let found = if latest == 0 {
+                self.format.read_first(st)?
+            } else {
+                self.format.read_snapshot(st, next)?
+            };
+            let Some(s) = found else {
                 break;
             };
-            if watch == Some(next) {
+            let id = s.snapshot.id;
+            if watch == Some(id) {
                 watched = Some(s.snapshot);
             }
-            latest = next;
+            latest = id;
             users = Some(s.users);
         }
         self.latest = latest;
@@ -307,6 +316,22 @@ impl TableLog {
         }
         self.advance(st, latest, Some(users), None)?;
         Ok(())
+    }
+
+    /// The latest snapshot id this view knows of (0: none), for tools that
+    /// read the table (`sinkcoord expire`).
+    pub fn latest_id(&self) -> u64 {
+        self.latest
+    }
+
+    /// Every commit user's mark as of [`TableLog::latest_id`], in user order.
+    pub fn marks(&self) -> &BTreeMap<String, UserMark> {
+        &self.users
+    }
+
+    /// The earliest snapshot an expiry kept (1 if none ran), in this table's format.
+    pub fn earliest(&mut self, st: &mut dyn Storage) -> Result<u64> {
+        self.format.read_earliest(st)
     }
 
     /// Highest identifier committed by `user`, as far as this view knows.
@@ -465,17 +490,19 @@ impl TableLog {
             }
             // Each record's link goes strictly back (`check_links`), so the
             // walk ends; a mark that names a missing or another snapshot is
-            // a damaged table, not "no such snapshot".
-            let s = self
-                .format
-                .read_snapshot(st, m.snapshot_id)?
-                .ok_or_else(|| {
-                    Error::corrupt_state(format!(
-                        "commit user \"{}\" is marked at snapshot {}, which is missing",
-                        clip(user),
-                        m.snapshot_id
-                    ))
-                })?;
+            // a damaged table, not "no such snapshot", unless an expiry removed
+            // it: below the earliest-snapshot hint, the walk ends with no
+            // snapshot (SEMANTICS 5.4: an expired snapshot gets no tag).
+            let Some(s) = self.format.read_snapshot(st, m.snapshot_id)? else {
+                if m.snapshot_id < self.format.read_earliest(st)? {
+                    return Ok(None);
+                }
+                return Err(Error::corrupt_state(format!(
+                    "commit user \"{}\" is marked at snapshot {}, which is missing",
+                    clip(user),
+                    m.snapshot_id
+                )));
+            };
             if s.snapshot.commit_user != user || s.snapshot.identifier != m.identifier {
                 return Err(Error::corrupt_state(format!(
                     "commit user \"{}\" is marked at snapshot {} for checkpoint {}, which holds another commit",

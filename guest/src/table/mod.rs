@@ -29,9 +29,34 @@ pub use format::{SnapshotRecord, StoredSnapshot, StoredTag, TableFormat, TagReco
 pub use formats::{AnyFormat, TableFormatKind};
 pub use log::{TableLog, Written};
 pub use native::{
-    decode_snapshot, encode_snapshot, snapshot_key, tag_key, NativeLog, LATEST_HINT,
-    SNAPSHOT_PREFIX, TAG_PREFIX,
+    decode_expiry_mark, decode_snapshot, encode_snapshot, expiry_mark, snapshot_key, tag_key,
+    NativeLog, LATEST_HINT, SNAPSHOT_PREFIX, TAG_PREFIX,
 };
+
+/// The earliest snapshot an expiry kept, for [`TableFormat::read_first`] once
+/// snapshot 1 is found expired (or missing). The expiry records that id before
+/// it deletes anything below it, so its snapshot is missing only when a later
+/// expiry raised it since: read again, and `storage` (retryable) if it keeps
+/// moving.
+pub(crate) fn first_after_expiry(
+    f: &mut dyn TableFormat,
+    st: &mut dyn Storage,
+) -> Result<Option<StoredSnapshot>> {
+    for _ in 0..3 {
+        let earliest = f.read_earliest(st)?;
+        if earliest <= 1 {
+            return Ok(None);
+        }
+        if let Some(s) = f.read_snapshot(st, earliest)? {
+            return Ok(Some(s));
+        }
+    }
+    Err(Error::storage(
+        "the earliest snapshot an expiry kept keeps moving (an expiry is running beside \
+         this read): try again"
+            .to_string(),
+    ))
+}
 
 /// A storage failure while doing `what`, kept as the error's source.
 pub(crate) fn storage_err(what: &str, e: StorageError) -> Error {
@@ -130,11 +155,27 @@ pub fn snapshot_by_id(st: &mut dyn Storage, id: u64) -> Result<Option<Snapshot>>
 pub fn list_snapshots(st: &mut dyn Storage) -> Result<Vec<Snapshot>> {
     let mut out = Vec::new();
     let mut id = 1u64;
-    while let Some(s) = NativeLog.read_snapshot(st, id)? {
+    let mut next = NativeLog.read_snapshot(st, id)?;
+    if next.is_none() {
+        // An empty or an expired table: the listing starts at the earliest
+        // snapshot an expiry kept (read only here, so a listing of a table
+        // that was never expired costs what it did).
+        id = earliest(&mut NativeLog, st)?;
+        if id > 1 {
+            next = NativeLog.read_snapshot(st, id)?;
+        }
+    }
+    while let Some(s) = next {
         out.push(s.snapshot);
         id += 1;
+        next = NativeLog.read_snapshot(st, id)?;
     }
     Ok(out)
+}
+
+/// The earliest snapshot an expiry kept (1 if none ran).
+fn earliest(f: &mut dyn TableFormat, st: &mut dyn Storage) -> Result<u64> {
+    f.read_earliest(st)
 }
 
 /// Every tag, by name in byte order.
@@ -217,9 +258,18 @@ mod detecting {
     fn read_all(f: &mut AnyFormat, st: &mut dyn Storage) -> Result<Vec<Snapshot>> {
         let mut out = Vec::new();
         let mut id = 1u64;
-        while let Some(s) = f.read_back(st, id)? {
+        let mut next = f.read_back(st, id)?;
+        if next.is_none() {
+            // As the native listing: from the earliest snapshot an expiry kept.
+            id = earliest(f, st)?;
+            if id > 1 {
+                next = f.read_back(st, id)?;
+            }
+        }
+        while let Some(s) = next {
             out.push(s);
             id += 1;
+            next = f.read_back(st, id)?;
         }
         Ok(out)
     }

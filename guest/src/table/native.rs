@@ -5,6 +5,13 @@
 //!   `put_if_absent`; ids are dense (a writer creates `n` only after seeing `n-1`);
 //! - `hint/latest-snapshot`: the latest snapshot id as decimal text, an
 //!   overwritable hint written after the creates of a commit (may be stale);
+//! - after an expiry (docs/retention.md), `snapshot/<1>` holds an expiry mark
+//!   instead of snapshot 1: the earliest id the expiry kept. Kept in snapshot
+//!   1's key so that a probe from an empty view reads it in the get it makes
+//!   anyway, and so that a create of snapshot 1 conflicts: an expired table
+//!   is never taken for an empty one. A reader of an older version refuses
+//!   the mark as a record of an unknown version (`corrupt-state`), never as
+//!   an empty table;
 //! - `tag/<name>`: one tag, created with `put_if_absent`.
 //!
 //! Each snapshot carries the log's bookkeeping as it is (every commit user's
@@ -32,6 +39,30 @@ pub const TAG_PREFIX: &str = "tag/";
 /// Key of the latest-snapshot hint.
 pub const LATEST_HINT: &str = "hint/latest-snapshot";
 const SNAPSHOT_VERSION: u32 = 1;
+/// The record version of an expiry mark (far from the snapshots' versions).
+const EXPIRY_MARK_VERSION: u32 = 1000;
+
+/// The expiry mark `sinkcoord expire` puts in snapshot 1's key: every id
+/// below `earliest` was expired.
+pub fn expiry_mark(earliest: u64) -> Vec<u8> {
+    wire::encode(EXPIRY_MARK_VERSION, &ExpiryMarkWire { earliest })
+}
+
+/// The earliest id an expiry mark names, if `bytes` are one (an id above 1).
+pub fn decode_expiry_mark(bytes: &[u8]) -> Option<u64> {
+    match wire::version(bytes) {
+        Ok((EXPIRY_MARK_VERSION, rest)) => wire::body::<ExpiryMarkWire>(rest)
+            .ok()
+            .map(|m| m.earliest)
+            .filter(|e| *e > 1),
+        _ => None,
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct ExpiryMarkWire {
+    earliest: u64,
+}
 const TAG_VERSION: u32 = 1;
 
 /// The key of snapshot `id`.
@@ -136,6 +167,31 @@ impl TableFormat for NativeLog {
                     .and_then(|s| s.trim().parse::<u64>().ok())
             })
             .unwrap_or(0))
+    }
+
+    /// The expiry mark in snapshot 1's key, if there is one.
+    fn read_earliest(&mut self, st: &mut dyn Storage) -> Result<u64> {
+        Ok(st
+            .get(&snapshot_key(1))
+            .map_err(|e| storage_err("reading snapshot 1", e))?
+            .and_then(|b| decode_expiry_mark(&b))
+            .unwrap_or(1))
+    }
+
+    /// One get when nothing was expired (snapshot 1's key holds snapshot 1 or
+    /// nothing), two after an expiry (its mark, then the snapshot it names).
+    fn read_first(&mut self, st: &mut dyn Storage) -> Result<Option<StoredSnapshot>> {
+        let key = snapshot_key(1);
+        let Some(bytes) = st
+            .get(&key)
+            .map_err(|e| storage_err("reading snapshot 1", e))?
+        else {
+            return Ok(None);
+        };
+        if decode_expiry_mark(&bytes).is_some() {
+            return super::first_after_expiry(self, st);
+        }
+        decode_at(&key, 1, &bytes).map(Some)
     }
 
     fn write_hint(
@@ -344,16 +400,21 @@ fn read_snapshot(st: &mut dyn Storage, id: u64) -> Result<Option<StoredSnapshot>
         .get(&key)
         .map_err(|e| storage_err(&format!("reading snapshot {id}"), e))?
     {
-        Some(bytes) => {
-            let s = decode_snapshot(&key, &bytes)?;
-            if s.snapshot.id != id {
-                return Err(Error::corrupt_state(format!(
-                    "table record {key} holds snapshot {}",
-                    s.snapshot.id
-                )));
-            }
-            Ok(Some(s))
-        }
+        // Snapshot 1 was expired: its key holds the expiry mark.
+        Some(bytes) if id == 1 && decode_expiry_mark(&bytes).is_some() => Ok(None),
+        Some(bytes) => decode_at(&key, id, &bytes).map(Some),
         None => Ok(None),
     }
+}
+
+/// The record under `key`, which must be snapshot `id`.
+fn decode_at(key: &str, id: u64, bytes: &[u8]) -> Result<StoredSnapshot> {
+    let s = decode_snapshot(key, bytes)?;
+    if s.snapshot.id != id {
+        return Err(Error::corrupt_state(format!(
+            "table record {key} holds snapshot {}",
+            s.snapshot.id
+        )));
+    }
+    Ok(s)
 }

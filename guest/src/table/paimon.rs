@@ -594,6 +594,23 @@ impl TableFormat for PaimonTable {
             .map_or(0, |id| id as u64))
     }
 
+    /// Paimon's `EARLIEST` hint (Paimon's own expiry keeps it too).
+    fn read_earliest(&mut self, st: &mut dyn Storage) -> Result<u64> {
+        Ok(st
+            .get(psnap::EARLIEST_KEY)
+            .map_err(|e| storage_err("reading the EARLIEST hint", e))?
+            .and_then(|b| psnap::parse_hint(&b))
+            .map_or(1, |id| (id as u64).max(1)))
+    }
+
+    /// Snapshot 1, else (an empty or an expired table) the one `EARLIEST` names.
+    fn read_first(&mut self, st: &mut dyn Storage) -> Result<Option<StoredSnapshot>> {
+        if let Some(s) = self.read_snapshot(st, 1)? {
+            return Ok(Some(s));
+        }
+        super::first_after_expiry(self, st)
+    }
+
     fn write_hint(
         &mut self,
         st: &mut dyn Storage,

@@ -53,6 +53,16 @@ impl ContractFormat for PaimonTable {
         data_file(&name, u64::from(i) + 1, Vec::new())
     }
 
+    fn expire_below(st: &mut MemStorage, earliest: u64) {
+        st.map.insert(
+            psnap::EARLIEST_KEY.to_string(),
+            psnap::hint_bytes(earliest as i64),
+        );
+        for id in 1..earliest {
+            st.map.remove(&psnap::snapshot_key(id as i64));
+        }
+    }
+
     /// Paimon keeps a snapshot's data files in its manifests, which the log never
     /// reads: a read of them would cost two gets per snapshot the log probes.
     const COMMITTABLES_READ_BACK: bool = false;

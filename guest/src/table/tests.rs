@@ -262,3 +262,133 @@ fn exhausted_snapshot_ids_are_fatal_not_storage() {
     assert_eq!(e.kind, crate::error::ErrorKind::CorruptState, "{e}");
     assert!(e.message.contains("snapshot ids are exhausted"), "{e}");
 }
+
+/// What `sinkcoord expire` does (docs/retention.md): the earliest-snapshot hint
+/// first, then the snapshots below it deleted in ascending order.
+fn expire_below(st: &mut MemStorage, earliest: u64) {
+    st.map.insert(snapshot_key(1), expiry_mark(earliest));
+    for id in 2..earliest {
+        st.map.remove(&snapshot_key(id));
+    }
+}
+
+#[test]
+fn a_walk_into_expired_snapshots_ends_with_none() {
+    let mut env = MemEnv::default();
+    let mut log = TableLog::default();
+    for i in 1..=5 {
+        commit(&mut log, &mut env, "u", i);
+    }
+    commit(&mut log, &mut env, "v", 1);
+    expire_below(&mut env.storage, 4);
+    let mut fresh = TableLog::default();
+    // u's chain is 5 -> 4 -> 3: snapshot 3 is below the hint, so no snapshot
+    // of u with identifier 2 exists any more (SEMANTICS 5.4: no tag).
+    assert_eq!(
+        fresh.find_user_snapshot(&mut env.storage, "u", 2).unwrap(),
+        None
+    );
+    assert_eq!(
+        fresh.find_user_snapshot(&mut env.storage, "u", 4).unwrap(),
+        Some(4)
+    );
+    // A link at or above the earliest kept that names a missing snapshot is
+    // still damage: the same table expired below 3 only, with 4 then lost.
+    let mut log = TableLog::default();
+    let mut env = MemEnv::default();
+    for i in 1..=5 {
+        commit(&mut log, &mut env, "u", i);
+    }
+    log.write_hint(&mut env.storage).unwrap();
+    expire_below(&mut env.storage, 3);
+    env.storage.map.remove(&snapshot_key(4));
+    let message = corrupt(TableLog::default().find_user_snapshot(&mut env.storage, "u", 2));
+    assert!(message.contains("which is missing"), "{message}");
+}
+
+#[test]
+fn a_hint_naming_an_expired_snapshot_starts_the_probe_at_the_earliest() {
+    let mut env = MemEnv::default();
+    let mut log = TableLog::default();
+    commit(&mut log, &mut env, "u", 1);
+    log.write_hint(&mut env.storage).unwrap();
+    for i in 2..=6 {
+        commit(&mut log, &mut env, "u", i);
+    }
+    // The hint still names snapshot 1 (a committer that stopped writing it),
+    // and an expiry kept 4..=6; a hint that is gone reads the same way.
+    expire_below(&mut env.storage, 4);
+    let mut fresh = TableLog::default();
+    // Had snapshot 1's key been deleted, this probe would have found nothing
+    // there and the commit created snapshot 1 again: u's checkpoint 6 would
+    // have been committed twice and the table forked.
+    assert_eq!(commit(&mut fresh, &mut env, "u", 6), Written::Skipped);
+    assert_eq!(commit(&mut fresh, &mut env, "u", 7), Written::Created(7));
+    let first = &env.storage.map[&snapshot_key(1)];
+    assert_eq!(
+        decode_expiry_mark(first),
+        Some(4),
+        "snapshot 1's key keeps the mark"
+    );
+    let ids: Vec<u64> = list_snapshots(&mut env.storage)
+        .unwrap()
+        .iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(ids, [4, 5, 6, 7]);
+    assert_eq!(latest_snapshot(&mut env.storage).unwrap().unwrap().id, 7);
+}
+
+#[test]
+fn an_earliest_hint_that_keeps_moving_is_a_retryable_storage_error() {
+    let mut env = MemEnv::default();
+    let mut log = TableLog::default();
+    for i in 1..=3 {
+        commit(&mut log, &mut env, "u", i);
+    }
+    env.storage.map.insert(LATEST_HINT.into(), b"1".to_vec());
+    // The hint says 3 but 3 is gone too: a second expiry moved on.
+    expire_below(&mut env.storage, 4);
+    env.storage.map.insert(snapshot_key(1), expiry_mark(3));
+    env.storage.map.remove(&snapshot_key(3));
+    let e = TableLog::default().load(&mut env.storage).unwrap_err();
+    assert_eq!(e.kind, crate::error::ErrorKind::Storage, "{e}");
+    assert!(e.message.contains("keeps moving"), "{e}");
+}
+
+#[test]
+fn a_table_never_expired_lists_with_the_calls_it_did() {
+    // The earliest hint is read only where snapshot 1 is missing.
+    let mut st = super::contract::Calls::default();
+    let mut env = MemEnv::default();
+    let mut log = TableLog::default();
+    commit(&mut log, &mut env, "u", 1);
+    st.inner = env.storage.clone();
+    list_snapshots(&mut st).unwrap();
+    assert!(!st.take().iter().any(|c| c.contains("earliest")));
+}
+
+#[test]
+fn an_expired_table_is_never_taken_for_an_empty_one() {
+    let mut env = MemEnv::default();
+    // A view read while the table was empty.
+    let mut early = TableLog::default();
+    early.load(&mut env.storage).unwrap();
+    let mut log = TableLog::default();
+    for i in 1..=6 {
+        commit(&mut log, &mut env, "u", i);
+    }
+    expire_below(&mut env.storage, 4);
+    // Its create of snapshot 1 conflicts with the expiry mark: a retryable
+    // error, and the read after it finds the table from its earliest snapshot.
+    let e = early.commit(&mut env, "w", 1, None, &[]).unwrap_err();
+    assert_eq!(e.kind, crate::error::ErrorKind::Storage, "{e}");
+    early.invalidate();
+    early.refresh(&mut env.storage, "w").unwrap();
+    assert_eq!(commit(&mut early, &mut env, "w", 1), Written::Created(7));
+    // No latest hint at all (deleted by hand): the probe reads the mark.
+    env.storage.map.remove(LATEST_HINT);
+    let mut fresh = TableLog::default();
+    assert_eq!(commit(&mut fresh, &mut env, "u", 6), Written::Skipped);
+    assert_eq!(commit(&mut fresh, &mut env, "u", 7), Written::Created(8));
+}

@@ -97,6 +97,22 @@ impl ObjectStorage {
         &self.location
     }
 
+    /// When the object at `key` was last written, in milliseconds since the
+    /// Unix epoch (`None`: no such key), from the store's metadata.
+    pub fn modified_ms(&self, key: &str) -> Result<Option<u64>, StorageError> {
+        check_key(key)?;
+        let path = self.path(key)?;
+        let store = Arc::clone(&self.store);
+        let head = self.block_on("stat", key, async move { store.head(&path).await })?;
+        match head {
+            Ok(meta) => Ok(Some(
+                u64::try_from(meta.last_modified.timestamp_millis()).unwrap_or(0),
+            )),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.error("stat", key, e)),
+        }
+    }
+
     /// Runs one of the store's futures to completion.
     fn block_on<T>(
         &self,

@@ -311,6 +311,16 @@ impl AnyStorage {
         }
     }
 
+    /// When the value at `key` was last written, in milliseconds since the
+    /// Unix epoch (`None`: no such key).
+    pub fn modified_ms(&self, key: &str) -> Result<Option<u64>, StorageError> {
+        match self {
+            AnyStorage::Dir(s) => s.modified_ms(key),
+            #[cfg(feature = "object-store")]
+            AnyStorage::Object(s) => s.modified_ms(key),
+        }
+    }
+
     /// Temporary files of dead writers removed when a local directory was
     /// opened (none for an object store).
     pub fn removed_temp_files(&self) -> &[String] {

@@ -304,6 +304,28 @@ impl LocalDirStorage {
         Ok((self.dir(what, key, dirs, create)?, name))
     }
 
+    /// When the value at `key` was last written, in milliseconds since the
+    /// Unix epoch (`None`: no such key). For tools that must leave recent
+    /// files alone (`sinkcoord expire --orphans`).
+    pub fn modified_ms(&self, key: &str) -> Result<Option<u64>, StorageError> {
+        let (dir, name) = self.parent("key", key, false)?;
+        let DirLookup::Found(dir) = dir else {
+            return Ok(None);
+        };
+        match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            // The nanoseconds' type differs between rustix's backends.
+            #[allow(clippy::unnecessary_cast)]
+            Ok(st) => Ok(Some(
+                u64::try_from(st.st_mtime)
+                    .unwrap_or(0)
+                    .saturating_mul(1000)
+                    .saturating_add(st.st_mtime_nsec as u64 / 1_000_000),
+            )),
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(io_error("stat", key, e.into())),
+        }
+    }
+
     /// Errors when `name` in `dir` is a symbolic link.
     fn refuse_link(
         &self,

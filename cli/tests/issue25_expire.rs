@@ -26,6 +26,13 @@ fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// `sinkcoord expire DIR ARGS` (ARGS split at spaces).
+fn run_expire(dir: &Path, args: &str) -> (Option<i32>, String, String) {
+    let mut all = vec!["expire", path(dir)];
+    all.extend(args.split_whitespace());
+    sinkcoord(&all)
+}
+
 fn json(out: &str) -> Value {
     serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
 }
@@ -403,7 +410,7 @@ fn concurrent_expiry(format: TableFormatKind, name: &str) {
     if format == TableFormatKind::Paimon {
         // Every manifest the kept snapshots and tags name is there: the
         // orphan listing reads them all without a problem.
-        let (code, out, err) = sinkcoord(&["expire", path(&s.0), "--orphans", "--json"]);
+        let (code, out, err) = run_expire(&s.0, "--orphans --json");
         assert_eq!(code, Some(0), "{out}{err}");
         assert!(
             json(&out)["problems"].as_array().unwrap().is_empty(),
@@ -429,7 +436,7 @@ fn retain_last_and_dry_run_on_a_native_table() {
     for cp in 1..=10 {
         job.commit(cp, false, 1000 * cp);
     }
-    let (code, out, err) = sinkcoord(&["expire", path(&s.0), "--retain-last", "3", "--dry-run"]);
+    let (code, out, err) = run_expire(&s.0, "--retain-last 3 --dry-run");
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(
         out.contains("snapshots: would expire 1..=7 (7 snapshot(s)), kept 8..=10"),
@@ -437,7 +444,7 @@ fn retain_last_and_dry_run_on_a_native_table() {
     );
     assert_eq!(std::fs::read_dir(s.0.join("snapshot")).unwrap().count(), 10);
 
-    let (code, out, err) = sinkcoord(&["expire", path(&s.0), "--retain-last", "3"]);
+    let (code, out, err) = run_expire(&s.0, "--retain-last 3");
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(
         out.contains("snapshots: expired 1..=7 (7 snapshot(s)), kept 8..=10: --retain-last"),
@@ -457,36 +464,20 @@ fn retain_last_and_dry_run_on_a_native_table() {
     let mut again = Job::new(&s.0, "job", None);
     again.commit(12, false, 12_000);
     // Nothing more to do at once; --retain-ms keeps the young ones.
-    let (code, out, _) = sinkcoord(&["expire", path(&s.0), "--retain-last", "5", "--json"]);
+    let (code, out, _) = run_expire(&s.0, "--retain-last 5 --json");
     assert_eq!(code, Some(0));
     let doc = json(&out);
     assert_eq!(doc["earliest"], 8);
     assert_eq!(doc["kept_because"]["reason"], "retention");
     // Snapshots of the last hour are kept whatever the retention says
     // (--min-age-ms, default one hour), then --retain-ms decides.
-    let (code, out, err) = sinkcoord(&[
-        "expire",
-        path(&s.0),
-        "--retain-ms",
-        "2500",
-        "--now-ms",
-        "12000",
-    ]);
+    let (code, out, err) = run_expire(&s.0, "--retain-ms 2500 --now-ms 12000");
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(
         out.contains("none to expire, kept 8..=12: it is younger than --min-age-ms"),
         "{out}"
     );
-    let (code, out, err) = sinkcoord(&[
-        "expire",
-        path(&s.0),
-        "--retain-ms",
-        "2500",
-        "--min-age-ms",
-        "0",
-        "--now-ms",
-        "12000",
-    ]);
+    let (code, out, err) = run_expire(&s.0, "--retain-ms 2500 --min-age-ms 0 --now-ms 12000");
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(
         out.contains("expired 8..=9 (2 snapshot(s)), kept 10..=12"),
@@ -514,52 +505,27 @@ fn marks_and_tags_hold_a_native_expiry_back() {
         job.commit(cp, cp == 4, 1000 + cp);
     }
     // User "old" last committed at snapshot 1: nothing can go.
-    let (code, out, _) = sinkcoord(&[
-        "expire",
-        path(&s.0),
-        "--retain-last",
-        "1",
-        "--min-age-ms",
-        "0",
-        "--now-ms",
-        "1",
-    ]);
+    let (code, out, _) = run_expire(&s.0, "--retain-last 1 --min-age-ms 0 --now-ms 1");
     assert_eq!(code, Some(0), "{out}");
     assert!(
         out.contains("none to expire, kept 1..=7: commit user \"old\" is marked there"),
         "{out}"
     );
     // Unpinned, the tag of savepoint 4 (snapshot 5, not expired yet) holds it.
-    let (code, out, _) = sinkcoord(&[
-        "expire",
-        path(&s.0),
-        "--retain-last",
-        "1",
-        "--min-age-ms",
-        "0",
-        "--now-ms",
-        "1",
-        "--unpin-user",
-        "old",
-    ]);
+    let (code, out, _) = run_expire(
+        &s.0,
+        "--retain-last 1 --min-age-ms 0 --now-ms 1 --unpin-user old",
+    );
     assert_eq!(code, Some(0), "{out}");
     assert!(
         out.contains("expired 1..=4 (4 snapshot(s)), kept 5..=7: tag \"savepoint-4\" points there"),
         "{out}"
     );
     // Once the tag expired, it goes and so do the snapshots it held.
-    let (code, out, _) = sinkcoord(&[
-        "expire",
-        path(&s.0),
-        "--retain-last",
-        "1",
-        "--min-age-ms",
-        "0",
-        "--unpin-user",
-        "old",
-        "--now-ms",
-        "999999",
-    ]);
+    let (code, out, _) = run_expire(
+        &s.0,
+        "--retain-last 1 --min-age-ms 0 --unpin-user old --now-ms 999999",
+    );
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("deleted tag \"savepoint-4\""), "{out}");
     assert!(
@@ -572,13 +538,13 @@ fn marks_and_tags_hold_a_native_expiry_back() {
     log.load(&mut st).unwrap();
     assert_eq!(log.user_high("old"), Some(1));
     // Orphans are a Paimon matter.
-    let (code, _, err) = sinkcoord(&["expire", path(&s.0), "--orphans"]);
+    let (code, _, err) = run_expire(&s.0, "--orphans");
     assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("--orphans lists the data files of an Apache Paimon table"),
         "{err}"
     );
-    let (code, _, err) = sinkcoord(&["expire", path(&s.0)]);
+    let (code, _, err) = run_expire(&s.0, "");
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("nothing to do"), "{err}");
 }
@@ -614,20 +580,10 @@ fn paimon_expiry_and_orphan_data_files() {
     set_mtime(&bucket.join("data-fresh-0.parquet"), 9_500);
     let manifests_before = std::fs::read_dir(s.0.join("manifest")).unwrap().count();
 
-    let (code, out, err) = sinkcoord(&[
-        "expire",
-        path(&s.0),
-        "--retain-last",
-        "2",
-        "--min-age-ms",
-        "0",
-        "--orphans",
-        "--grace-ms",
-        "1000",
-        "--now-ms",
-        "10000",
-        "--json",
-    ]);
+    let (code, out, err) = run_expire(
+        &s.0,
+        "--retain-last 2 --min-age-ms 0 --orphans --grace-ms 1000 --now-ms 10000 --json",
+    );
     assert_eq!(code, Some(0), "{out}{err}");
     let doc = json(&out);
     assert_eq!(doc["format"], "paimon");
@@ -670,15 +626,7 @@ fn paimon_expiry_and_orphan_data_files() {
         "the delta files of the kept snapshots 5 and 6"
     );
 
-    let (code, out, err) = sinkcoord(&[
-        "expire",
-        path(&s.0),
-        "--delete-orphans",
-        "--grace-ms",
-        "1000",
-        "--now-ms",
-        "10000",
-    ]);
+    let (code, out, err) = run_expire(&s.0, "--delete-orphans --grace-ms 1000 --now-ms 10000");
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(out.contains("1 deleted"), "{out}");
     assert!(!bucket.join("data-lost-0.parquet").exists());

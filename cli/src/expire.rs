@@ -98,6 +98,9 @@ pub enum Reason {
     Latest,
     /// A commit user's mark (its last commit) is there.
     Mark { commit_user: String },
+    /// The newest snapshot with this project's marks (Paimon: those after it
+    /// were written by Paimon itself).
+    Marked { snapshot_id: u64 },
     /// A tag points there (native log).
     Tag { name: String },
     /// `--min-age-ms` keeps the younger snapshots.
@@ -116,6 +119,9 @@ impl Reason {
                 "commit user {} is marked there (its last commit; --unpin-user lifts it)",
                 render::json_str(&clip(commit_user, 200))
             ),
+            Reason::Marked { .. } => "the newest snapshot with the commit users' marks (the \
+                 later ones were written by Paimon itself)"
+                .into(),
             Reason::Tag { name } => {
                 format!("tag {} points there", render::json_str(&clip(name, 200)))
             }
@@ -143,6 +149,8 @@ struct Run {
     snapshots: Vec<u64>,
     /// Manifest files deleted (Paimon).
     manifests: Vec<String>,
+    /// Old expiry marks deleted (native).
+    marks_deleted: usize,
     tags_expired: Vec<TagRun>,
     tags_kept: usize,
     orphans: Option<Vec<Orphan>>,
@@ -186,6 +194,7 @@ pub fn cmd_expire(args: &ExpireArgs) -> Result<String, Failure> {
         reason: Reason::NotAsked,
         snapshots: Vec::new(),
         manifests: Vec::new(),
+        marks_deleted: 0,
         tags_expired: Vec::new(),
         tags_kept: 0,
         orphans: None,
@@ -202,7 +211,10 @@ pub fn cmd_expire(args: &ExpireArgs) -> Result<String, Failure> {
             .map_err(|e| Failure::storage(format!("cannot read {}: {e}", args.table)))?;
         choose_earliest(args, &mut storage, &log, &kept_tags, &mut run)?;
         if run.earliest > run.earliest_before {
-            expire_snapshots(args, &mut storage, &kept_tags, &mut run)?;
+            expire_snapshots(args, &mut storage, &mut run)?;
+        }
+        if format != TableFormatKind::Paimon && run.earliest > 1 {
+            delete_old_marks(args, &mut storage, &mut run);
         }
     }
     if args.orphans || args.delete_orphans {
@@ -215,7 +227,6 @@ pub fn cmd_expire(args: &ExpireArgs) -> Result<String, Failure> {
             &mut storage,
             kept_from,
             run.latest,
-            &kept_tags,
             now.saturating_sub(args.grace_ms),
             args.delete_orphans && !args.dry_run,
             &mut run.problems,
@@ -334,6 +345,14 @@ fn first_younger(
     Ok(run.latest)
 }
 
+/// The newest Paimon snapshot from `before` to `latest` with this project's marks.
+fn newest_marked(storage: &mut AnyStorage, before: u64, latest: u64) -> Option<u64> {
+    (before..=latest).rev().find(|id| {
+        matches!(storage.get(&psnap::snapshot_key(*id as i64)), Ok(Some(b))
+            if psnap::decode_snapshot(&b).is_ok_and(|s| matches!(s.marks(), Ok(Some(_)))))
+    })
+}
+
 /// Step 2: the earliest snapshot to keep, and why.
 fn choose_earliest(
     args: &ExpireArgs,
@@ -381,7 +400,16 @@ fn choose_earliest(
             };
         }
     }
-    if run.format != TableFormatKind::Paimon {
+    if run.format == TableFormatKind::Paimon {
+        // Snapshots Paimon itself wrote carry no marks: the log reads the marks of
+        // the newest snapshot that has them, so that one stays.
+        if let Some(id) = newest_marked(storage, before, latest) {
+            if id < earliest {
+                earliest = id;
+                reason = Reason::Marked { snapshot_id: id };
+            }
+        }
+    } else {
         // A native tag is a pointer into the log: its snapshot stays. (A Paimon
         // tag is a whole snapshot of its own: its files are kept instead.)
         for (_, tag) in kept_tags {
@@ -424,12 +452,12 @@ fn ids_below(
     Ok(ids)
 }
 
-/// Step 3: `E` recorded, then the snapshots below it deleted in ascending
-/// order (and a Paimon table's manifests that only they referenced).
+/// Step 3: the latest hint if it is below `E`, then `E` recorded, then the
+/// snapshots below it expired in ascending order (marked in the native log,
+/// deleted in Paimon, with the manifests that only they referenced).
 fn expire_snapshots(
     args: &ExpireArgs,
     storage: &mut AnyStorage,
-    kept_tags: &[(String, Tag)],
     run: &mut Run,
 ) -> Result<(), Failure> {
     let e = run.earliest;
@@ -442,14 +470,26 @@ fn expire_snapshots(
     let mut ids =
         ids_below(storage, run.format, e).map_err(|err| fail("cannot list the snapshots", &err))?;
     if run.format != TableFormatKind::Paimon {
-        // Snapshot 1's key keeps the expiry mark: it is overwritten, not deleted.
-        ids.retain(|id| *id != 1);
-        run.snapshots = (run.earliest_before..e).collect();
-    } else {
-        run.snapshots = ids.clone();
+        // The native log marks what it expires (snapshot 1's key first): the
+        // snapshots from the previous earliest on, and any left unmarked below
+        // it by a run cut short (read to tell them from marks).
+        let mut unmarked = Vec::new();
+        for id in ids {
+            if id >= run.earliest_before {
+                unmarked.push(id);
+                continue;
+            }
+            match storage.get(&table::snapshot_key(id)) {
+                Ok(Some(b)) if table::decode_expiry_mark(&b).is_none() => unmarked.push(id),
+                Ok(_) => {}
+                Err(err) => return Err(fail(&format!("cannot read snapshot {id}"), &err)),
+            }
+        }
+        ids = unmarked;
     }
+    run.snapshots = ids.clone();
     let manifests = if run.format == TableFormatKind::Paimon {
-        match expire_paimon::only_expired_manifests(storage, &ids, e, run.latest, kept_tags) {
+        match expire_paimon::only_expired_manifests(storage, &ids, e, run.latest) {
             Ok(m) => m,
             Err(why) => {
                 run.problems.push(format!("manifests kept: {why}"));
@@ -463,34 +503,22 @@ fn expire_snapshots(
     if args.dry_run {
         return Ok(());
     }
-    match run.format {
-        TableFormatKind::Paimon => storage
-            .put(psnap::EARLIEST_KEY, &psnap::hint_bytes(e as i64))
-            .map_err(|err| fail("cannot write snapshot/EARLIEST", &err))?,
-        _ => storage
-            .put(&table::snapshot_key(1), &table::expiry_mark(e))
-            .map_err(|err| fail("cannot write the expiry mark", &err))?,
+    // Never lower the earliest kept: another run may have gone further since
+    // this one read it (run one expiry per table at a time; this narrows the
+    // window to the read before the write).
+    let now_earliest = TableLog::with_format(run.format)
+        .and_then(|mut l| l.earliest(storage))
+        .map_err(|err| fail("cannot read the earliest snapshot kept", &err))?;
+    if now_earliest >= e {
+        run.problems.push(format!(
+            "another expiry kept snapshots from {now_earliest} on meanwhile: nothing done"
+        ));
+        run.snapshots.clear();
+        run.manifests.clear();
+        return Ok(());
     }
-    for id in ids {
-        let key = match run.format {
-            TableFormatKind::Paimon => psnap::snapshot_key(id as i64),
-            _ => table::snapshot_key(id),
-        };
-        if let Err(err) = storage.delete(&key) {
-            run.problems.push(format!(
-                "cannot delete snapshot {id}: {err} (a new run deletes it)"
-            ));
-        }
-    }
-    for name in manifests {
-        if let Err(err) = storage.delete(&psnap::manifest_key(&name)) {
-            run.problems
-                .push(format!("cannot delete manifest {name}: {err}"));
-        }
-    }
-    // The latest-snapshot hint must name a kept snapshot: a reader whose hint
-    // names an expired one starts at E anyway, but a hint of the latest saves
-    // it the probe.
+    // The latest-snapshot hint first, if it names a snapshot below E: a
+    // reader that reads it from now on starts above the range being expired.
     let hint_key = match run.format {
         TableFormatKind::Paimon => psnap::LATEST_KEY,
         _ => table::LATEST_HINT,
@@ -505,12 +533,76 @@ fn expire_snapshots(
             TableFormatKind::Paimon => psnap::hint_bytes(run.latest as i64),
             _ => run.latest.to_string().into_bytes(),
         };
-        if let Err(err) = storage.put(hint_key, &bytes) {
+        storage
+            .put(hint_key, &bytes)
+            .map_err(|err| fail("cannot write the latest-snapshot hint", &err))?;
+    }
+    match run.format {
+        TableFormatKind::Paimon => storage
+            .put(psnap::EARLIEST_KEY, &psnap::hint_bytes(e as i64))
+            .map_err(|err| fail("cannot write snapshot/EARLIEST", &err))?,
+        _ => storage
+            .put(&table::snapshot_key(1), &table::expiry_mark(e))
+            .map_err(|err| fail("cannot write the expiry mark", &err))?,
+    }
+    // In ascending order, and no further after a failure: a gap is never left
+    // above what is still there (a new run goes on).
+    for id in ids {
+        let done = match run.format {
+            TableFormatKind::Paimon => storage.delete(&psnap::snapshot_key(id as i64)),
+            _ if id == 1 => Ok(()),
+            _ => storage.put(&table::snapshot_key(id), &table::expiry_mark(e)),
+        };
+        if let Err(err) = done {
+            run.problems.push(format!(
+                "cannot expire snapshot {id}: {err} (stopped there; a new run goes on)"
+            ));
+            return Ok(());
+        }
+    }
+    for name in manifests {
+        if let Err(err) = storage.delete(&psnap::manifest_key(&name)) {
             run.problems
-                .push(format!("cannot write the latest-snapshot hint: {err}"));
+                .push(format!("cannot delete manifest {name}: {err}"));
         }
     }
     Ok(())
+}
+
+/// The native log's expiry marks below the earliest kept that are older than
+/// `--min-age-ms` are deleted (snapshot 1's stays): a probe that reached one
+/// would come from a view older than that, which the minimum age rules out.
+fn delete_old_marks(args: &ExpireArgs, storage: &mut AnyStorage, run: &mut Run) {
+    let Ok(keys) = storage.list(table::SNAPSHOT_PREFIX) else {
+        run.problems
+            .push("cannot list the snapshots: old expiry marks kept".into());
+        return;
+    };
+    let before = run.now.saturating_sub(args.min_age_ms);
+    let mut ids: Vec<u64> = keys
+        .iter()
+        .filter_map(|k| crate::inspect::snapshot_id_of(k))
+        .filter(|id| *id > 1 && *id < run.earliest)
+        .collect();
+    ids.sort_unstable();
+    for id in ids {
+        let key = table::snapshot_key(id);
+        let old_mark = matches!(storage.get(&key), Ok(Some(b)) if table::decode_expiry_mark(&b).is_some())
+            && matches!(storage.modified_ms(&key), Ok(Some(t)) if t < before);
+        if !old_mark {
+            // Ascending: the marks after a young one are younger still.
+            break;
+        }
+        if !args.dry_run {
+            if let Err(err) = storage.delete(&key) {
+                run.problems.push(format!(
+                    "cannot delete the expiry mark of snapshot {id}: {err}"
+                ));
+                break;
+            }
+        }
+        run.marks_deleted += 1;
+    }
 }
 
 fn format_name(f: TableFormatKind) -> &'static str {
@@ -580,6 +672,17 @@ fn text(args: &ExpireArgs, run: &Run) -> String {
                 run.reason.text()
             ));
         }
+        if run.marks_deleted > 0 {
+            let verb = if args.dry_run {
+                "would delete"
+            } else {
+                "deleted"
+            };
+            out.push_str(&format!(
+                "expiry marks: {verb} {} older than --min-age-ms (snapshot 1's stays)\n",
+                run.marks_deleted
+            ));
+        }
         if !run.manifests.is_empty() {
             out.push_str(&format!(
                 "manifests: {verb} {} file(s) only expired snapshots referenced\n",
@@ -634,6 +737,7 @@ struct ExpireDoc<'a> {
     kept_because: &'a Reason,
     expired_snapshots: &'a [u64],
     expired_manifests: &'a [String],
+    deleted_marks: usize,
     expired_tags: Vec<TagRunDoc<'a>>,
     kept_tags: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -652,6 +756,7 @@ fn json(args: &ExpireArgs, run: &Run) -> String {
         kept_because: &run.reason,
         expired_snapshots: &run.snapshots,
         expired_manifests: &run.manifests,
+        deleted_marks: run.marks_deleted,
         expired_tags: run
             .tags_expired
             .iter()

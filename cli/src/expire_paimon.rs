@@ -16,7 +16,7 @@
 use std::collections::BTreeSet;
 
 use serde::Serialize;
-use sink_coordinator::{Storage, Tag};
+use sink_coordinator::Storage;
 use sink_coordinator_host::storage::AnyStorage;
 use sink_coordinator_paimon::manifest;
 use sink_coordinator_paimon::snapshot as psnap;
@@ -122,7 +122,6 @@ fn kept_refs(
     storage: &mut AnyStorage,
     earliest: u64,
     latest: u64,
-    kept_tags: &[(String, Tag)],
     files: bool,
 ) -> Result<Refs, String> {
     let mut refs = Refs::default();
@@ -136,9 +135,14 @@ fn kept_refs(
         }
         id += 1;
     }
-    for (key, _) in kept_tags {
+    // Listed now, not when the run began: a tag created since (a restored
+    // coordinator tagging an owed savepoint) keeps its files too.
+    let tags = storage
+        .list("tag/")
+        .map_err(|e| format!("cannot list the tags: {e}"))?;
+    for key in tags {
         // A tag deleted since it was listed references nothing any more.
-        if let Some(s) = snapshot_at(storage, key)? {
+        if let Some(s) = snapshot_at(storage, &key)? {
             add_refs(storage, &s, &mut refs, files, false)?;
         }
     }
@@ -152,7 +156,6 @@ pub fn only_expired_manifests(
     expired: &[u64],
     earliest: u64,
     latest: u64,
-    kept_tags: &[(String, Tag)],
 ) -> Result<Vec<String>, String> {
     let mut gone = Refs::default();
     for id in expired {
@@ -160,7 +163,7 @@ pub fn only_expired_manifests(
             add_refs(storage, &s, &mut gone, false, true)?;
         }
     }
-    let kept = kept_refs(storage, earliest, latest, kept_tags, false)?;
+    let kept = kept_refs(storage, earliest, latest, false)?;
     let kept: BTreeSet<&String> = kept.names().collect();
     Ok(gone
         .names()
@@ -204,7 +207,6 @@ pub fn orphans(
     storage: &mut AnyStorage,
     earliest: u64,
     latest: u64,
-    kept_tags: &[(String, Tag)],
     before_ms: u64,
     delete: bool,
     problems: &mut Vec<String>,
@@ -212,7 +214,7 @@ pub fn orphans(
     let refs = if latest == 0 {
         Ok(Refs::default())
     } else {
-        kept_refs(storage, earliest, latest, kept_tags, true)
+        kept_refs(storage, earliest, latest, true)
     };
     let refs = match refs {
         Ok(r) => r,

@@ -106,13 +106,13 @@ pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
         }
     }
     ids.sort();
-    // After `sinkcoord expire`, snapshot 1's key holds the expiry mark: the
-    // ids below the earliest kept are gone by design, not a gap.
+    // After `sinkcoord expire`, the expired ids' keys hold expiry marks (snapshot
+    // 1's always) or are gone: not snapshots, and not a gap.
     let mut expected = 1u64;
     if ids.first().is_some_and(|(id, _)| *id == 1) {
         if let Ok(Some(bytes)) = storage.get(&table::snapshot_key(1)) {
             if let Some(earliest) = table::decode_expiry_mark(&bytes) {
-                ids.remove(0);
+                ids.retain(|(id, _)| *id >= earliest);
                 expected = earliest;
             }
         }

@@ -95,8 +95,9 @@ fn check_job<S: Storage>(st: &mut Faulty<S>) {
     }
     // Steady-state commit: manifest, base list, delta list, snapshot, LATEST, plus the
     // savepoint's tag at checkpoint 2 (its create: the tagged snapshot is the one just
-    // created, cached); the first adds EARLIEST.
-    assert_eq!(r.calls_per_commit, vec![6, 6], "{:?}", r.calls_per_commit);
+    // created, cached); the first adds EARLIEST, read before snapshot 1 is created (an
+    // expired table's snapshot 1 is missing, not free) and created after it.
+    assert_eq!(r.calls_per_commit, vec![7, 6], "{:?}", r.calls_per_commit);
 }
 
 #[test]
@@ -142,7 +143,8 @@ fn calls_per_commit_do_not_grow_with_history() {
         "calls per commit: first {}, {plain} of 199 later ones 5, most {most}",
         per_commit[0]
     );
-    assert_eq!(per_commit[0], 6);
+    // The first also reads and creates EARLIEST.
+    assert_eq!(per_commit[0], 7);
     assert!(plain >= 190, "{per_commit:?}");
     assert!(most <= 5 + 31 + 1, "{per_commit:?}");
     assert_eq!(files_in(&mut st.inner).len(), 400);

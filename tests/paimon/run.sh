@@ -20,6 +20,9 @@ export PAIMON_RUST_JOB_BIN="$target/release/examples/rust-job"
 # The core's Coordinator step by step (start fresh or restored, events, checkpoints,
 # completions), interleaved with pypaimon's commits by the test.
 export PAIMON_STEPS_BIN="$target/release/examples/coordinator-steps"
+# `sinkcoord expire` on copies of the tables (the readers read them the same).
+CARGO_TARGET_DIR="$target" cargo build --quiet --release -p sinkcoord
+export SINKCOORD_BIN="$target/release/sinkcoord"
 # Apache Paimon's Rust reader (crates.io `paimon`): a standalone crate of its own (its own
 # workspace and Cargo.lock), built into its own target dir. PAIMON_RUST_READER=1 runs it
 # (`make paimon-rust-test`, which `make test` runs since one build graph made room in its

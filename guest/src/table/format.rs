@@ -42,6 +42,17 @@ pub struct StoredSnapshot {
     pub users: BTreeMap<String, UserMark>,
 }
 
+/// What a probe of one snapshot id found.
+#[derive(Clone, Debug)]
+pub enum Probe {
+    /// The snapshot.
+    Found(StoredSnapshot),
+    /// No snapshot with this id (yet).
+    Missing,
+    /// Expired: every id below this one may be gone.
+    Expired(u64),
+}
+
 /// One snapshot to create, borrowed from the log and the committing call
 /// (no copy of the committables before the format encodes them).
 #[derive(Clone, Copy, Debug)]
@@ -125,11 +136,20 @@ pub trait TableFormat {
     /// for is missing, never by a commit.
     fn read_earliest(&mut self, st: &mut dyn Storage) -> Result<u64>;
 
-    /// The first snapshot of the table: snapshot 1, or, after an expiry, the
-    /// earliest one it kept (what a probe from an empty view reads, so that it
-    /// never takes an expired table for an empty one and creates snapshot 1
-    /// again).
-    fn read_first(&mut self, st: &mut dyn Storage) -> Result<Option<StoredSnapshot>>;
+    /// Snapshot `id` for a probe: found, missing, or expired (its key, or for
+    /// snapshot 1 the table, says every id below some `E` was expired). What a
+    /// probe of a view reads, so that it never takes an expired table for an
+    /// empty one, nor the gap an expiry leaves for the end of the log.
+    fn probe(&mut self, st: &mut dyn Storage, id: u64) -> Result<Probe>;
+
+    /// Checked once a fresh read of the table stopped at `latest` (no snapshot
+    /// after it): the earliest snapshot kept if this format must ask, above
+    /// `latest` when an expiry ran past it meanwhile. 1 where the probe sees
+    /// expiry by itself (the native log's marks).
+    fn earliest_after_load(&mut self, st: &mut dyn Storage, latest: u64) -> Result<u64> {
+        let _ = (st, latest);
+        Ok(1)
+    }
 
     /// Overwrites the hint with `latest`.
     fn write_hint(

@@ -6,7 +6,7 @@
 
 use alloc::vec::Vec;
 
-use super::format::{SnapshotRecord, StoredSnapshot, StoredTag, TableFormat, TagRecord};
+use super::format::{Probe, SnapshotRecord, StoredSnapshot, StoredTag, TableFormat, TagRecord};
 use super::native::NativeLog;
 #[cfg(feature = "paimon")]
 use super::paimon::PaimonTable;
@@ -161,8 +161,12 @@ impl TableFormat for AnyFormat {
         each!(self, f => f.read_earliest(st))
     }
 
-    fn read_first(&mut self, st: &mut dyn Storage) -> Result<Option<StoredSnapshot>> {
-        each!(self, f => f.read_first(st))
+    fn probe(&mut self, st: &mut dyn Storage, id: u64) -> Result<Probe> {
+        each!(self, f => f.probe(st, id))
+    }
+
+    fn earliest_after_load(&mut self, st: &mut dyn Storage, latest: u64) -> Result<u64> {
+        each!(self, f => f.earliest_after_load(st, latest))
     }
 
     fn write_hint(

@@ -16,7 +16,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use super::format::{SnapshotRecord, TableFormat, TagRecord, UserMark};
+use super::format::{Probe, SnapshotRecord, TableFormat, TagRecord, UserMark};
 use super::formats::{AnyFormat, TableFormatKind};
 use super::{clip, storage_err};
 #[cfg(feature = "paimon")]
@@ -68,6 +68,18 @@ pub struct TableLog {
     /// A storage call failed since the last read: the next call that needs
     /// the table reads it again before deciding anything (SEMANTICS 5.3).
     stale: bool,
+}
+
+/// The next id a probe reads after finding `id` expired with `earliest` kept.
+fn jump(jumps: &mut u32, id: u64, earliest: u64) -> Result<u64> {
+    *jumps += 1;
+    if *jumps > 3 || earliest <= id {
+        return Err(Error::storage(format!(
+            "snapshot {id} was expired and the earliest snapshot kept ({earliest}) keeps moving \
+             (an expiry is running beside this read): try again"
+        )));
+    }
+    Ok(earliest)
 }
 
 impl TableLog {
@@ -239,24 +251,37 @@ impl TableLog {
         watch: Option<u64>,
     ) -> Result<Option<Snapshot>> {
         let mut watched = None;
-        while let Some(next) = latest.checked_add(1) {
-            // From an empty view, the table's first snapshot: 1, or the
-            // earliest an expiry kept (a hint naming an expired snapshot, or
-            // none, leads here).
-            let found = if latest == 0 {
-                self.format.read_first(st)?
-            } else {
-                self.format.read_snapshot(st, next)?
-            };
-            let Some(s) = found else {
-                break;
-            };
-            let id = s.snapshot.id;
-            if watch == Some(id) {
-                watched = Some(s.snapshot);
+        let mut next = latest.checked_add(1);
+        // Jumps over an expired range (bounded: an expiry running beside this
+        // read can move the earliest snapshot kept while it is read).
+        let mut jumps = 0;
+        let mut jumped = false;
+        while let Some(id) = next {
+            match self.format.probe(st, id)? {
+                Probe::Found(s) => {
+                    if watch == Some(id) {
+                        watched = Some(s.snapshot);
+                    }
+                    latest = id;
+                    users = Some(s.users);
+                    next = id.checked_add(1);
+                    jumped = false;
+                }
+                // Right after a jump, the earliest snapshot kept is missing only
+                // if a later expiry removed it: its earliest is read again.
+                Probe::Missing if jumped => {
+                    let earliest = self.format.read_earliest(st)?;
+                    next = Some(jump(&mut jumps, id, earliest)?);
+                }
+                Probe::Missing => break,
+                // The probe reached the expired range (from an empty view, or a
+                // hint naming an expired snapshot): the log goes on at the earliest
+                // snapshot kept, never at this id (a create here would fork it).
+                Probe::Expired(earliest) => {
+                    next = Some(jump(&mut jumps, id, earliest)?);
+                    jumped = true;
+                }
             }
-            latest = id;
-            users = Some(s.users);
         }
         self.latest = latest;
         if let Some(users) = users {
@@ -315,7 +340,21 @@ impl TableLog {
             }
         }
         self.advance(st, latest, Some(users), None)?;
-        Ok(())
+        // A format whose expired keys hold no marks (Paimon) is asked whether the
+        // read stopped inside the expired range (a hint below it, read while an
+        // expiry was deleting): then it goes on from the earliest kept.
+        for _ in 0..3 {
+            let earliest = self.format.earliest_after_load(st, self.latest)?;
+            if earliest <= 1 || self.latest >= earliest {
+                return Ok(());
+            }
+            self.advance(st, earliest - 1, Some(BTreeMap::new()), None)?;
+        }
+        Err(Error::storage(
+            "the earliest snapshot an expiry kept keeps moving (an expiry is running beside \
+             this read): try again"
+                .to_string(),
+        ))
     }
 
     /// The latest snapshot id this view knows of (0: none), for tools that
@@ -411,11 +450,21 @@ impl TableLog {
                 }
                 Ok(false) => {
                     // Someone appended `id`: adopt it and re-check the filter.
-                    let Some(other) = self.format.read_snapshot(env, id)? else {
-                        return Err(Error::storage(format!(
-                            "{}: snapshot {id} exists but cannot be read",
-                            what()
-                        )));
+                    let other = match self.format.probe(env, id)? {
+                        Probe::Found(other) => other,
+                        // `id` is in an expired range (this view was read while the
+                        // table was empty): read on from the earliest kept.
+                        Probe::Expired(_) => {
+                            self.advance(env, self.latest, None, None)?;
+                            self.hint_stale = true;
+                            continue;
+                        }
+                        Probe::Missing => {
+                            return Err(Error::storage(format!(
+                                "{}: snapshot {id} exists but cannot be read",
+                                what()
+                            )))
+                        }
                     };
                     self.latest = id;
                     self.users = other.users;
@@ -481,27 +530,35 @@ impl TableLog {
             self.load(st)?;
         }
         let mut mark = self.users.get(user).copied();
+        // A match in the view's own marks is the latest snapshot's word; one
+        // reached through a link is read first, since an expiry may have
+        // removed it (one get, only on a walk back).
+        let mut via_link = false;
         while let Some(m) = mark {
-            if m.identifier == identifier {
-                return Ok(Some(m.snapshot_id));
-            }
             if m.identifier < identifier {
                 return Ok(None);
+            }
+            if m.identifier == identifier && !via_link {
+                return Ok(Some(m.snapshot_id));
             }
             // Each record's link goes strictly back (`check_links`), so the
             // walk ends; a mark that names a missing or another snapshot is
             // a damaged table, not "no such snapshot", unless an expiry removed
-            // it: below the earliest-snapshot hint, the walk ends with no
-            // snapshot (SEMANTICS 5.4: an expired snapshot gets no tag).
-            let Some(s) = self.format.read_snapshot(st, m.snapshot_id)? else {
-                if m.snapshot_id < self.format.read_earliest(st)? {
-                    return Ok(None);
+            // it: then the walk ends with no snapshot (SEMANTICS 5.4: an
+            // expired snapshot gets no tag).
+            let s = match self.format.probe(st, m.snapshot_id)? {
+                Probe::Found(s) => s,
+                Probe::Expired(_) => return Ok(None),
+                Probe::Missing => {
+                    if m.snapshot_id < self.format.read_earliest(st)? {
+                        return Ok(None);
+                    }
+                    return Err(Error::corrupt_state(format!(
+                        "commit user \"{}\" is marked at snapshot {}, which is missing",
+                        clip(user),
+                        m.snapshot_id
+                    )));
                 }
-                return Err(Error::corrupt_state(format!(
-                    "commit user \"{}\" is marked at snapshot {}, which is missing",
-                    clip(user),
-                    m.snapshot_id
-                )));
             };
             if s.snapshot.commit_user != user || s.snapshot.identifier != m.identifier {
                 return Err(Error::corrupt_state(format!(
@@ -511,7 +568,11 @@ impl TableLog {
                     checkpoint_name(m.identifier)
                 )));
             }
+            if m.identifier == identifier {
+                return Ok(Some(m.snapshot_id));
+            }
             mark = s.previous_of_user;
+            via_link = true;
         }
         Ok(None)
     }

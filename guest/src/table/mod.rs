@@ -33,31 +33,6 @@ pub use native::{
     NativeLog, LATEST_HINT, SNAPSHOT_PREFIX, TAG_PREFIX,
 };
 
-/// The earliest snapshot an expiry kept, for [`TableFormat::read_first`] once
-/// snapshot 1 is found expired (or missing). The expiry records that id before
-/// it deletes anything below it, so its snapshot is missing only when a later
-/// expiry raised it since: read again, and `storage` (retryable) if it keeps
-/// moving.
-pub(crate) fn first_after_expiry(
-    f: &mut dyn TableFormat,
-    st: &mut dyn Storage,
-) -> Result<Option<StoredSnapshot>> {
-    for _ in 0..3 {
-        let earliest = f.read_earliest(st)?;
-        if earliest <= 1 {
-            return Ok(None);
-        }
-        if let Some(s) = f.read_snapshot(st, earliest)? {
-            return Ok(Some(s));
-        }
-    }
-    Err(Error::storage(
-        "the earliest snapshot an expiry kept keeps moving (an expiry is running beside \
-         this read): try again"
-            .to_string(),
-    ))
-}
-
 /// A storage failure while doing `what`, kept as the error's source.
 pub(crate) fn storage_err(what: &str, e: StorageError) -> Error {
     Error::storage(format!("{what}: {e}")).with_source(e)

@@ -5,13 +5,14 @@
 //!   `put_if_absent`; ids are dense (a writer creates `n` only after seeing `n-1`);
 //! - `hint/latest-snapshot`: the latest snapshot id as decimal text, an
 //!   overwritable hint written after the creates of a commit (may be stale);
-//! - after an expiry (docs/retention.md), `snapshot/<1>` holds an expiry mark
-//!   instead of snapshot 1: the earliest id the expiry kept. Kept in snapshot
-//!   1's key so that a probe from an empty view reads it in the get it makes
-//!   anyway, and so that a create of snapshot 1 conflicts: an expired table
-//!   is never taken for an empty one. A reader of an older version refuses
-//!   the mark as a record of an unknown version (`corrupt-state`), never as
-//!   an empty table;
+//! - after an expiry (docs/retention.md), the key of every expired snapshot
+//!   holds an expiry mark instead: the earliest id the expiry kept. A later
+//!   expiry deletes the marks older than its minimum age, except snapshot 1's,
+//!   which stays. So a probe that reaches an expired id reads the mark in the
+//!   get it makes anyway, and a create there conflicts: an expired table is
+//!   never taken for an empty one, nor the end of its expired range for the
+//!   end of the log. A reader of an older version refuses a mark as a record
+//!   of an unknown version (`corrupt-state`), never as an empty table;
 //! - `tag/<name>`: one tag, created with `put_if_absent`.
 //!
 //! Each snapshot carries the log's bookkeeping as it is (every commit user's
@@ -25,7 +26,9 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
-use super::format::{SnapshotRecord, StoredSnapshot, StoredTag, TableFormat, TagRecord, UserMark};
+use super::format::{
+    Probe, SnapshotRecord, StoredSnapshot, StoredTag, TableFormat, TagRecord, UserMark,
+};
 use super::{clip, storage_err};
 use crate::env::{Storage, StorageError};
 use crate::error::{Error, Result};
@@ -178,20 +181,25 @@ impl TableFormat for NativeLog {
             .unwrap_or(1))
     }
 
-    /// One get when nothing was expired (snapshot 1's key holds snapshot 1 or
-    /// nothing), two after an expiry (its mark, then the snapshot it names).
-    fn read_first(&mut self, st: &mut dyn Storage) -> Result<Option<StoredSnapshot>> {
-        let key = snapshot_key(1);
+    /// One get: an expired id's key holds the expiry mark (snapshot 1's key
+    /// from the first expiry on, the others until a later expiry deletes them).
+    fn probe(&mut self, st: &mut dyn Storage, id: u64) -> Result<Probe> {
+        let key = snapshot_key(id);
         let Some(bytes) = st
             .get(&key)
-            .map_err(|e| storage_err("reading snapshot 1", e))?
+            .map_err(|e| storage_err(&format!("reading snapshot {id}"), e))?
         else {
-            return Ok(None);
+            return Ok(Probe::Missing);
         };
-        if decode_expiry_mark(&bytes).is_some() {
-            return super::first_after_expiry(self, st);
+        if let Some(earliest) = decode_expiry_mark(&bytes) {
+            if earliest <= id {
+                return Err(Error::corrupt_state(format!(
+                    "table record {key}: an expiry mark naming snapshot {earliest}, not above it"
+                )));
+            }
+            return Ok(Probe::Expired(earliest));
         }
-        decode_at(&key, 1, &bytes).map(Some)
+        decode_at(&key, id, &bytes).map(Probe::Found)
     }
 
     fn write_hint(
@@ -400,8 +408,8 @@ fn read_snapshot(st: &mut dyn Storage, id: u64) -> Result<Option<StoredSnapshot>
         .get(&key)
         .map_err(|e| storage_err(&format!("reading snapshot {id}"), e))?
     {
-        // Snapshot 1 was expired: its key holds the expiry mark.
-        Some(bytes) if id == 1 && decode_expiry_mark(&bytes).is_some() => Ok(None),
+        // Expired: its key holds the expiry mark.
+        Some(bytes) if decode_expiry_mark(&bytes).is_some() => Ok(None),
         Some(bytes) => decode_at(&key, id, &bytes).map(Some),
         None => Ok(None),
     }

@@ -38,7 +38,9 @@ use sink_coordinator_paimon::snapshot::{self as psnap, Marks, NewSnapshot};
 use sink_coordinator_paimon::subtasks;
 use sink_coordinator_paimon::{decode_schema, TableSchema};
 
-use super::format::{SnapshotRecord, StoredSnapshot, StoredTag, TableFormat, TagRecord, UserMark};
+use super::format::{
+    Probe, SnapshotRecord, StoredSnapshot, StoredTag, TableFormat, TagRecord, UserMark,
+};
 use super::{clip, storage_err};
 use crate::env::{Storage, StorageError};
 use crate::error::{Error, ErrorKind, Result};
@@ -262,10 +264,13 @@ impl PaimonTable {
                     Some(p) => {
                         let snapshot_id = u64::try_from(p)
                             .map_err(|_| corrupt(key, "its previous-of-user link is negative"))?;
-                        Some(UserMark {
-                            identifier: self.previous_identifier(st, key, &s, snapshot_id)?,
-                            snapshot_id,
-                        })
+                        // None: the link names an expired snapshot of a table whose
+                        // snapshots do not say its identifier (the chain ends there).
+                        self.previous_identifier(st, key, &s, snapshot_id)?
+                            .map(|identifier| UserMark {
+                                identifier,
+                                snapshot_id,
+                            })
                     }
                 };
                 (users, previous, true)
@@ -303,17 +308,18 @@ impl PaimonTable {
         key: &str,
         s: &psnap::Snapshot,
         previous: u64,
-    ) -> Result<u64> {
+    ) -> Result<Option<u64>> {
         let bad = || corrupt(key, "its previous-of-user identifier is malformed");
         if let Some(v) = s
             .properties
             .as_ref()
             .and_then(|p| p.get(P_PREVIOUS_IDENTIFIER))
         {
-            return v.parse::<u64>().map_err(|_| bad());
+            return v.parse::<u64>().map(Some).map_err(|_| bad());
         }
         match self.get_snapshot(st, previous)? {
-            Some((_, p)) => identifier_of(p.commit_identifier).ok_or_else(bad),
+            Some((_, p)) => identifier_of(p.commit_identifier).map(Some).ok_or_else(bad),
+            None if previous < self.read_earliest(st)? => Ok(None),
             None => Err(corrupt(
                 key,
                 &format!("its previous-of-user snapshot {previous} is missing"),
@@ -469,6 +475,16 @@ impl TableFormat for PaimonTable {
         r: &SnapshotRecord<'_>,
     ) -> core::result::Result<bool, StorageError> {
         let id = pi(r.id)?;
+        // Snapshot 1 of an expired table is missing, not free: a view read while the
+        // table was empty must not create it again (a get no fault counts).
+        if r.id == 1
+            && st
+                .get(psnap::EARLIEST_KEY)?
+                .and_then(|b| psnap::parse_hint(&b))
+                .is_some_and(|e| e > 1)
+        {
+            return Ok(false);
+        }
         let prev = self.previous_lists(st, r.id)?;
         // The schema the table is at: the previous snapshot's (0 for the first).
         let schema_id = prev.as_ref().map_or(0, |(p, _)| p.schema_id);
@@ -603,12 +619,26 @@ impl TableFormat for PaimonTable {
             .map_or(1, |id| (id as u64).max(1)))
     }
 
-    /// Snapshot 1, else (an empty or an expired table) the one `EARLIEST` names.
-    fn read_first(&mut self, st: &mut dyn Storage) -> Result<Option<StoredSnapshot>> {
-        if let Some(s) = self.read_snapshot(st, 1)? {
-            return Ok(Some(s));
+    /// A missing snapshot 1 is expired if `EARLIEST` is above 1 (a Paimon table keeps no
+    /// marks in the keys it expired: its own readers list `snapshot/`).
+    fn probe(&mut self, st: &mut dyn Storage, id: u64) -> Result<Probe> {
+        if let Some(s) = self.read_snapshot(st, id)? {
+            return Ok(Probe::Found(s));
         }
-        super::first_after_expiry(self, st)
+        if id == 1 {
+            let earliest = self.read_earliest(st)?;
+            if earliest > 1 {
+                return Ok(Probe::Expired(earliest));
+            }
+        }
+        Ok(Probe::Missing)
+    }
+
+    /// `EARLIEST` (a get no fault counts): a read that started from a `LATEST` hint
+    /// below it can have stopped at the gap an expiry was making.
+    fn earliest_after_load(&mut self, st: &mut dyn Storage, latest: u64) -> Result<u64> {
+        let _ = latest;
+        self.read_earliest(st)
     }
 
     fn write_hint(
@@ -618,7 +648,10 @@ impl TableFormat for PaimonTable {
     ) -> core::result::Result<(), StorageError> {
         st.put(psnap::LATEST_KEY, &psnap::hint_bytes(pi(latest)?))?;
         if self.earliest_due {
-            st.put(psnap::EARLIEST_KEY, &psnap::hint_bytes(1))?;
+            // Created only if absent: an expiry may have raised it since this
+            // instance created snapshot 1 (a put after a failed hint write
+            // would set it back to a snapshot that is gone).
+            st.put_if_absent(psnap::EARLIEST_KEY, &psnap::hint_bytes(1))?;
             self.earliest_due = false;
         }
         Ok(())

@@ -67,6 +67,9 @@ impl ContractFormat for PaimonTable {
     /// reads: a read of them would cost two gets per snapshot the log probes.
     const COMMITTABLES_READ_BACK: bool = false;
 
+    /// `EARLIEST`: a Paimon table keeps no mark in an expired snapshot 1's key.
+    const FIRST_CREATE_EXTRA_CALLS: usize = 1;
+
     fn read_back(&mut self, st: &mut dyn Storage, id: u64) -> Option<crate::types::Snapshot> {
         PaimonTable::read_back(self, st, id).unwrap()
     }
@@ -522,4 +525,90 @@ fn any_accepted_committable_reads_back_as_its_bytes() {
         let back = crate::table::snapshot_by_id(&mut st, id).unwrap().unwrap();
         assert_eq!(back.committables, committed, "snapshot {id}");
     }
+}
+
+/// `EARLIEST` is written once, after snapshot 1, and only where it is absent: an
+/// expiry that raised it before this instance's (delayed) hint write keeps it.
+#[test]
+fn earliest_is_never_set_back_by_a_late_hint_write() {
+    let (mut st, mut f) = table(false);
+    commit(&mut st, &mut f, 1, "job", &[data_file("a", 1, Vec::new())]);
+    f.write_hint(&mut st, 1).unwrap();
+    assert_eq!(st.map[psnap::EARLIEST_KEY], b"1");
+    let (mut st, mut f) = table(false);
+    commit(&mut st, &mut f, 1, "job", &[data_file("a", 1, Vec::new())]);
+    // The first hint write failed; an expiry ran; the hint is written now.
+    st.map
+        .insert(psnap::EARLIEST_KEY.to_string(), psnap::hint_bytes(5));
+    f.write_hint(&mut st, 1).unwrap();
+    assert_eq!(st.map[psnap::EARLIEST_KEY], b"5");
+    assert_eq!(f.read_earliest(&mut st).unwrap(), 5);
+}
+
+/// A Paimon table expired below 4 (as `sinkcoord expire` leaves it: `EARLIEST`, the
+/// snapshot files below it deleted, none marked), read by the log.
+#[test]
+fn the_log_reads_an_expired_paimon_table() {
+    use crate::env::MemEnv;
+    use crate::table::{TableFormatKind, TableLog, Written};
+    let mut env = MemEnv::default();
+    env.storage
+        .put(super::FIRST_SCHEMA_KEY, &schema_bytes(false))
+        .unwrap();
+    let log_of = || TableLog::with_format(TableFormatKind::Paimon).unwrap();
+    let commit = |log: &mut TableLog, env: &mut MemEnv, user: &str, cp: u64| {
+        let file = data_file(&alloc::format!("{user}-{cp}"), 1, Vec::new());
+        log.commit(env, user, cp, None, &[(0, file.as_slice())])
+            .unwrap()
+    };
+    // A view read while the table was empty.
+    let mut early = log_of();
+    early.load(&mut env.storage).unwrap();
+    let mut log = log_of();
+    for cp in 1..=5 {
+        assert_eq!(commit(&mut log, &mut env, "u", cp), Written::Created(cp));
+        log.write_hint(&mut env.storage).unwrap();
+    }
+    env.storage
+        .put(psnap::EARLIEST_KEY, &psnap::hint_bytes(4))
+        .unwrap();
+    for id in 1..=3 {
+        env.storage.delete(&psnap::snapshot_key(id)).unwrap();
+    }
+    // Its create of snapshot 1 is refused (EARLIEST), and it reads on from 4.
+    assert_eq!(commit(&mut early, &mut env, "w", 1), Written::Created(6));
+    assert!(env.storage.get(&psnap::snapshot_key(1)).unwrap().is_none());
+    // A walk back into the expired snapshots ends with no snapshot.
+    assert_eq!(
+        log_of()
+            .find_user_snapshot(&mut env.storage, "u", 2)
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        log_of()
+            .find_user_snapshot(&mut env.storage, "u", 4)
+            .unwrap(),
+        Some(4)
+    );
+    // A LATEST hint below the gap, naming a snapshot the expiry had not deleted yet
+    // (2, restored here), whose successor is gone: the read goes on from EARLIEST.
+    let two = {
+        let mut again = MemEnv::default();
+        again
+            .storage
+            .put(super::FIRST_SCHEMA_KEY, &schema_bytes(false))
+            .unwrap();
+        let mut l = log_of();
+        commit(&mut l, &mut again, "u", 1);
+        commit(&mut l, &mut again, "u", 2);
+        again.storage.map[&psnap::snapshot_key(2)].clone()
+    };
+    env.storage.map.insert(psnap::snapshot_key(2), two);
+    env.storage
+        .put(psnap::LATEST_KEY, &psnap::hint_bytes(2))
+        .unwrap();
+    let mut fresh = log_of();
+    assert_eq!(commit(&mut fresh, &mut env, "u", 5), Written::Skipped);
+    assert_eq!(commit(&mut fresh, &mut env, "u", 6), Written::Created(7));
 }

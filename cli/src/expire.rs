@@ -25,7 +25,7 @@
 use std::collections::BTreeMap;
 
 use clap::Args;
-use serde::Serialize;
+use indicatif::{ProgressBar, ProgressStyle};
 use sink_coordinator::table::{self, TableFormatKind, TableLog, UserMark};
 use sink_coordinator::{Storage, Tag};
 use sink_coordinator_host::storage::{AnyStorage, TableUrl};
@@ -33,8 +33,8 @@ use sink_coordinator_paimon::snapshot as psnap;
 use sink_coordinator_testkit::render;
 
 use crate::expire_paimon::{self, Orphan};
+use crate::expire_report::{json, text, Reason};
 use crate::order::natural_cmp;
-use crate::report::{self, TagDoc};
 use crate::tags::{self, Outcome};
 use crate::{clip, print, Failure};
 
@@ -47,114 +47,69 @@ use crate::{clip, print, Failure};
 pub struct ExpireArgs {
     /// The table: a directory, or a table URL (`file:///path`,
     /// `s3://bucket/prefix`, `gs://...`, `az://...`).
-    table: String,
+    pub(crate) table: String,
     /// Keep the newest N snapshots (N >= 1).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    retain_last: Option<u64>,
+    pub(crate) retain_last: Option<u64>,
     /// Keep the snapshots committed less than MS milliseconds before now.
     /// With --retain-last too, a snapshot is kept if either keeps it.
     #[arg(long, value_name = "MS")]
-    retain_ms: Option<u64>,
+    pub(crate) retain_ms: Option<u64>,
     /// Never expire a snapshot committed less than MS milliseconds before now,
     /// whatever the retention says: a coordinator that started but has not
     /// committed for longer than this could be left behind (docs/retention.md).
     #[arg(long, value_name = "MS", default_value_t = 3_600_000)]
-    min_age_ms: u64,
+    pub(crate) min_age_ms: u64,
     /// Do not let this commit user's mark hold expiry back (repeatable): say so
     /// only for a user whose coordinator no longer runs (docs/retention.md).
     #[arg(long = "unpin-user", value_name = "USER")]
-    unpin_users: Vec<String>,
+    pub(crate) unpin_users: Vec<String>,
     /// The time to compare with, in milliseconds since the Unix epoch
     /// (default: the system clock).
     #[arg(long, value_name = "MS")]
-    now_ms: Option<u64>,
+    pub(crate) now_ms: Option<u64>,
     /// List the data files of a Paimon table that nothing kept references.
     #[arg(long)]
-    orphans: bool,
+    pub(crate) orphans: bool,
     /// Delete those orphan data files (implies --orphans).
     #[arg(long)]
-    delete_orphans: bool,
+    pub(crate) delete_orphans: bool,
     /// An unreferenced data file younger than this is not an orphan: a writer
     /// may have written it for a commit still to come (default: one day).
     #[arg(long, value_name = "MS", default_value_t = 86_400_000)]
-    grace_ms: u64,
+    pub(crate) grace_ms: u64,
     /// List what would be deleted; delete nothing.
     #[arg(long)]
-    dry_run: bool,
+    pub(crate) dry_run: bool,
     /// Print JSON (docs/cli.md).
     #[arg(long)]
-    json: bool,
-}
-
-/// Why the earliest kept snapshot is where it is.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case", tag = "reason")]
-pub enum Reason {
-    /// No retention was asked for.
-    NotAsked,
-    /// `--retain-last` and `--retain-ms` allow it.
-    Retention,
-    /// The latest snapshot is always kept.
-    Latest,
-    /// A commit user's mark (its last commit) is there.
-    Mark { commit_user: String },
-    /// The newest snapshot with this project's marks (Paimon: those after it
-    /// were written by Paimon itself).
-    Marked { snapshot_id: u64 },
-    /// A tag points there (native log).
-    Tag { name: String },
-    /// `--min-age-ms` keeps the younger snapshots.
-    MinAge,
-    /// An earlier expiry had already gone this far.
-    Expired,
-}
-
-impl Reason {
-    fn text(&self) -> String {
-        match self {
-            Reason::NotAsked => "no --retain-last or --retain-ms given".into(),
-            Reason::Retention => "--retain-last/--retain-ms".into(),
-            Reason::Latest => "the latest snapshot is always kept".into(),
-            Reason::Mark { commit_user } => format!(
-                "commit user {} is marked there (its last commit; --unpin-user lifts it)",
-                render::json_str(&clip(commit_user, 200))
-            ),
-            Reason::Marked { .. } => "the newest snapshot with the commit users' marks (the \
-                 later ones were written by Paimon itself)"
-                .into(),
-            Reason::Tag { name } => {
-                format!("tag {} points there", render::json_str(&clip(name, 200)))
-            }
-            Reason::MinAge => "it is younger than --min-age-ms".into(),
-            Reason::Expired => "an earlier expiry kept it".into(),
-        }
-    }
+    pub(crate) json: bool,
 }
 
 /// What one expired tag became.
-struct TagRun {
-    tag: Tag,
-    outcome: Outcome,
+pub(crate) struct TagRun {
+    pub(crate) tag: Tag,
+    pub(crate) outcome: Outcome,
 }
 
 /// Everything a run found and did, for the report.
-struct Run {
-    format: TableFormatKind,
-    now: u64,
-    latest: u64,
-    earliest_before: u64,
-    earliest: u64,
-    reason: Reason,
+pub(crate) struct Run {
+    pub(crate) format: TableFormatKind,
+    pub(crate) now: u64,
+    pub(crate) latest: u64,
+    pub(crate) earliest_before: u64,
+    pub(crate) earliest: u64,
+    pub(crate) reason: Reason,
     /// Snapshot ids deleted (or, dry run, to delete).
-    snapshots: Vec<u64>,
+    pub(crate) snapshots: Vec<u64>,
     /// Manifest files deleted (Paimon).
-    manifests: Vec<String>,
+    pub(crate) manifests: Vec<String>,
     /// Old expiry marks deleted (native).
-    marks_deleted: usize,
-    tags_expired: Vec<TagRun>,
-    tags_kept: usize,
-    orphans: Option<Vec<Orphan>>,
-    problems: Vec<String>,
+    pub(crate) marks_deleted: usize,
+    pub(crate) tags_expired: Vec<TagRun>,
+    pub(crate) tags_kept: usize,
+    pub(crate) orphans: Option<Vec<Orphan>>,
+    pub(crate) problems: Vec<String>,
 }
 
 pub fn cmd_expire(args: &ExpireArgs) -> Result<String, Failure> {
@@ -353,6 +308,22 @@ fn newest_marked(storage: &mut AnyStorage, before: u64, latest: u64) -> Option<u
     })
 }
 
+/// A progress bar on stderr for a long step (indicatif draws nothing when stderr
+/// is not a terminal, and this draws nothing for a short one).
+fn progress(total: usize, what: &str) -> ProgressBar {
+    if total < 100 {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(total as u64);
+    pb.set_style(
+        ProgressStyle::with_template(&format!(
+            "{{elapsed_precise}} [{{bar:40}}] {{pos}}/{{len}} {what}"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    pb
+}
+
 /// Step 2: the earliest snapshot to keep, and why.
 fn choose_earliest(
     args: &ExpireArgs,
@@ -547,7 +518,9 @@ fn expire_snapshots(
     }
     // In ascending order, and no further after a failure: a gap is never left
     // above what is still there (a new run goes on).
+    let bar = progress(ids.len(), "snapshots expired");
     for id in ids {
+        bar.inc(1);
         let done = match run.format {
             TableFormatKind::Paimon => storage.delete(&psnap::snapshot_key(id as i64)),
             _ if id == 1 => Ok(()),
@@ -585,7 +558,9 @@ fn delete_old_marks(args: &ExpireArgs, storage: &mut AnyStorage, run: &mut Run) 
         .filter(|id| *id > 1 && *id < run.earliest)
         .collect();
     ids.sort_unstable();
+    let bar = progress(ids.len(), "old expiry marks looked at");
     for id in ids {
+        bar.inc(1);
         let key = table::snapshot_key(id);
         let old_mark = matches!(storage.get(&key), Ok(Some(b)) if table::decode_expiry_mark(&b).is_some())
             && matches!(storage.modified_ms(&key), Ok(Some(t)) if t < before);
@@ -603,170 +578,4 @@ fn delete_old_marks(args: &ExpireArgs, storage: &mut AnyStorage, run: &mut Run) 
         }
         run.marks_deleted += 1;
     }
-}
-
-fn format_name(f: TableFormatKind) -> &'static str {
-    match f {
-        TableFormatKind::Paimon => "paimon",
-        _ => "native",
-    }
-}
-
-fn text(args: &ExpireArgs, run: &Run) -> String {
-    let mut out = format!(
-        "table {} ({}): {}\n",
-        args.table,
-        format_name(run.format),
-        if run.latest == 0 {
-            "no snapshots".to_string()
-        } else {
-            format!("snapshots {}..={}", run.earliest_before, run.latest)
-        }
-    );
-    let deleted = run
-        .tags_expired
-        .iter()
-        .filter(|t| t.outcome == Outcome::Deleted)
-        .count();
-    out.push_str(&format!(
-        "tags: {} expired before {} ms{}, {} kept\n",
-        run.tags_expired.len(),
-        run.now,
-        if args.dry_run {
-            " (dry run: nothing deleted)".to_string()
-        } else {
-            format!(" ({deleted} deleted)")
-        },
-        run.tags_kept
-    ));
-    for t in &run.tags_expired {
-        out.push_str(&format!(
-            "  {} tag {}: snapshot {}, expired {} ms\n",
-            tags::outcome_text(t.outcome),
-            render::json_str(&clip(&t.tag.name, 200)),
-            t.tag.snapshot_id,
-            t.tag.expire_time_ms.unwrap_or(0)
-        ));
-    }
-    if run.latest > 0 {
-        let verb = if args.dry_run {
-            "would expire"
-        } else {
-            "expired"
-        };
-        if run.earliest > run.earliest_before {
-            out.push_str(&format!(
-                "snapshots: {verb} {}..={} ({} snapshot(s)), kept {}..={}: {}\n",
-                run.earliest_before,
-                run.earliest - 1,
-                run.earliest - run.earliest_before,
-                run.earliest,
-                run.latest,
-                run.reason.text()
-            ));
-        } else {
-            out.push_str(&format!(
-                "snapshots: none to expire, kept {}..={}: {}\n",
-                run.earliest,
-                run.latest,
-                run.reason.text()
-            ));
-        }
-        if run.marks_deleted > 0 {
-            let verb = if args.dry_run {
-                "would delete"
-            } else {
-                "deleted"
-            };
-            out.push_str(&format!(
-                "expiry marks: {verb} {} older than --min-age-ms (snapshot 1's stays)\n",
-                run.marks_deleted
-            ));
-        }
-        if !run.manifests.is_empty() {
-            out.push_str(&format!(
-                "manifests: {verb} {} file(s) only expired snapshots referenced\n",
-                run.manifests.len()
-            ));
-        }
-    }
-    if let Some(orphans) = &run.orphans {
-        let verb = if args.delete_orphans && !args.dry_run {
-            "deleted"
-        } else {
-            "found"
-        };
-        out.push_str(&format!(
-            "orphan data files (unreferenced, older than {} ms): {} {verb}\n",
-            args.grace_ms,
-            orphans.len()
-        ));
-        for o in orphans {
-            out.push_str(&format!(
-                "  {} (modified {} ms){}\n",
-                render::json_str(&clip(&o.key, 300)),
-                o.modified_ms,
-                if o.deleted { ", deleted" } else { "" }
-            ));
-        }
-    }
-    if !run.problems.is_empty() {
-        out.push_str(&format!("{} problem(s)\n", run.problems.len()));
-        for p in &run.problems {
-            out.push_str(&format!("  {p}\n"));
-        }
-    }
-    out
-}
-
-#[derive(Serialize)]
-struct TagRunDoc<'a> {
-    #[serde(flatten)]
-    tag: TagDoc<'a>,
-    outcome: Outcome,
-}
-
-#[derive(Serialize)]
-struct ExpireDoc<'a> {
-    format: &'static str,
-    now_ms: u64,
-    dry_run: bool,
-    latest: u64,
-    earliest_before: u64,
-    earliest: u64,
-    kept_because: &'a Reason,
-    expired_snapshots: &'a [u64],
-    expired_manifests: &'a [String],
-    deleted_marks: usize,
-    expired_tags: Vec<TagRunDoc<'a>>,
-    kept_tags: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    orphans: Option<&'a [Orphan]>,
-    problems: &'a [String],
-}
-
-fn json(args: &ExpireArgs, run: &Run) -> String {
-    report::canonical(&ExpireDoc {
-        format: format_name(run.format),
-        now_ms: run.now,
-        dry_run: args.dry_run,
-        latest: run.latest,
-        earliest_before: run.earliest_before,
-        earliest: run.earliest,
-        kept_because: &run.reason,
-        expired_snapshots: &run.snapshots,
-        expired_manifests: &run.manifests,
-        deleted_marks: run.marks_deleted,
-        expired_tags: run
-            .tags_expired
-            .iter()
-            .map(|t| TagRunDoc {
-                tag: TagDoc::of(&t.tag),
-                outcome: t.outcome,
-            })
-            .collect(),
-        kept_tags: run.tags_kept,
-        orphans: run.orphans.as_deref(),
-        problems: &run.problems,
-    })
 }

@@ -20,6 +20,7 @@
 
 mod expire;
 mod expire_paimon;
+mod expire_report;
 mod inspect;
 mod inspect_paimon;
 mod layout;

@@ -75,7 +75,7 @@ pub struct ExpireArgs {
     #[arg(long)]
     pub(crate) delete_orphans: bool,
     /// An unreferenced data file younger than this is not an orphan: a writer
-    /// may have written it for a commit still to come (default: one day).
+    /// may have written it for a commit still to come (one day by default).
     #[arg(long, value_name = "MS", default_value_t = 86_400_000)]
     pub(crate) grace_ms: u64,
     /// List what would be deleted; delete nothing.

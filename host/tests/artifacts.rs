@@ -155,8 +155,8 @@ fn a_component_without_the_interfaces_is_refused_at_load() {
 /// `--no-default-features` of the guest, 182 KB); 323,266 with the
 /// committables of a Paimon snapshot read back from its delta manifests
 /// (+14.7 KB: the manifest entry decoder and the PCM re-encoding); 323,244
-/// with the unbounded foreign walk; 328,676 with 0.2.6's reading of expired
-/// tables (+5.4 KB: the expiry mark's codec, the probe over expired ids in
+/// with the unbounded foreign walk; 328,407 with 0.2.6's reading of expired
+/// tables (+5.2 KB: the expiry mark's codec, the probe over expired ids in
 /// both formats, the listing from the earliest snapshot and their messages).
 const SIZE_BUDGET_BYTES: usize = 333_000;
 

@@ -128,29 +128,42 @@ pub fn snapshot_by_id(st: &mut dyn Storage, id: u64) -> Result<Option<Snapshot>>
 /// Every snapshot, by id.
 #[cfg(not(feature = "paimon"))]
 pub fn list_snapshots(st: &mut dyn Storage) -> Result<Vec<Snapshot>> {
-    let mut out = Vec::new();
-    let mut id = 1u64;
-    let mut next = NativeLog.read_snapshot(st, id)?;
-    if next.is_none() {
-        // An empty or an expired table: the listing starts at the earliest
-        // snapshot an expiry kept (read only here, so a listing of a table
-        // that was never expired costs what it did).
-        id = earliest(&mut NativeLog, st)?;
-        if id > 1 {
-            next = NativeLog.read_snapshot(st, id)?;
-        }
-    }
-    while let Some(s) = next {
-        out.push(s.snapshot);
-        id += 1;
-        next = NativeLog.read_snapshot(st, id)?;
-    }
-    Ok(out)
+    listing(&mut NativeLog, st, |f, st, id| {
+        Ok(f.read_snapshot(st, id)?.map(|s| s.snapshot))
+    })
 }
 
-/// The earliest snapshot an expiry kept (1 if none ran).
-fn earliest(f: &mut dyn TableFormat, st: &mut dyn Storage) -> Result<u64> {
-    f.read_earliest(st)
+/// Every snapshot from the first, read by `read`. Where one is missing, the
+/// earliest snapshot an expiry kept says whether that was the end or an expired
+/// id (an expiry ran before, or runs beside, this listing): then the listing
+/// goes on there. One get more than the snapshots, at the end.
+fn listing<F: TableFormat>(
+    f: &mut F,
+    st: &mut dyn Storage,
+    mut read: impl FnMut(&mut F, &mut dyn Storage, u64) -> Result<Option<Snapshot>>,
+) -> Result<Vec<Snapshot>> {
+    let mut out = Vec::new();
+    let mut id = 1u64;
+    let mut jumps = 0;
+    loop {
+        if let Some(s) = read(f, st, id)? {
+            out.push(s);
+            id += 1;
+            continue;
+        }
+        let earliest = f.read_earliest(st)?;
+        if earliest <= id {
+            return Ok(out);
+        }
+        jumps += 1;
+        if jumps > 3 {
+            return Err(Error::storage(format!(
+                "listing the snapshots: the earliest snapshot kept keeps moving (now {earliest}; \
+                 an expiry is running beside this read): try again"
+            )));
+        }
+        id = earliest;
+    }
 }
 
 /// Every tag, by name in byte order.
@@ -231,22 +244,7 @@ mod detecting {
     }
 
     fn read_all(f: &mut AnyFormat, st: &mut dyn Storage) -> Result<Vec<Snapshot>> {
-        let mut out = Vec::new();
-        let mut id = 1u64;
-        let mut next = f.read_back(st, id)?;
-        if next.is_none() {
-            // As the native listing: from the earliest snapshot an expiry kept.
-            id = earliest(f, st)?;
-            if id > 1 {
-                next = f.read_back(st, id)?;
-            }
-        }
-        while let Some(s) = next {
-            out.push(s);
-            id += 1;
-            next = f.read_back(st, id)?;
-        }
-        Ok(out)
+        listing(f, st, |f, st, id| f.read_back(st, id))
     }
 
     /// Every tag, by name in byte order. A Paimon table's tags do not decode as

@@ -296,3 +296,52 @@ export function packCommittables(committables: Iterable<Uint8Array>): Uint8Array
 
 /** The component's version if this package runs it (else throws IncompatibleComponent). */
 export declare function checkVersion(exportNames: Iterable<string>): string;
+
+/**
+ * One Paimon partition or stats value: `null`, a `number` (INT, TINYINT,
+ * SMALLINT, DATE in days since epoch: a 32-bit integer), a `bigint`
+ * (BIGINT), a `string` (STRING, VARCHAR, CHAR) or a `boolean` (BOOLEAN).
+ */
+export type Datum = null | number | bigint | string | boolean;
+
+/** One column's value stats (Paimon mode). */
+export interface ColumnStats {
+  column: string;
+  /** `null` when every value of the column is null. */
+  min: Datum;
+  max: Datum;
+  /** Absent or `null`: the writer does not know (encoded as -1). */
+  nullCount?: bigint | number | null;
+}
+
+/**
+ * A new data file of a Paimon append table, as a writer reports it. The
+ * 64-bit fields take a bigint or a safe integer number.
+ */
+export interface DataFile {
+  /** The plain file name, e.g. `data-<uuid>-0.parquet`, under the partition's `bucket-0/`. */
+  fileName: string;
+  fileSize: U64;
+  rowCount: U64;
+  /** The table's current schema id. */
+  schemaId: U64;
+  minSequenceNumber: bigint | number;
+  maxSequenceNumber: bigint | number;
+  /** Epoch milliseconds (UTC). */
+  creationTimeMillis: bigint | number;
+  /** One value per partition key, in key order; absent or empty for an unpartitioned table. */
+  partition?: readonly Datum[];
+  /** Absent or empty: no value stats. */
+  valueStats?: readonly ColumnStats[];
+}
+
+/** The longest file name the coordinator accepts, in UTF-8 bytes (255). */
+export declare const MAX_FILE_NAME_BYTES: number;
+
+/**
+ * A Paimon-mode committable (encoding `PCM` v1, docs/paimon.md): the bytes
+ * `Writer.report` carries for one data file. Throws TypeError for a field of
+ * the wrong type and RangeError for a value out of range or a file name that
+ * is not a plain name (the checks the coordinator makes without the table).
+ */
+export declare function encodeCommittable(dataFile: DataFile): Uint8Array;

@@ -18,6 +18,7 @@ export {
   DEFAULT_MAX_VALUE_BYTES, FileSystemStorage, MAX_HINT_BYTES, ManualClock, MemoryStorage, SystemClock,
 } from './storage.js';
 export { COMPATIBLE_VERSIONS, checkVersion } from './version.js';
+export { MAX_FILE_NAME_BYTES, encodeCommittable } from './paimon.js';
 export { DEFAULT_STORAGE_DEADLINE_MS, WorkerStorage } from './worker_storage.js';
 
 const COMPONENT = new URL('./component/', import.meta.url);

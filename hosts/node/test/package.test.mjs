@@ -26,6 +26,14 @@ test('the package is the installed tarball, with its component and declarations'
   assert.equal(sc.Runtime.default().sha256, dist);
 });
 
+test('the package exports the Paimon committable builder (package/paimon.js)', () => {
+  const vectors = JSON.parse(readFileSync(join(REPO, 'tests', 'paimon', 'committables.json'), 'utf8'));
+  const minimal = vectors.cases.find((c) => c.name === 'minimal').hex;
+  const f = { fileName: 'data-1-0.parquet', fileSize: 1234n, rowCount: 10n, schemaId: 0n, minSequenceNumber: 0n, maxSequenceNumber: 9n, creationTimeMillis: 1700000000000n };
+  assert.equal(Buffer.from(sc.encodeCommittable(f)).toString('hex'), minimal);
+  assert.equal(sc.MAX_FILE_NAME_BYTES, 255);
+});
+
 test('the README example runs in the project', () => {
   const readme = readFileSync(join(REPO, 'hosts', 'node', 'package', 'README.md'), 'utf8');
   const code = /## Example\n\n```js\n([\s\S]*?)```/.exec(readme)[1];

@@ -28,6 +28,8 @@ from test_object_storage import ObjectStorageS3, WithoutObstore  # noqa: E402,F4
 from test_storage_failure import MidRunFailure  # noqa: E402,F401
 # set-table-format: the golden Paimon job, the 0.2.4 refusal, bad committables.
 from test_table_format import Paimon  # noqa: E402,F401
+# The Paimon committable builder against tests/paimon/committables.json.
+from test_paimon_committable import PaimonCommittable  # noqa: E402,F401
 
 MESSAGE_0_1 = (
     "incompatible component: this host runs sink:coordinator >=0.2.1, <0.3.0, "

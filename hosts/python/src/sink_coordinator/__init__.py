@@ -32,6 +32,7 @@ from .errors import (
 )
 from .handles import Coordinator, Table, Writer, pack_committables
 from .object_storage import ObjectStoreStorage
+from . import paimon
 from .runtime import COMPONENT_VERSION, Runtime, embedded_wasm
 from .storage import (
     DEFAULT_MAX_VALUE_BYTES,
@@ -107,4 +108,5 @@ __all__ = [
     "check_version",
     "embedded_wasm",
     "pack_committables",
+    "paimon",
 ]

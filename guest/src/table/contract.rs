@@ -77,9 +77,9 @@ pub(super) trait ContractFormat: TableFormat + Default {
     /// must ask whether snapshot 1 was expired).
     const FIRST_CREATE_EXTRA_CALLS: usize = 0;
 
-    /// What `sinkcoord expire` does to the table (docs/retention.md): the
-    /// earliest-snapshot hint set to `earliest`, then the snapshots below it
-    /// deleted.
+    /// A table expired below `earliest` (docs/retention.md): the earliest
+    /// snapshot kept recorded in the format's place, the snapshots below it gone
+    /// (the native log: snapshot 1's mark, the later marks already deleted).
     fn expire_below(st: &mut MemStorage, earliest: u64) {
         st.map.insert(
             super::native::snapshot_key(1),
@@ -202,7 +202,7 @@ pub(super) fn check_format<F: ContractFormat>(calls_per_create: usize) {
     f.delete_tag(&mut st, "savepoint-2").unwrap();
     assert!(f.read_tag(&mut st, "savepoint-2").unwrap().is_none());
 
-    // An expiry's earliest-snapshot hint: 1 until one ran, then its id; the
+    // The earliest snapshot kept: 1 until an expiry ran, then its id; the
     // snapshots below it gone, those from it on as they were.
     assert_eq!(f.read_earliest(&mut st).unwrap(), 1, "no expiry reads as 1");
     F::expire_below(&mut st.inner, 15);

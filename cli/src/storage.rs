@@ -7,7 +7,7 @@
 use std::io::{BufRead, Write};
 
 use clap::{Args, Subcommand};
-use sink_coordinator::{Clock, Config, Coordinator, Entry, Storage, StorageError};
+use sink_coordinator::{Config, Coordinator, Entry, OwnedEnv, Storage, StorageError};
 use sink_coordinator_host::clock::SystemClock;
 use sink_coordinator_host::storage::{open_url_with, AnyStorage};
 use sink_coordinator_testkit::render;
@@ -119,18 +119,13 @@ impl<S: Storage> Storage for Counting<S> {
     }
 }
 
-impl<S: Storage> Clock for Counting<S> {
-    fn now_ms(&mut self) -> u64 {
-        SystemClock.now_ms()
-    }
-}
-
 /// `storage commit`: see [`Op::Commit`].
 fn commit(table: &str, user: &str, checkpoints: u64, tag: &str) -> Result<String, Failure> {
-    let mut env = Counting {
+    let counting = Counting {
         inner: open(table, true)?,
         calls: 0,
     };
+    let mut env = OwnedEnv::new(counting, SystemClock);
     let started = std::time::Instant::now();
     let mut c = Coordinator::new(Config::new(1, user), None);
     c.start(&mut env).map_err(failed)?;
@@ -163,7 +158,7 @@ fn commit(table: &str, user: &str, checkpoints: u64, tag: &str) -> Result<String
     let ms = started.elapsed().as_secs_f64() * 1000.0;
     Ok(format!(
         "committed {written} snapshot(s), {errors} error(s), {} storage call(s), {ms:.1} ms{stopped}\n",
-        env.calls
+        env.storage.calls
     ))
 }
 

@@ -26,8 +26,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use arbitrary::Unstructured;
 use sink_coordinator::{
-    state_codec, table, Clock, Config, Coordinator, Entry, FinalCommitMode, MemEnv, MemStorage,
-    RecoveryMode, RestorePoint, StepClock, Storage, StorageError, Writer, END, MAX_CHECKPOINT,
+    state_codec, table, Config, Coordinator, Entry, Env, FinalCommitMode, MemEnv, MemStorage,
+    OwnedEnv, RecoveryMode, RestorePoint, StepClock, Storage, StorageError, Writer, END,
+    MAX_CHECKPOINT,
 };
 
 // The trace format and the fault injector come from the pure trace crate,
@@ -156,11 +157,11 @@ pub fn table_walk(data: &[u8]) {
         return;
     };
     let mut st = Budgeted::new(storage.clone());
-    let _ = st.op(|st| table::list_snapshots(st));
-    let _ = st.op(|st| table::latest_snapshot(st));
+    let _ = st.op(|env| table::list_snapshots(env.storage));
+    let _ = st.op(|env| table::latest_snapshot(env.storage));
     let mut log = table::TableLog::default();
     for identifier in 0..10 {
-        let _ = st.op(|st| log.find_user_snapshot(st, "job", identifier));
+        let _ = st.op(|env| log.find_user_snapshot(env.storage, "job", identifier));
     }
     // A coordinator that commits a savepoint on the table: it reads it,
     // writes through the filter and walks back to tag the savepoint.
@@ -180,26 +181,32 @@ pub fn table_walk(data: &[u8]) {
 /// makes more calls than a few per key is looping, and fails here at once
 /// instead of hanging the test (no clock involved).
 struct Budgeted {
-    storage: MemStorage,
+    budget: Budget,
     clock: StepClock,
+}
+
+/// The storage half of [`Budgeted`]: the table and the calls left.
+struct Budget {
+    storage: MemStorage,
     left: usize,
 }
 
 impl Budgeted {
     fn new(storage: MemStorage) -> Self {
         Budgeted {
-            storage,
+            budget: Budget { storage, left: 0 },
             clock: StepClock::default(),
-            left: 0,
         }
     }
 
     /// Runs `f` with a fresh budget: four calls per key, and 32 more.
-    fn op<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
-        self.left = 4 * self.storage.map.len() + 32;
-        f(self)
+    fn op<R>(&mut self, f: impl FnOnce(&mut Env<'_>) -> R) -> R {
+        self.budget.left = 4 * self.budget.storage.map.len() + 32;
+        f(&mut Env::new(&mut self.budget, &mut self.clock))
     }
+}
 
+impl Budget {
     fn spend(&mut self, call: &str, key: &str) {
         assert!(
             self.left > 0,
@@ -211,7 +218,7 @@ impl Budgeted {
     }
 }
 
-impl Storage for Budgeted {
+impl Storage for Budget {
     fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
         self.spend("get", key);
         self.storage.get(key)
@@ -234,12 +241,6 @@ impl Storage for Budgeted {
     }
 }
 
-impl Clock for Budgeted {
-    fn now_ms(&mut self) -> u64 {
-        self.clock.now_ms()
-    }
-}
-
 pub fn trace_parse(data: &[u8]) {
     if let Err(e) = trace::parse_slice(data) {
         let message = e.to_string();
@@ -257,34 +258,7 @@ pub fn trace_parse(data: &[u8]) {
 // ---------------------------------------------------------------------------
 
 /// The storage of the call-sequence target: a map with injected faults.
-struct FuzzEnv {
-    storage: FaultyStorage<MemStorage>,
-    clock: StepClock,
-}
-
-impl Storage for FuzzEnv {
-    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
-        self.storage.get(key)
-    }
-    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
-        self.storage.put_if_absent(key, value)
-    }
-    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
-        self.storage.put(key, value)
-    }
-    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
-        self.storage.delete(key)
-    }
-    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
-        self.storage.list(prefix)
-    }
-}
-
-impl Clock for FuzzEnv {
-    fn now_ms(&mut self) -> u64 {
-        self.clock.now_ms()
-    }
-}
+type FuzzEnv = OwnedEnv<FaultyStorage<MemStorage>, StepClock>;
 
 fn checkpoint(u: &mut Unstructured<'_>) -> arbitrary::Result<u64> {
     Ok(match u.int_in_range(0u8..=19)? {
@@ -519,8 +493,8 @@ mod tests {
         let mut st = Budgeted::new(MemStorage::default());
         // A walk that never ends reads forever: the budget (32 calls on an
         // empty table) stops it.
-        st.op(|st| loop {
-            let _ = st.get("snapshot/1");
+        st.op(|env| loop {
+            let _ = env.storage.get("snapshot/1");
         });
     }
 
@@ -528,9 +502,9 @@ mod tests {
     fn the_budget_is_renewed_per_operation() {
         let mut st = Budgeted::new(MemStorage::default());
         for _ in 0..3 {
-            st.op(|st| {
+            st.op(|env| {
                 for _ in 0..32 {
-                    st.get("snapshot/1").unwrap();
+                    env.storage.get("snapshot/1").unwrap();
                 }
             });
         }

@@ -9,7 +9,7 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::env::Env;
+use crate::env::{AsEnv, Env};
 use crate::error::Error;
 use crate::types::{checkpoint_name, Entry, Lifecycle, Outcome};
 use crate::{Committables, Coordinator};
@@ -131,13 +131,13 @@ fn append<T>(into: &mut Vec<T>, mut more: Vec<T>) {
 /// boxed: it is rare, and large (it carries an outcome).
 pub fn events(
     coordinator: &mut Coordinator,
-    env: &mut dyn Env,
+    env: &mut dyn AsEnv,
     events: impl IntoIterator<Item = WriterEvent>,
 ) -> Result<Outcome, Box<BatchError>> {
     // `dyn`: one copy of the loop for every iterator type (see `apply`).
     let events: &mut dyn Iterator<Item = Result<WriterEvent, Error>> =
         &mut events.into_iter().map(Ok);
-    apply(coordinator, env, events)
+    apply(coordinator, &mut env.as_env(), events)
 }
 
 /// One writer event of `events-packed` (WIT 0.2.2): a [`WriterEvent`]
@@ -196,12 +196,12 @@ impl PackedEvent {
 /// rule.
 pub fn events_packed(
     coordinator: &mut Coordinator,
-    env: &mut dyn Env,
+    env: &mut dyn AsEnv,
     events: impl IntoIterator<Item = PackedEvent>,
 ) -> Result<Outcome, Box<BatchError>> {
     apply(
         coordinator,
-        env,
+        &mut env.as_env(),
         events.into_iter().map(PackedEvent::unpack),
     )
 }
@@ -213,13 +213,13 @@ pub fn events_packed(
 /// event in the component (BENCHMARKS.md), for a few hundred bytes of code.
 fn apply(
     coordinator: &mut Coordinator,
-    env: &mut dyn Env,
+    env: &mut Env<'_>,
     events: impl Iterator<Item = Result<WriterEvent, Error>>,
 ) -> Result<Outcome, Box<BatchError>> {
     let mut merged = Merged::new(coordinator.state(), coordinator.committed_up_to());
     for (i, e) in events.enumerate() {
         let result = match e {
-            Ok(e) => coordinator.event(env, e.subtask, e.attempt, e.entry),
+            Ok(e) => coordinator.event_in(env, e.subtask, e.attempt, e.entry),
             Err(error) => Err(coordinator.refuse(error)),
         };
         match result {

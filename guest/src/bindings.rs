@@ -5,7 +5,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
 
-use crate::env::{Clock, Storage, StorageError};
+use crate::env::{AsEnv, Clock, Env, Storage, StorageError};
 
 wit_bindgen::generate!({ path: "../wit", world: "sink-coordinator" });
 
@@ -15,8 +15,30 @@ use exports::sink::coordinator::types as wt;
 use exports::sink::coordinator::writer as ww;
 use sink::coordinator::{clock, storage};
 
+/// The `storage` imports.
+struct StorageImports;
+
+/// The `clock` import.
+struct ClockImports;
+
 /// The core's environment, served by the imports.
-struct Imports;
+struct Imports {
+    storage: StorageImports,
+    clock: ClockImports,
+}
+
+fn imports() -> Imports {
+    Imports {
+        storage: StorageImports,
+        clock: ClockImports,
+    }
+}
+
+impl AsEnv for Imports {
+    fn as_env(&mut self) -> Env<'_> {
+        Env::new(&mut self.storage, &mut self.clock)
+    }
+}
 
 fn storage_error(e: storage::StorageError) -> StorageError {
     match e {
@@ -25,7 +47,7 @@ fn storage_error(e: storage::StorageError) -> StorageError {
     }
 }
 
-impl Storage for Imports {
+impl Storage for StorageImports {
     fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
         storage::get(key).map_err(storage_error)
     }
@@ -43,7 +65,7 @@ impl Storage for Imports {
     }
 }
 
-impl Clock for Imports {
+impl Clock for ClockImports {
     fn now_ms(&mut self) -> u64 {
         clock::now_ms()
     }
@@ -222,7 +244,7 @@ impl wc::GuestCoordinator for CoordinatorResource {
         self.0.borrow_mut().set_table_format(kind).map_err(error)
     }
     fn start(&self) -> Result<wt::Outcome, wt::Error> {
-        outcome(self.0.borrow_mut().start(&mut Imports))
+        outcome(self.0.borrow_mut().start(&mut imports()))
     }
     fn event(
         &self,
@@ -233,7 +255,7 @@ impl wc::GuestCoordinator for CoordinatorResource {
         outcome(
             self.0
                 .borrow_mut()
-                .event(&mut Imports, subtask, attempt, entry_in(entry)),
+                .event(&mut imports(), subtask, attempt, entry_in(entry)),
         )
     }
     fn events(&self, events: Vec<wt::WriterEvent>) -> Result<wt::BatchOutcome, wt::BatchError> {
@@ -244,7 +266,7 @@ impl wc::GuestCoordinator for CoordinatorResource {
         });
         batch_result(crate::batch::events(
             &mut self.0.borrow_mut(),
-            &mut Imports,
+            &mut imports(),
             events,
         ))
     }
@@ -262,7 +284,7 @@ impl wc::GuestCoordinator for CoordinatorResource {
         });
         batch_result(crate::batch::events_packed(
             &mut self.0.borrow_mut(),
-            &mut Imports,
+            &mut imports(),
             events,
         ))
     }
@@ -277,7 +299,7 @@ impl wc::GuestCoordinator for CoordinatorResource {
         outcome(
             self.0
                 .borrow_mut()
-                .restored(&mut Imports, subtask, attempt, checkpoint, entries),
+                .restored(&mut imports(), subtask, attempt, checkpoint, entries),
         )
     }
     fn subtask_reset(
@@ -288,31 +310,31 @@ impl wc::GuestCoordinator for CoordinatorResource {
         outcome(
             self.0
                 .borrow_mut()
-                .subtask_reset(&mut Imports, subtask, checkpoint),
+                .subtask_reset(&mut imports(), subtask, checkpoint),
         )
     }
     fn checkpoint(&self, checkpoint: u64) -> Result<Vec<u8>, wt::Error> {
         self.0
             .borrow_mut()
-            .checkpoint(&mut Imports, checkpoint)
+            .checkpoint(&mut imports(), checkpoint)
             .map_err(error)
     }
     fn checkpoint_complete(&self, checkpoint: u64) -> Result<wt::Outcome, wt::Error> {
         outcome(
             self.0
                 .borrow_mut()
-                .checkpoint_complete(&mut Imports, checkpoint),
+                .checkpoint_complete(&mut imports(), checkpoint),
         )
     }
     fn checkpoint_aborted(&self, checkpoint: u64) -> Result<wt::Outcome, wt::Error> {
         outcome(
             self.0
                 .borrow_mut()
-                .checkpoint_aborted(&mut Imports, checkpoint),
+                .checkpoint_aborted(&mut imports(), checkpoint),
         )
     }
     fn close(&self) -> Result<wt::Outcome, wt::Error> {
-        outcome(self.0.borrow_mut().close(&mut Imports))
+        outcome(self.0.borrow_mut().close(&mut imports()))
     }
     fn state(&self) -> wt::Lifecycle {
         lifecycle(self.0.borrow().state())
@@ -379,22 +401,22 @@ impl ww::GuestWriter for WriterResource {
 
 impl wtab::Guest for Component {
     fn latest_snapshot() -> Result<Option<wt::Snapshot>, wt::Error> {
-        crate::table::latest_snapshot(&mut Imports)
+        crate::table::latest_snapshot(&mut StorageImports)
             .map(|s| s.map(snapshot_out))
             .map_err(error)
     }
     fn snapshot_by_id(id: u64) -> Result<Option<wt::Snapshot>, wt::Error> {
-        crate::table::snapshot_by_id(&mut Imports, id)
+        crate::table::snapshot_by_id(&mut StorageImports, id)
             .map(|s| s.map(snapshot_out))
             .map_err(error)
     }
     fn list_snapshots() -> Result<Vec<wt::Snapshot>, wt::Error> {
-        crate::table::list_snapshots(&mut Imports)
+        crate::table::list_snapshots(&mut StorageImports)
             .map(|v| v.into_iter().map(snapshot_out).collect())
             .map_err(error)
     }
     fn list_tags() -> Result<Vec<wt::Tag>, wt::Error> {
-        crate::table::list_tags(&mut Imports)
+        crate::table::list_tags(&mut StorageImports)
             .map(|v| v.into_iter().map(tag_out).collect())
             .map_err(error)
     }

@@ -17,7 +17,7 @@ use alloc::vec::Vec;
 
 use crate::batch::{BatchError, WriterEvent};
 use crate::coordinator::Coordinator;
-use crate::env::Env;
+use crate::env::AsEnv;
 use crate::error::Error;
 use crate::types::{Entry, Outcome, END};
 
@@ -158,7 +158,8 @@ impl core::error::Error for CallError {}
 
 impl Coordinator {
     /// Makes `call` (see the module docs).
-    pub fn apply(&mut self, env: &mut dyn Env, call: Call) -> Result<Reply, CallError> {
+    pub fn apply(&mut self, env: &mut dyn AsEnv, call: Call) -> Result<Reply, CallError> {
+        let env = &mut env.as_env();
         let outcome = match call {
             Call::Start => self.start(env),
             Call::Event {

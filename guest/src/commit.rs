@@ -18,7 +18,7 @@ impl Coordinator {
     /// then settles committed-up-to from how far the run got.
     pub(crate) fn commit_rule(
         &mut self,
-        env: &mut dyn Env,
+        env: &mut Env<'_>,
         trigger: Trigger,
         log: &mut CallLog,
     ) -> Result<()> {
@@ -60,7 +60,7 @@ impl Coordinator {
 
     fn run_commit_rule(
         &mut self,
-        env: &mut dyn Env,
+        env: &mut Env<'_>,
         trigger: Trigger,
         log: &mut CallLog,
         target: &mut Option<u64>,
@@ -159,7 +159,7 @@ impl Coordinator {
     /// target when configured.
     pub(crate) fn ordinary_commit(
         &mut self,
-        env: &mut dyn Env,
+        env: &mut Env<'_>,
         target: u64,
         log: &mut CallLog,
     ) -> Result<()> {
@@ -191,7 +191,7 @@ impl Coordinator {
 
     /// Writes the snapshot of ordinary checkpoint `c` (if it has committables)
     /// and removes its entries.
-    fn commit_checkpoint(&mut self, env: &mut dyn Env, c: u64, log: &mut CallLog) -> Result<()> {
+    fn commit_checkpoint(&mut self, env: &mut Env<'_>, c: u64, log: &mut CallLog) -> Result<()> {
         if self.slots.has_committables(c) {
             let watermark = self.slots.watermark_at(c).recorded();
             // Snapshots list committables in subtask order.
@@ -223,7 +223,7 @@ impl Coordinator {
     /// or not at all: committed under their own ids, a commit cut short
     /// before the END snapshot would let the replay from the last completed
     /// checkpoint commit them again under new ids.
-    pub(crate) fn final_commit(&mut self, env: &mut dyn Env, log: &mut CallLog) -> Result<()> {
+    pub(crate) fn final_commit(&mut self, env: &mut Env<'_>, log: &mut CallLog) -> Result<()> {
         // Decided by the attempt that writes the END snapshot, from the
         // `taken` values it holds (an earlier attempt failed before it).
         self.savepoints.undecide_on_end();
@@ -295,7 +295,7 @@ impl Coordinator {
     }
 
     /// The recovery commit once every slot is restored (SEMANTICS 6.2).
-    pub(crate) fn recovery_commit(&mut self, env: &mut dyn Env, log: &mut CallLog) -> Result<()> {
+    pub(crate) fn recovery_commit(&mut self, env: &mut Env<'_>, log: &mut CallLog) -> Result<()> {
         let Some(r) = self.restoring_from() else {
             return Ok(());
         };
@@ -309,7 +309,7 @@ impl Coordinator {
 
     fn run_recovery_commit(
         &mut self,
-        env: &mut dyn Env,
+        env: &mut Env<'_>,
         r: u64,
         log: &mut CallLog,
         target: &mut Option<u64>,
@@ -339,15 +339,15 @@ impl Coordinator {
     /// promises that the creates are a commit's first put-class calls; tag
     /// puts follow them, and the hint (only a starting point for readers,
     /// which probe past a stale one) comes last.
-    fn finish_commit(&mut self, env: &mut dyn Env, target: u64, log: &mut CallLog) -> Result<()> {
+    fn finish_commit(&mut self, env: &mut Env<'_>, target: u64, log: &mut CallLog) -> Result<()> {
         self.savepoints
             .tag_up_to(env, &mut self.log, &self.commit_user, target, &mut log.tags)?;
-        self.log.write_hint(env)
+        self.log.write_hint(env.storage)
     }
 
     fn write(
         &mut self,
-        env: &mut dyn Env,
+        env: &mut Env<'_>,
         identifier: u64,
         watermark: Option<i64>,
         committables: &[(u32, &[u8])],

@@ -10,7 +10,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::env::Env;
+use crate::env::{AsEnv, Env};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::savepoint::{Savepoints, TagChanges};
@@ -214,14 +214,26 @@ impl Coordinator {
     // --- calls -------------------------------------------------------------
 
     /// `created` -> `running`, or `restoring` with a restore point (SEMANTICS 2, 6.2).
-    pub fn start(&mut self, env: &mut dyn Env) -> Result<Outcome> {
-        self.call(|c, log| c.start_inner(env, log))
+    pub fn start(&mut self, env: &mut dyn AsEnv) -> Result<Outcome> {
+        self.call(|c, log| c.start_inner(&mut env.as_env(), log))
     }
 
     /// A writer's committable event for one checkpoint or END (SEMANTICS 3).
     pub fn event(
         &mut self,
-        env: &mut dyn Env,
+        env: &mut dyn AsEnv,
+        subtask: u32,
+        attempt: u32,
+        entry: Entry,
+    ) -> Result<Outcome> {
+        self.event_in(&mut env.as_env(), subtask, attempt, entry)
+    }
+
+    /// [`Self::event`] on an environment already lent: a batch's loop
+    /// (`crate::batch`) calls it once per event.
+    pub(crate) fn event_in(
+        &mut self,
+        env: &mut Env<'_>,
         subtask: u32,
         attempt: u32,
         entry: Entry,
@@ -233,28 +245,28 @@ impl Coordinator {
     /// A writer's replay of its checkpointed buffer after restoring from `checkpoint` (SEMANTICS 6).
     pub fn restored(
         &mut self,
-        env: &mut dyn Env,
+        env: &mut dyn AsEnv,
         subtask: u32,
         attempt: u32,
         checkpoint: u64,
         entries: Vec<Entry>,
     ) -> Result<Outcome> {
         let _ = attempt;
-        self.call(|c, log| c.restored_inner(env, subtask, checkpoint, entries, log))
+        self.call(|c, log| c.restored_inner(&mut env.as_env(), subtask, checkpoint, entries, log))
     }
 
     /// Region failover of one writer, restarting from `checkpoint` (none: from scratch; SEMANTICS 6.1).
     pub fn subtask_reset(
         &mut self,
-        env: &mut dyn Env,
+        env: &mut dyn AsEnv,
         subtask: u32,
         checkpoint: Option<u64>,
     ) -> Result<Outcome> {
-        self.call(|c, log| c.reset_inner(env, subtask, checkpoint, log))
+        self.call(|c, log| c.reset_inner(&mut env.as_env(), subtask, checkpoint, log))
     }
 
     /// The coordinator's state bytes for checkpoint `checkpoint` (SEMANTICS 7).
-    pub fn checkpoint(&mut self, env: &mut dyn Env, checkpoint: u64) -> Result<Vec<u8>> {
+    pub fn checkpoint(&mut self, env: &mut dyn AsEnv, checkpoint: u64) -> Result<Vec<u8>> {
         let _ = env; // taking state reads nothing
         let result = self.checkpoint_inner(checkpoint);
         self.fail_on_fatal(&result);
@@ -262,17 +274,17 @@ impl Coordinator {
     }
 
     /// Checkpoint `checkpoint` completed: runs the commit rule (SEMANTICS 5).
-    pub fn checkpoint_complete(&mut self, env: &mut dyn Env, checkpoint: u64) -> Result<Outcome> {
-        self.call(|c, log| c.complete_inner(env, checkpoint, log))
+    pub fn checkpoint_complete(&mut self, env: &mut dyn AsEnv, checkpoint: u64) -> Result<Outcome> {
+        self.call(|c, log| c.complete_inner(&mut env.as_env(), checkpoint, log))
     }
 
     /// Checkpoint `checkpoint` was aborted (SEMANTICS 5.4).
-    pub fn checkpoint_aborted(&mut self, env: &mut dyn Env, checkpoint: u64) -> Result<Outcome> {
-        self.call(|c, log| c.aborted_inner(env, checkpoint, log))
+    pub fn checkpoint_aborted(&mut self, env: &mut dyn AsEnv, checkpoint: u64) -> Result<Outcome> {
+        self.call(|c, log| c.aborted_inner(&mut env.as_env(), checkpoint, log))
     }
 
     /// Closes the instance (any state but `failed` becomes `closed`).
-    pub fn close(&mut self, env: &mut dyn Env) -> Result<Outcome> {
+    pub fn close(&mut self, env: &mut dyn AsEnv) -> Result<Outcome> {
         let _ = env;
         if !matches!(self.phase, Phase::Closed | Phase::Failed) {
             self.phase = Phase::Closed;
@@ -376,7 +388,7 @@ impl Coordinator {
     /// after a call's validation and before it changes anything, so a storage
     /// error leaves the instance as it was and the call can be repeated.
     #[inline]
-    pub(crate) fn read_table(&mut self, env: &mut dyn Env, log: &mut CallLog) -> Result<()> {
+    pub(crate) fn read_table(&mut self, env: &mut Env<'_>, log: &mut CallLog) -> Result<()> {
         if self.log.needs_read() {
             self.read_table_now(env, log)
         } else {
@@ -387,9 +399,9 @@ impl Coordinator {
     /// [`Self::read_table`] when the view must be read (out of line: most
     /// calls find it current).
     #[inline(never)]
-    fn read_table_now(&mut self, env: &mut dyn Env, log: &mut CallLog) -> Result<()> {
+    fn read_table_now(&mut self, env: &mut Env<'_>, log: &mut CallLog) -> Result<()> {
         if !self.log.is_loaded() {
-            self.log.load(env)?;
+            self.log.load(env.storage)?;
             // An END snapshot of this commit user found by the first read:
             // the final commit happened (SEMANTICS 5.3).
             self.final_done |= self.log.own_high() == Some(END);
@@ -397,7 +409,7 @@ impl Coordinator {
             // After a storage error: a create of ours may have landed. Only
             // our own END snapshot counts as our final commit (one another
             // instance writes later does not).
-            if let Some(identifier) = self.log.refresh(env, &self.commit_user)? {
+            if let Some(identifier) = self.log.refresh(env.storage, &self.commit_user)? {
                 self.record_landed(identifier, log);
             }
         }
@@ -412,7 +424,7 @@ impl Coordinator {
 
     // --- start ---------------------------------------------------------------
 
-    fn start_inner(&mut self, env: &mut dyn Env, log: &mut CallLog) -> Result<()> {
+    fn start_inner(&mut self, env: &mut Env<'_>, log: &mut CallLog) -> Result<()> {
         if self.recovery_ready() {
             // The recovery commit inside an earlier `start` failed on storage: retry it.
             return self.recovery_commit(env, log);
@@ -450,7 +462,7 @@ impl Coordinator {
 
     fn event_inner(
         &mut self,
-        env: &mut dyn Env,
+        env: &mut Env<'_>,
         s: u32,
         entry: Entry,
         log: &mut CallLog,
@@ -472,7 +484,7 @@ impl Coordinator {
         // committable); without the feature the native log checks nothing.
         #[cfg(feature = "paimon")]
         self.log
-            .check_committables(env, "event", s, c, &entry.committables)?;
+            .check_committables(env.storage, "event", s, c, &entry.committables)?;
         if restoring {
             return self.end_while_restoring(s, entry, bytes);
         }
@@ -554,7 +566,7 @@ impl Coordinator {
     fn commit_after(
         &mut self,
         read: Result<()>,
-        env: &mut dyn Env,
+        env: &mut Env<'_>,
         trigger: Trigger,
         log: &mut CallLog,
     ) -> Result<()> {
@@ -660,7 +672,7 @@ impl Coordinator {
 
     fn reset_inner(
         &mut self,
-        env: &mut dyn Env,
+        env: &mut Env<'_>,
         s: u32,
         r: Option<u64>,
         log: &mut CallLog,
@@ -735,7 +747,7 @@ impl Coordinator {
         ))
     }
 
-    fn complete_inner(&mut self, env: &mut dyn Env, n: u64, log: &mut CallLog) -> Result<()> {
+    fn complete_inner(&mut self, env: &mut Env<'_>, n: u64, log: &mut CallLog) -> Result<()> {
         self.require("checkpoint-complete", &[Lifecycle::Running])?;
         Self::require_checkpoint("checkpoint-complete", n, true)?;
         // A failed read does not refuse the input: it is applied with what
@@ -751,7 +763,7 @@ impl Coordinator {
         self.commit_after(read, env, Trigger::Completion, log)
     }
 
-    fn aborted_inner(&mut self, env: &mut dyn Env, n: u64, log: &mut CallLog) -> Result<()> {
+    fn aborted_inner(&mut self, env: &mut Env<'_>, n: u64, log: &mut CallLog) -> Result<()> {
         self.require(
             "checkpoint-aborted",
             &[Lifecycle::Restoring, Lifecycle::Running],

@@ -124,9 +124,46 @@ pub trait Clock {
     fn now_ms(&mut self) -> u64;
 }
 
-/// Everything a coordinator call may touch.
-pub trait Env: Storage + Clock {}
-impl<T: Storage + Clock> Env for T {}
+/// Everything a coordinator call may touch: one storage and one clock,
+/// borrowed for the length of the call. A struct rather than a
+/// `Storage + Clock` supertrait, so that a pair of a storage and a clock
+/// never has to forward every method of both (what it lends is
+/// [`AsEnv`]).
+pub struct Env<'a> {
+    /// The table's storage.
+    pub storage: &'a mut dyn Storage,
+    /// The time source.
+    pub clock: &'a mut dyn Clock,
+}
+
+impl<'a> Env<'a> {
+    /// The environment of `storage` and `clock`.
+    pub fn new(storage: &'a mut dyn Storage, clock: &'a mut dyn Clock) -> Self {
+        Env { storage, clock }
+    }
+
+    /// The same storage and clock, for a shorter borrow.
+    pub fn reborrow(&mut self) -> Env<'_> {
+        Env {
+            storage: &mut *self.storage,
+            clock: &mut *self.clock,
+        }
+    }
+}
+
+/// What a call is given: anything that lends a storage and a clock
+/// (wasmtime's `AsContextMut` is the model). Implemented by [`Env`]
+/// itself, by [`OwnedEnv`] (and so [`MemEnv`]) and by [`crate::HostEnv`].
+pub trait AsEnv {
+    /// The storage and the clock, borrowed.
+    fn as_env(&mut self) -> Env<'_>;
+}
+
+impl AsEnv for Env<'_> {
+    fn as_env(&mut self) -> Env<'_> {
+        self.reborrow()
+    }
+}
 
 /// An in-memory storage, for tests and the native replay path.
 #[derive(Clone, Debug, Default)]
@@ -208,35 +245,29 @@ impl Clock for StepClock {
     }
 }
 
-/// Storage plus clock in one value, for native callers.
+/// A storage and a clock owned together: what a native caller hands to a
+/// coordinator (any storage type, e.g. one with injected faults, beside any
+/// clock).
 #[derive(Clone, Debug, Default)]
-pub struct MemEnv {
+pub struct OwnedEnv<S, C = StepClock> {
     /// The storage.
-    pub storage: MemStorage,
+    pub storage: S,
     /// The clock.
-    pub clock: StepClock,
+    pub clock: C,
 }
 
-impl Storage for MemEnv {
-    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
-        self.storage.get(key)
-    }
-    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
-        self.storage.put_if_absent(key, value)
-    }
-    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
-        self.storage.put(key, value)
-    }
-    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
-        self.storage.delete(key)
-    }
-    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
-        self.storage.list(prefix)
+impl<S: Storage, C: Clock> OwnedEnv<S, C> {
+    /// `storage` beside `clock`.
+    pub fn new(storage: S, clock: C) -> Self {
+        OwnedEnv { storage, clock }
     }
 }
 
-impl Clock for MemEnv {
-    fn now_ms(&mut self) -> u64 {
-        self.clock.now_ms()
+impl<S: Storage, C: Clock> AsEnv for OwnedEnv<S, C> {
+    fn as_env(&mut self) -> Env<'_> {
+        Env::new(&mut self.storage, &mut self.clock)
     }
 }
+
+/// An in-memory table and a step clock, for tests and the native replay.
+pub type MemEnv = OwnedEnv<MemStorage, StepClock>;

@@ -2,7 +2,7 @@
 //! with storage and time behind two small traits.
 //!
 //! The coordinator is a deterministic state machine: every call takes the
-//! effects it may use (`env::Storage` + `env::Clock`, as `&mut dyn Env`) as
+//! effects it may use (`env::Storage` and `env::Clock`, lent as an `env::Env`) as
 //! an argument, calls them synchronously, and returns an outcome; nothing
 //! runs in the background. The same code runs natively
 //! (tests, `replay --native`) and inside the WebAssembly component, where the
@@ -75,7 +75,7 @@ pub use batch::{BatchError, WriterEvent};
 pub use call::{Call, CallError, Reply};
 pub use committables::Committables;
 pub use coordinator::Coordinator;
-pub use env::{Clock, Env, MemEnv, MemStorage, StepClock, Storage, StorageError};
+pub use env::{AsEnv, Clock, Env, MemEnv, MemStorage, OwnedEnv, StepClock, Storage, StorageError};
 pub use error::{Error, ErrorKind, Result};
 pub use limits::Limits;
 pub use shared::{HostEnv, Shared};

@@ -118,16 +118,20 @@ impl Savepoints {
     /// once its tag is durable, so a storage error keeps it.
     pub fn tag_up_to(
         &mut self,
-        env: &mut dyn Env,
+        env: &mut Env<'_>,
         log: &mut TableLog,
         user: &str,
         t: u64,
         out: &mut TagChanges,
     ) -> Result<()> {
         while let Some(&s) = self.pending.0.first().filter(|s| **s <= t) {
-            let mut target = log.find_user_snapshot(env, user, s)?.map(|id| (id, s));
+            let mut target = log
+                .find_user_snapshot(env.storage, user, s)?
+                .map(|id| (id, s));
             if target.is_none() && self.on_end.contains(s) {
-                target = log.find_user_snapshot(env, user, END)?.map(|id| (id, END));
+                target = log
+                    .find_user_snapshot(env.storage, user, END)?
+                    .map(|id| (id, END));
             }
             if let Some((id, identifier)) = target {
                 let name = tag_name(s);
@@ -221,7 +225,7 @@ impl Savepoints {
     /// delete a tag that already points at this user's snapshot for `s`.
     pub fn aborted(
         &mut self,
-        env: &mut dyn Env,
+        env: &mut Env<'_>,
         log: &mut TableLog,
         user: &str,
         s: u64,
@@ -234,7 +238,7 @@ impl Savepoints {
         self.on_end.remove(s);
         self.aborted.insert(s);
         let name = tag_name(s);
-        if log.delete_own_tag(env, &name, user, s)? {
+        if log.delete_own_tag(env.storage, &name, user, s)? {
             out.deleted.push(name);
         }
         Ok(())

@@ -4,6 +4,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::env::{AsEnv, Env};
 use crate::{Clock, Storage, StorageError};
 
 /// A cloneable handle to one value; clones see the same value.
@@ -99,26 +100,8 @@ impl HostEnv {
     }
 }
 
-impl Storage for HostEnv {
-    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
-        self.storage.get(key)
-    }
-    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
-        self.storage.put_if_absent(key, value)
-    }
-    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
-        self.storage.put(key, value)
-    }
-    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
-        self.storage.delete(key)
-    }
-    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
-        self.storage.list(prefix)
-    }
-}
-
-impl Clock for HostEnv {
-    fn now_ms(&mut self) -> u64 {
-        self.clock.now_ms()
+impl AsEnv for HostEnv {
+    fn as_env(&mut self) -> Env<'_> {
+        Env::new(&mut *self.storage, &mut *self.clock)
     }
 }

@@ -9,7 +9,7 @@ mod scenario;
 
 use std::collections::BTreeMap;
 
-use scenario::{DirStorage, Faulty};
+use scenario::{job_env, DirStorage, Job};
 use sink_coordinator::table::{self, TableFormatKind};
 use sink_coordinator::{
     Config, Coordinator, Entry, ErrorKind, Lifecycle, MemStorage, Storage, END,
@@ -67,26 +67,28 @@ fn files_in(st: &mut dyn Storage) -> BTreeMap<String, usize> {
     out
 }
 
-fn check_job<S: Storage>(st: &mut Faulty<S>) {
-    create_table(&mut st.inner);
+fn check_job<S: Storage>(st: &mut Job<S>) {
+    create_table(&mut st.storage.inner);
     let r = scenario::run(st, &mut file);
     assert_eq!(r.committed, vec![1, 2, 3, 4, END]);
     assert_eq!(r.tags, vec!["savepoint-2".to_string()]);
     // Read back without configuration: the table functions detect Paimon.
-    let snaps = table::list_snapshots(&mut st.inner).unwrap();
+    let snaps = table::list_snapshots(&mut st.storage.inner).unwrap();
     let ids: Vec<u64> = snaps.iter().map(|s| s.identifier).collect();
     assert_eq!(ids, vec![1, 2, 3, 4, END]);
     assert!(snaps.iter().all(|s| s.commit_user == "job"));
-    let latest = table::latest_snapshot(&mut st.inner).unwrap().unwrap();
+    let latest = table::latest_snapshot(&mut st.storage.inner)
+        .unwrap()
+        .unwrap();
     assert_eq!(latest.identifier, END);
-    let tags = table::list_tags(&mut st.inner).unwrap();
+    let tags = table::list_tags(&mut st.storage.inner).unwrap();
     assert_eq!(tags.len(), 1);
     assert_eq!(
         (tags[0].name.as_str(), tags[0].snapshot_id),
         ("savepoint-2", 2)
     );
     // Each reported file exactly once in the table.
-    let files = files_in(&mut st.inner);
+    let files = files_in(&mut st.storage.inner);
     assert_eq!(files.len(), r.reported.len(), "{files:?}");
     assert!(files.values().all(|n| *n == 1), "{files:?}");
     for (s, c, f) in &r.reported {
@@ -102,14 +104,14 @@ fn check_job<S: Storage>(st: &mut Faulty<S>) {
 
 #[test]
 fn a_job_on_a_paimon_table_in_memory() {
-    check_job(&mut Faulty::new(MemStorage::default()));
+    check_job(&mut job_env(MemStorage::default()));
 }
 
 #[test]
 fn a_job_on_a_paimon_table_in_a_directory() {
     let root = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("paimon-job");
     let _ = std::fs::remove_dir_all(&root);
-    check_job(&mut Faulty::new(DirStorage { root }));
+    check_job(&mut job_env(DirStorage { root }));
 }
 
 /// Calls per commit over a long history: 5 (manifest, two lists, snapshot, LATEST),
@@ -117,8 +119,8 @@ fn a_job_on_a_paimon_table_in_a_directory() {
 /// `manifest.merge-min-count`), which adds the merged manifests' gets and one put.
 #[test]
 fn calls_per_commit_do_not_grow_with_history() {
-    let mut st = Faulty::new(MemStorage::default());
-    create_table(&mut st.inner);
+    let mut st = job_env(MemStorage::default());
+    create_table(&mut st.storage.inner);
     let mut c = Coordinator::new(Config::new(2, "job"), None);
     c.set_table_format(TableFormatKind::Paimon).unwrap();
     c.start(&mut st).unwrap();
@@ -133,9 +135,9 @@ fn calls_per_commit_do_not_grow_with_history() {
             };
             c.event(&mut st, s, 0, e).unwrap();
         }
-        let before = st.calls;
+        let before = st.storage.calls;
         c.checkpoint_complete(&mut st, cp).unwrap();
-        per_commit.push(st.calls - before);
+        per_commit.push(st.storage.calls - before);
     }
     let plain = per_commit[1..].iter().filter(|n| **n == 5).count();
     let most = per_commit.iter().max().copied().unwrap();
@@ -147,7 +149,7 @@ fn calls_per_commit_do_not_grow_with_history() {
     assert_eq!(per_commit[0], 7);
     assert!(plain >= 190, "{per_commit:?}");
     assert!(most <= 5 + 31 + 1, "{per_commit:?}");
-    assert_eq!(files_in(&mut st.inner).len(), 400);
+    assert_eq!(files_in(&mut st.storage.inner).len(), 400);
 }
 
 /// A committable the table cannot take is a fatal `invalid-event` naming the subtask
@@ -172,8 +174,8 @@ fn bad_committables_are_refused_on_arrival() {
         ),
     ];
     for (bytes, why) in bad {
-        let mut st = Faulty::new(MemStorage::default());
-        create_table(&mut st.inner);
+        let mut st = job_env(MemStorage::default());
+        create_table(&mut st.storage.inner);
         let mut c = Coordinator::new(Config::new(2, "job"), None);
         c.set_table_format(TableFormatKind::Paimon).unwrap();
         c.start(&mut st).unwrap();
@@ -194,7 +196,7 @@ fn bad_committables_are_refused_on_arrival() {
         assert!(err.message.contains(why), "{}", err.message);
         assert_eq!(c.state(), Lifecycle::Failed);
         assert_eq!(
-            st.inner.map.keys().collect::<Vec<_>>(),
+            st.storage.inner.map.keys().collect::<Vec<_>>(),
             vec!["schema/schema-0"]
         );
     }
@@ -205,7 +207,7 @@ fn the_format_is_chosen_only_while_created() {
     let st = MemStorage::default();
     let mut c = Coordinator::new(Config::new(1, "job"), None);
     assert_eq!(c.table_format(), TableFormatKind::Native);
-    c.start(&mut Faulty::new(st)).unwrap();
+    c.start(&mut job_env(st)).unwrap();
     let e = c.set_table_format(TableFormatKind::Paimon).unwrap_err();
     assert_eq!(e.kind, ErrorKind::IllegalState);
 }
@@ -219,8 +221,8 @@ fn the_format_is_chosen_only_while_created() {
 /// with real pypaimon commits.)
 #[test]
 fn a_paimon_commit_of_our_user_landing_first_is_filtered() {
-    let mut st = Faulty::new(MemStorage::default());
-    create_table(&mut st.inner);
+    let mut st = job_env(MemStorage::default());
+    create_table(&mut st.storage.inner);
     let mut c = Coordinator::new(Config::new(1, "job"), None);
     c.set_table_format(TableFormatKind::Paimon).unwrap();
     c.start(&mut st).unwrap();
@@ -238,8 +240,14 @@ fn a_paimon_commit_of_our_user_landing_first_is_filtered() {
     c.event(&mut st, 0, 0, entry(2)).unwrap();
     // pypaimon's stream commit as "job", identifier 2: snapshot 1's JSON without the
     // properties (the same lists: readers see snapshot 1's files once).
-    let ours =
-        psnap::decode_snapshot(&st.inner.get(&psnap::snapshot_key(1)).unwrap().unwrap()).unwrap();
+    let ours = psnap::decode_snapshot(
+        &st.storage
+            .inner
+            .get(&psnap::snapshot_key(1))
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
     let foreign = psnap::Snapshot {
         id: 2,
         commit_identifier: 2,
@@ -247,7 +255,8 @@ fn a_paimon_commit_of_our_user_landing_first_is_filtered() {
         ..ours
     };
     assert!(foreign.marks().unwrap().is_none());
-    st.inner
+    st.storage
+        .inner
         .put(&psnap::snapshot_key(2), &foreign.encode())
         .unwrap();
     let out = c.checkpoint_complete(&mut st, 2).unwrap();
@@ -256,20 +265,26 @@ fn a_paimon_commit_of_our_user_landing_first_is_filtered() {
         Vec::<u64>::new(),
         "checkpoint 2 is committed already"
     );
-    assert_eq!(st.inner.get(&psnap::snapshot_key(3)).unwrap(), None);
+    assert_eq!(st.storage.inner.get(&psnap::snapshot_key(3)).unwrap(), None);
     c.event(&mut st, 0, 0, entry(3)).unwrap();
     assert_eq!(
         c.checkpoint_complete(&mut st, 3).unwrap().committed,
         vec![3]
     );
-    let s3 =
-        psnap::decode_snapshot(&st.inner.get(&psnap::snapshot_key(3)).unwrap().unwrap()).unwrap();
+    let s3 = psnap::decode_snapshot(
+        &st.storage
+            .inner
+            .get(&psnap::snapshot_key(3))
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
     let props = s3.properties.unwrap();
     assert_eq!(props["sinkcoord.user.job"], "3,3");
     assert_eq!(props["sinkcoord.previous"], "2");
     assert_eq!(props["sinkcoord.previous.identifier"], "2");
     // Snapshot 1's file and checkpoint 3's: 2's is not in the table.
-    let files = files_in(&mut st.inner);
+    let files = files_in(&mut st.storage.inner);
     assert_eq!(
         files.keys().cloned().collect::<Vec<_>>(),
         vec![

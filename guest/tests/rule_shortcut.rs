@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 
 use proptest::prelude::*;
 use sink_coordinator::{
-    Call, Clock, Config, Coordinator, Entry, FinalCommitMode, MemEnv, Reply, RestorePoint, Storage,
-    StorageError, END,
+    Call, Config, Coordinator, Entry, FinalCommitMode, MemEnv, MemStorage, OwnedEnv, Reply,
+    RestorePoint, StepClock, Storage, StorageError, END,
 };
 
 fn checkpoint() -> impl Strategy<Value = u64> {
@@ -58,7 +58,7 @@ fn event(subtask: u32, entry: Entry) -> Call {
 /// same failures as long as they make the same calls).
 #[derive(Default)]
 struct Recording {
-    env: MemEnv,
+    store: MemStorage,
     fail: BTreeSet<usize>,
     calls: Vec<String>,
 }
@@ -77,33 +77,40 @@ impl Recording {
 impl Storage for Recording {
     fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
         self.note(format!("get {key}"))?;
-        self.env.get(key)
+        self.store.get(key)
     }
     fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
         self.note(format!("create {key} {value:?}"))?;
-        self.env.put_if_absent(key, value)
+        self.store.put_if_absent(key, value)
     }
     fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
         self.note(format!("put {key} {value:?}"))?;
-        self.env.put(key, value)
+        self.store.put(key, value)
     }
     fn delete(&mut self, key: &str) -> Result<(), StorageError> {
         self.note(format!("delete {key}"))?;
-        self.env.delete(key)
+        self.store.delete(key)
     }
     fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
         self.note(format!("list {prefix}"))?;
-        self.env.list(prefix)
+        self.store.list(prefix)
     }
 }
 
-impl Clock for Recording {
-    fn now_ms(&mut self) -> u64 {
-        self.env.now_ms()
-    }
+/// The recording storage beside a stopped clock.
+type Recorded = OwnedEnv<Recording>;
+
+fn recorded(fail: BTreeSet<usize>) -> Recorded {
+    OwnedEnv::new(
+        Recording {
+            fail,
+            ..Recording::default()
+        },
+        StepClock::default(),
+    )
 }
 
-fn apply(c: &mut Coordinator, env: &mut Recording, call: &Call) -> String {
+fn apply(c: &mut Coordinator, env: &mut Recorded, call: &Call) -> String {
     let result = c.apply(env, call.clone()).map(|r| match r {
         Reply::Outcome(o) => format!("{o:?}"),
         Reply::State(b) => format!("{b:?}"),
@@ -144,8 +151,8 @@ proptest! {
         let mut fast = Coordinator::new(config.clone(), restore.clone());
         let mut full = Coordinator::new(config, restore);
         full.set_commit_rule_shortcut(false);
-        let mut fast_env = Recording { fail: fail.clone(), ..Recording::default() };
-        let mut full_env = Recording { fail, ..Recording::default() };
+        let mut fast_env = recorded(fail.clone());
+        let mut full_env = recorded(fail);
         let a = fast.start(&mut fast_env).map(|o| format!("{o:?}"));
         let b = full.start(&mut full_env).map(|o| format!("{o:?}"));
         prop_assert_eq!(a, b);
@@ -153,9 +160,9 @@ proptest! {
             let a = apply(&mut fast, &mut fast_env, call);
             let b = apply(&mut full, &mut full_env, call);
             prop_assert_eq!(&a, &b, "after {:?}", call);
-            prop_assert_eq!(&fast_env.calls, &full_env.calls, "after {:?}", call);
+            prop_assert_eq!(&fast_env.storage.calls, &full_env.storage.calls, "after {:?}", call);
         }
-        prop_assert_eq!(&fast_env.env.storage.map, &full_env.env.storage.map);
+        prop_assert_eq!(&fast_env.storage.store.map, &full_env.storage.store.map);
     }
 }
 
@@ -176,7 +183,7 @@ fn late_savepoint_flag_of_an_ended_writer_is_ignored() {
     let mut fast = Coordinator::new(config.clone(), None);
     let mut full = Coordinator::new(config, None);
     full.set_commit_rule_shortcut(false);
-    let (mut fast_env, mut full_env) = (Recording::default(), Recording::default());
+    let (mut fast_env, mut full_env) = (recorded(BTreeSet::new()), recorded(BTreeSet::new()));
     fast.start(&mut fast_env).unwrap();
     full.start(&mut full_env).unwrap();
     for call in &calls {
@@ -186,9 +193,9 @@ fn late_savepoint_flag_of_an_ended_writer_is_ignored() {
         );
     }
     assert!(
-        !fast_env.env.storage.map.contains_key("tag/savepoint-1"),
+        !fast_env.storage.store.map.contains_key("tag/savepoint-1"),
         "{:?}",
-        fast_env.env.storage.map.keys()
+        fast_env.storage.store.map.keys()
     );
-    assert_eq!(fast_env.calls, full_env.calls);
+    assert_eq!(fast_env.storage.calls, full_env.storage.calls);
 }

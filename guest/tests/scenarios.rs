@@ -3,8 +3,8 @@
 //! pin the mechanics that traces cannot see (call counts, landed writes).
 
 use sink_coordinator::{
-    table, Clock, Config, Coordinator, Entry, ErrorKind, Lifecycle, MemEnv, RestorePoint, Storage,
-    StorageError, END,
+    table, Config, Coordinator, Entry, ErrorKind, Lifecycle, MemEnv, OwnedEnv, RestorePoint,
+    StepClock, Storage, StorageError, END,
 };
 
 fn e(c: u64, data: &[&str], wm: Option<i64>) -> Entry {
@@ -65,7 +65,7 @@ fn end_input_across_checkpoints_a7() {
 }
 
 /// Fails the next `n` put-class calls; `land` applies them first (ambiguous).
-struct Faulty {
+struct FaultyStore {
     env: MemEnv,
     fail_gets: u32,
     fail_puts: u32,
@@ -74,58 +74,58 @@ struct Faulty {
     gets: u32,
 }
 
-impl Storage for Faulty {
+/// The faulty storage beside a clock that stays at 0.
+type Faulty = OwnedEnv<FaultyStore>;
+
+impl Storage for FaultyStore {
     fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
         self.gets += 1;
         if self.fail_gets > 0 {
             self.fail_gets -= 1;
             return Err(StorageError::Io("injected".into()));
         }
-        self.env.get(key)
+        self.env.storage.get(key)
     }
     fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
         self.puts += 1;
         if self.fail_puts > 0 {
             self.fail_puts -= 1;
             if self.land {
-                self.env.put_if_absent(key, value)?;
+                self.env.storage.put_if_absent(key, value)?;
             }
             return Err(StorageError::Io("injected".into()));
         }
-        self.env.put_if_absent(key, value)
+        self.env.storage.put_if_absent(key, value)
     }
     fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
         self.puts += 1;
-        self.env.put(key, value)
+        self.env.storage.put(key, value)
     }
     fn delete(&mut self, key: &str) -> Result<(), StorageError> {
-        self.env.delete(key)
+        self.env.storage.delete(key)
     }
     fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
-        self.env.list(prefix)
-    }
-}
-
-impl Clock for Faulty {
-    fn now_ms(&mut self) -> u64 {
-        self.env.now_ms()
+        self.env.storage.list(prefix)
     }
 }
 
 #[test]
 fn ambiguous_write_is_recognised_on_retry() {
-    let mut f = Faulty {
-        env: MemEnv::default(),
-        fail_gets: 0,
-        fail_puts: 0,
-        land: true,
-        puts: 0,
-        gets: 0,
-    };
+    let mut f = Faulty::new(
+        FaultyStore {
+            env: MemEnv::default(),
+            fail_gets: 0,
+            fail_puts: 0,
+            land: true,
+            puts: 0,
+            gets: 0,
+        },
+        StepClock::default(),
+    );
     let mut c = Coordinator::new(Config::new(1, "job"), None);
     c.start(&mut f).unwrap();
     c.event(&mut f, 0, 0, e(1, &["v1"], None)).unwrap();
-    f.fail_puts = 1;
+    f.storage.fail_puts = 1;
     let err = c.checkpoint_complete(&mut f, 1).unwrap_err();
     assert_eq!(err.kind, ErrorKind::Storage);
     assert!(err.message.contains("checkpoint 1"), "{}", err.message);
@@ -133,19 +133,22 @@ fn ambiguous_write_is_recognised_on_retry() {
     // Repeating the call finds the landed write and does not commit twice.
     let out = c.checkpoint_complete(&mut f, 1).unwrap();
     assert_eq!(out.committed, vec![1]);
-    assert_eq!(identifiers(&mut f.env), vec![1]);
+    assert_eq!(identifiers(&mut f.storage.env), vec![1]);
 }
 
 #[test]
 fn commit_storage_calls_do_not_grow_with_history() {
-    let mut f = Faulty {
-        env: MemEnv::default(),
-        fail_gets: 0,
-        fail_puts: 0,
-        land: false,
-        puts: 0,
-        gets: 0,
-    };
+    let mut f = Faulty::new(
+        FaultyStore {
+            env: MemEnv::default(),
+            fail_gets: 0,
+            fail_puts: 0,
+            land: false,
+            puts: 0,
+            gets: 0,
+        },
+        StepClock::default(),
+    );
     let mut c = Coordinator::new(Config::new(4, "job"), None);
     c.start(&mut f).unwrap();
     let mut per_commit = Vec::new();
@@ -154,9 +157,9 @@ fn commit_storage_calls_do_not_grow_with_history() {
             c.event(&mut f, s, 0, e(cp, &["x"], Some(cp as i64)))
                 .unwrap();
         }
-        let (p0, g0) = (f.puts, f.gets);
+        let (p0, g0) = (f.storage.puts, f.storage.gets);
         c.checkpoint_complete(&mut f, cp).unwrap();
-        per_commit.push((f.puts - p0, f.gets - g0));
+        per_commit.push((f.storage.puts - p0, f.storage.gets - g0));
     }
     // One create and one hint put per commit, no reads, at snapshot 1 and at 200.
     assert!(
@@ -246,21 +249,25 @@ fn fatal_errors_fail_the_instance_and_close_is_quiet() {
 
 #[test]
 fn start_reads_nothing_and_the_first_read_can_be_retried() {
-    let mut f = Faulty {
-        env: MemEnv::default(),
-        fail_gets: 1,
-        fail_puts: 0,
-        land: false,
-        puts: 0,
-        gets: 0,
-    };
+    let mut f = Faulty::new(
+        FaultyStore {
+            env: MemEnv::default(),
+            fail_gets: 1,
+            fail_puts: 0,
+            land: false,
+            puts: 0,
+            gets: 0,
+        },
+        StepClock::default(),
+    );
     // A table where this commit user already made its final commit.
     let (mut old, _) = started(1);
-    old.event(&mut f.env, 0, 0, e(END, &["v"], None)).unwrap();
-    old.checkpoint_complete(&mut f.env, 1).unwrap();
+    old.event(&mut f.storage.env, 0, 0, e(END, &["v"], None))
+        .unwrap();
+    old.checkpoint_complete(&mut f.storage.env, 1).unwrap();
     let mut c = Coordinator::new(Config::new(1, "job"), None);
     assert_eq!(c.start(&mut f).unwrap().state, Lifecycle::Running);
-    assert_eq!((f.gets, f.puts), (0, 0));
+    assert_eq!((f.storage.gets, f.storage.puts), (0, 0));
     // The first read fails: nothing changed, the call can be repeated.
     let err = c.event(&mut f, 0, 0, e(1, &["late"], None)).unwrap_err();
     assert_eq!(err.kind, ErrorKind::Storage);

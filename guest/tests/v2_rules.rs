@@ -5,21 +5,24 @@
 //! (6.2). The conformance traces cover the same rules end to end.
 
 use sink_coordinator::{
-    table, Clock, Config, Coordinator, Entry, ErrorKind, FinalCommitMode, Lifecycle, MemEnv,
+    table, Config, Coordinator, Entry, ErrorKind, FinalCommitMode, Lifecycle, MemEnv, OwnedEnv,
     RestorePoint, Storage, StorageError, END,
 };
 
 /// Memory storage whose `n`-th put-class call (1-based) fails; `ambiguous`
 /// applies the write before reporting the error.
 #[derive(Default)]
-struct Faulty {
+struct FaultyStore {
     env: MemEnv,
     puts: usize,
     fail_put: Option<usize>,
     ambiguous: bool,
 }
 
-impl Faulty {
+/// The faulty storage beside a clock that stays at 0.
+type Faulty = OwnedEnv<FaultyStore>;
+
+impl FaultyStore {
     fn fail_next_put(&mut self, k: usize, ambiguous: bool) {
         self.fail_put = Some(self.puts + k);
         self.ambiguous = ambiguous;
@@ -30,36 +33,30 @@ impl Faulty {
     }
 }
 
-impl Storage for Faulty {
+impl Storage for FaultyStore {
     fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
-        self.env.get(key)
+        self.env.storage.get(key)
     }
     fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
         if self.fault() {
             if self.ambiguous {
-                self.env.put_if_absent(key, value)?;
+                self.env.storage.put_if_absent(key, value)?;
             }
             return Err(StorageError::Io("injected".into()));
         }
-        self.env.put_if_absent(key, value)
+        self.env.storage.put_if_absent(key, value)
     }
     fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
         if self.fault() {
             return Err(StorageError::Io("injected".into()));
         }
-        self.env.put(key, value)
+        self.env.storage.put(key, value)
     }
     fn delete(&mut self, key: &str) -> Result<(), StorageError> {
-        self.env.delete(key)
+        self.env.storage.delete(key)
     }
     fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
-        self.env.list(prefix)
-    }
-}
-
-impl Clock for Faulty {
-    fn now_ms(&mut self) -> u64 {
-        0
+        self.env.storage.list(prefix)
     }
 }
 
@@ -80,7 +77,7 @@ fn sp(c: u64, data: &[&str]) -> Entry {
 }
 
 fn log(env: &mut Faulty) -> Vec<(u64, Vec<String>)> {
-    table::list_snapshots(&mut env.env.storage)
+    table::list_snapshots(&mut env.storage.env.storage)
         .unwrap()
         .into_iter()
         .map(|s| {
@@ -110,7 +107,7 @@ fn up_to_after_a_failure_in_the_middle_of_a_commit() {
     c.event(&mut env, 0, 0, e(3, &["b"])).unwrap();
     c.event(&mut env, 0, 0, e(5, &["c"])).unwrap();
     // Creates: cp1, cp3 (fails), cp5.
-    env.fail_next_put(2, false);
+    env.storage.fail_next_put(2, false);
     let err = c.checkpoint_complete(&mut env, 5).unwrap_err();
     assert_eq!(err.kind, ErrorKind::Storage);
     // Passed 1 and 2 (empty): not 4, which had no entries to pass.
@@ -129,7 +126,7 @@ fn an_owed_savepoint_tag_holds_up_to_back_until_the_repeat() {
     c.event(&mut env, 0, 0, sp(2, &["b"])).unwrap();
     c.event(&mut env, 0, 0, e(3, &["c"])).unwrap();
     // Creates 1, 2, 3 land; the tag put (4th) fails.
-    env.fail_next_put(4, false);
+    env.storage.fail_next_put(4, false);
     assert!(c.checkpoint_complete(&mut env, 3).is_err());
     assert_eq!(log(&mut env).len(), 3);
     assert_eq!(c.committed_up_to(), Some(1));
@@ -257,7 +254,7 @@ fn an_end_snapshot_that_landed_despite_an_error_counts_as_the_final_commit() {
     let (mut c, mut env) = started(Config::new(1, "job"));
     c.event(&mut env, 0, 0, e(1, &["a"])).unwrap();
     c.event(&mut env, 0, 0, e(END, &["e"])).unwrap();
-    env.fail_next_put(2, true); // cp1 lands, the END create lands but errs
+    env.storage.fail_next_put(2, true); // cp1 lands, the END create lands but errs
     assert!(c.checkpoint_complete(&mut env, 2).is_err());
     // A region failover: the restarted writer reports again. The next read
     // finds the END snapshot: everything is ignored, nothing is fatal.

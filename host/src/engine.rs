@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use sink_coordinator::{Clock, Limits, Storage, TableFormatKind};
+use sink_coordinator::{Limits, TableFormatKind};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::error::Context as _;
 use wasmtime::{Engine, Store};
@@ -395,29 +395,32 @@ pub struct StoreData {
 
 impl wit_storage::Host for StoreData {
     fn get(&mut self, key: String) -> Result<Option<Vec<u8>>, wit_storage::StorageError> {
-        self.env.get(&key).map_err(storage_error)
+        self.env.storage.get(&key).map_err(storage_error)
     }
     fn put_if_absent(
         &mut self,
         key: String,
         value: Vec<u8>,
     ) -> Result<bool, wit_storage::StorageError> {
-        self.env.put_if_absent(&key, &value).map_err(storage_error)
+        self.env
+            .storage
+            .put_if_absent(&key, &value)
+            .map_err(storage_error)
     }
     fn put(&mut self, key: String, value: Vec<u8>) -> Result<(), wit_storage::StorageError> {
-        self.env.put(&key, &value).map_err(storage_error)
+        self.env.storage.put(&key, &value).map_err(storage_error)
     }
     fn delete(&mut self, key: String) -> Result<(), wit_storage::StorageError> {
-        self.env.delete(&key).map_err(storage_error)
+        self.env.storage.delete(&key).map_err(storage_error)
     }
     fn list(&mut self, prefix: String) -> Result<Vec<String>, wit_storage::StorageError> {
-        self.env.list(&prefix).map_err(storage_error)
+        self.env.storage.list(&prefix).map_err(storage_error)
     }
 }
 
 impl wit_clock::Host for StoreData {
     fn now_ms(&mut self) -> u64 {
-        self.env.now_ms()
+        self.env.clock.now_ms()
     }
 }
 

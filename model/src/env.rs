@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 
-use sink_coordinator::{Clock, MemStorage, StepClock, Storage, StorageError};
+use sink_coordinator::{AsEnv, Env, MemStorage, StepClock, Storage, StorageError};
 use sink_coordinator_trace::faults::{CallKind, Fault, FaultyStorage};
 
 /// How the armed fault misbehaves: the trace crate's, so that a
@@ -20,19 +20,25 @@ pub use sink_coordinator_trace::faults::FaultMode;
 /// replayer's own ([`FaultyStorage`]) with at most one `put` fault queued.
 #[derive(Clone, Debug, Default)]
 pub struct FaultEnv {
-    storage: FaultyStorage<MemStorage>,
+    store: FaultStore,
     clock: StepClock,
+}
+
+/// The storage half of a [`FaultEnv`]: the injector, and what it did.
+#[derive(Clone, Debug, Default)]
+struct FaultStore {
+    storage: FaultyStorage<MemStorage>,
     /// The fault misbehaved (at most one per run).
-    pub fired: Option<FaultMode>,
+    fired: Option<FaultMode>,
     /// The fault misbehaved during the current call (reset before every call).
-    pub fired_now: Option<FaultMode>,
+    fired_now: Option<FaultMode>,
 }
 
 impl FaultEnv {
     /// Arms the run's fault: after `skip` well-behaved put-class calls, the
     /// next one misbehaves as `mode` (a `storage_fault` step with `count` 1).
     pub fn arm(&mut self, skip: u64, mode: FaultMode) {
-        self.storage.push_fault(
+        self.store.storage.push_fault(
             CallKind::Put,
             Fault {
                 skip,
@@ -44,23 +50,45 @@ impl FaultEnv {
 
     /// Whether a fault is armed and has not fired yet.
     pub fn is_armed(&self) -> bool {
-        self.storage.pending(CallKind::Put) > 0
+        self.store.storage.pending(CallKind::Put) > 0
     }
 
     /// The table's records.
     pub fn map(&self) -> &BTreeMap<String, Vec<u8>> {
-        &self.storage.inner().map
+        &self.store.storage.inner().map
     }
 
     fn armed(&self) -> Option<Fault> {
-        self.storage.queued(CallKind::Put).next().copied()
+        self.store.storage.queued(CallKind::Put).next().copied()
     }
 
     /// Same storage contents and fault queue (the replay check).
     pub fn same(&self, other: &FaultEnv) -> bool {
-        self.map() == other.map() && self.armed() == other.armed() && self.fired == other.fired
+        self.map() == other.map()
+            && self.armed() == other.armed()
+            && self.store.fired == other.store.fired
     }
 
+    /// The fault misbehaved during the current call.
+    pub fn fired_now(&self) -> Option<FaultMode> {
+        self.store.fired_now
+    }
+
+    /// Forgets the last call's fault, before the next call.
+    pub fn start_call(&mut self) {
+        self.store.fired_now = None;
+    }
+}
+
+impl Hash for FaultEnv {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.map().hash(h);
+        self.armed().hash(h);
+        // `fired` is history (coverage), not behaviour: not hashed.
+    }
+}
+
+impl FaultStore {
     /// A put-class call through the injector, noting whether it fired.
     fn put_call<T>(&mut self, call: impl FnOnce(&mut FaultyStorage<MemStorage>) -> T) -> T {
         let (before, _) = self.storage.injected();
@@ -74,15 +102,7 @@ impl FaultEnv {
     }
 }
 
-impl Hash for FaultEnv {
-    fn hash<H: Hasher>(&self, h: &mut H) {
-        self.map().hash(h);
-        self.armed().hash(h);
-        // `fired` is history (coverage), not behaviour: not hashed.
-    }
-}
-
-impl Storage for FaultEnv {
+impl Storage for FaultStore {
     fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
         self.storage.get(key)
     }
@@ -100,9 +120,9 @@ impl Storage for FaultEnv {
     }
 }
 
-impl Clock for FaultEnv {
-    fn now_ms(&mut self) -> u64 {
-        self.clock.now_ms()
+impl AsEnv for FaultEnv {
+    fn as_env(&mut self) -> Env<'_> {
+        Env::new(&mut self.store, &mut self.clock)
     }
 }
 

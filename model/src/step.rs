@@ -29,7 +29,7 @@ pub(crate) enum Res {
 }
 
 pub(crate) fn exec(c: &mut Coordinator, env: &mut FaultEnv, call: &Call) -> Result<Res, Error> {
-    env.fired_now = None;
+    env.start_call();
     match c.apply(env, call.to_core()) {
         Ok(Reply::Outcome(o)) => Ok(Res::Outcome(o)),
         Ok(Reply::State(b)) => Ok(Res::Bytes(b)),
@@ -158,7 +158,7 @@ impl Step<'_> {
         let (fired, life, up_to, final_done) = {
             let w = self.world.as_ref().expect("built");
             (
-                w.env.fired_now,
+                w.env.fired_now(),
                 w.coord.state(),
                 w.coord.committed_up_to(),
                 w.coord.final_committed(),

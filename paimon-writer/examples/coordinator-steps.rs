@@ -43,8 +43,8 @@ use scenario::DirStorage;
 use serde_json::{json, Value};
 use sink_coordinator::table::TableFormatKind;
 use sink_coordinator::{
-    Clock, Config, Coordinator, Entry, Error, Outcome, RecoveryMode, RestorePoint, Storage,
-    StorageError,
+    Config, Coordinator, Entry, Error, Outcome, OwnedEnv, RecoveryMode, RestorePoint, StepClock,
+    Storage,
 };
 use sink_coordinator_paimon::committable::{self, DataFile};
 use sink_coordinator_paimon::{decode_schema, encode_schema, CreateTable, Datum, TableSchema};
@@ -53,36 +53,8 @@ use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// The directory storage with a clock (the Coordinator's `Env`).
-struct Dir {
-    inner: DirStorage,
-    now: u64,
-}
-
-impl Storage for Dir {
-    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
-        self.inner.get(key)
-    }
-    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
-        self.inner.put_if_absent(key, value)
-    }
-    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
-        self.inner.put(key, value)
-    }
-    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
-        self.inner.delete(key)
-    }
-    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
-        self.inner.list(prefix)
-    }
-}
-
-impl Clock for Dir {
-    fn now_ms(&mut self) -> u64 {
-        self.now += 1000;
-        self.now
-    }
-}
+/// The directory storage with a clock that reads one second later each time.
+type Dir = OwnedEnv<DirStorage, StepClock>;
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
@@ -206,18 +178,20 @@ fn main() {
     std::io::stdin().read_to_string(&mut input).expect("stdin");
     let r: Value = serde_json::from_str(&input).expect("a JSON request");
     let root = PathBuf::from(r["table"].as_str().expect("table"));
-    let mut st = Dir {
-        inner: DirStorage { root: root.clone() },
-        now: 1_700_000_000_000,
-    };
+    let mut st = Dir::new(
+        DirStorage { root: root.clone() },
+        StepClock::new(1_700_000_001_000, 1000),
+    );
     let t = CreateTable {
         columns: &[("id", "BIGINT"), ("name", "STRING")],
         partition_keys: &[],
         options: &[("file.format", "parquet")],
     };
-    st.put_if_absent("schema/schema-0", &encode_schema(&t, 0).expect("a schema"))
+    st.storage
+        .put_if_absent("schema/schema-0", &encode_schema(&t, 0).expect("a schema"))
         .expect("schema/schema-0 written");
     let schema = st
+        .storage
         .get("schema/schema-0")
         .ok()
         .flatten()

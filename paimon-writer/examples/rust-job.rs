@@ -14,7 +14,7 @@
 #[allow(dead_code)]
 mod scenario;
 
-use scenario::{DirStorage, Faulty};
+use scenario::{job_env, DirStorage};
 use serde_json::json;
 use sink_coordinator::Storage;
 use sink_coordinator_paimon::{decode_schema, encode_schema, CreateTable, Datum};
@@ -38,16 +38,18 @@ fn main() {
         std::process::exit(2);
     };
     let root = PathBuf::from(dir);
-    let mut st = Faulty::new(DirStorage { root: root.clone() });
+    let mut st = job_env(DirStorage { root: root.clone() });
     let t = CreateTable {
         columns: &[("id", "BIGINT"), ("name", "STRING")],
         partition_keys: &[],
         options: &[("file.format", "parquet")],
     };
-    st.inner
+    st.storage
+        .inner
         .put_if_absent("schema/schema-0", &encode_schema(&t, 0).expect("a schema"))
         .expect("schema/schema-0 written");
     let schema = st
+        .storage
         .inner
         .get("schema/schema-0")
         .ok()

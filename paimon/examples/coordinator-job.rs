@@ -11,7 +11,7 @@
 #[path = "../../guest/tests/paimon_job/scenario.rs"]
 mod scenario;
 
-use scenario::{DirStorage, Faulty};
+use scenario::{job_env, DirStorage};
 use serde_json::{json, Value};
 use sink_coordinator::Storage;
 use sink_coordinator_paimon::committable::{self, DataFile};
@@ -23,13 +23,14 @@ fn main() {
     std::io::stdin().read_to_string(&mut input).unwrap();
     let r: Value = serde_json::from_str(&input).expect("a JSON request");
     let root = std::path::PathBuf::from(r["table"].as_str().expect("table"));
-    let mut st = Faulty::new(DirStorage { root });
+    let mut st = job_env(DirStorage { root });
     let t = CreateTable {
         columns: &[("id", "BIGINT"), ("name", "STRING")],
         partition_keys: &[],
         options: &[("file.format", "parquet")],
     };
-    st.inner
+    st.storage
+        .inner
         .put_if_absent("schema/schema-0", &encode_schema(&t, 0).unwrap())
         .unwrap();
     let files = r["files"].clone();

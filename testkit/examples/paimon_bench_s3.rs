@@ -53,7 +53,7 @@ fn main() {
         eprintln!("cannot open {url}: {e}");
         std::process::exit(1);
     });
-    let mut st = measure::Counting::new(st);
+    let mut st = measure::counted(st);
     let run = measure::measure(&mut st, kind, measure::BENCH_USER, commits);
     println!("{}", measure::run_json(&run, &fmt, "s3", history));
 }

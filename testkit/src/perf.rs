@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::driver::Engine;
 use sink_coordinator::{
-    Config, Coordinator, Entry, Lifecycle, RestorePoint, StepClock, Storage, StorageError,
-    WriterEvent, END,
+    Config, Coordinator, Entry, Lifecycle, OwnedEnv, RestorePoint, StepClock, Storage,
+    StorageError, WriterEvent, END,
 };
 use sink_coordinator_host::clock::ManualClock;
 use sink_coordinator_host::component::ComponentCoordinator;
@@ -95,34 +95,7 @@ impl Storage for BenchStorage {
 }
 
 /// The native path's environment: the shared storage and a clock.
-struct NativeEnv {
-    storage: Shared<BenchStorage>,
-    clock: StepClock,
-}
-
-impl Storage for NativeEnv {
-    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
-        self.storage.lock().get(key)
-    }
-    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
-        self.storage.lock().put_if_absent(key, value)
-    }
-    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
-        self.storage.lock().put(key, value)
-    }
-    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
-        self.storage.lock().delete(key)
-    }
-    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
-        self.storage.lock().list(prefix)
-    }
-}
-
-impl sink_coordinator::Clock for NativeEnv {
-    fn now_ms(&mut self) -> u64 {
-        self.clock.now_ms()
-    }
-}
+type NativeEnv = OwnedEnv<Shared<BenchStorage>, StepClock>;
 
 enum Inner {
     Native(Box<Coordinator>, NativeEnv),

@@ -19,8 +19,8 @@
 use std::path::PathBuf;
 
 use sink_coordinator::{
-    Clock, Config, Coordinator, Entry, ErrorKind, MemStorage, RestorePoint, Storage, StorageError,
-    END,
+    Config, Coordinator, Entry, ErrorKind, MemStorage, OwnedEnv, RestorePoint, StepClock, Storage,
+    StorageError, END,
 };
 use sink_coordinator_host::env::{HostEnv, Shared};
 use sink_coordinator_host::{
@@ -29,12 +29,12 @@ use sink_coordinator_host::{
 
 /// Memory storage whose tag creates fail while `fail_tags` is set.
 #[derive(Clone, Default)]
-struct Table {
+struct TagFaults {
     map: MemStorage,
     fail_tags: bool,
 }
 
-impl Storage for Table {
+impl Storage for TagFaults {
     fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
         self.map.get(key)
     }
@@ -55,10 +55,11 @@ impl Storage for Table {
     }
 }
 
-impl Clock for Table {
-    fn now_ms(&mut self) -> u64 {
-        1_000
-    }
+/// The table and a clock stopped at 1,000 ms.
+type Table = OwnedEnv<TagFaults, StepClock>;
+
+fn table() -> Table {
+    OwnedEnv::new(TagFaults::default(), StepClock::new(1_000, 0))
 }
 
 fn e(c: u64, data: &[&str], savepoint: bool) -> Entry {
@@ -95,12 +96,12 @@ fn scenarios() -> Vec<Golden> {
                    config: Config,
                    version: u32,
                    f: &dyn Fn(&mut Coordinator, &mut Table) -> u64| {
-        let mut table = Table::default();
+        let mut table = table();
         let mut c = Coordinator::new(config.clone(), None);
         c.start(&mut table).unwrap();
         let r = f(&mut c, &mut table);
         let state = c.checkpoint(&mut table, r).unwrap();
-        table.fail_tags = false;
+        table.storage.fail_tags = false;
         out.push(Golden {
             name,
             config,
@@ -130,14 +131,14 @@ fn scenarios() -> Vec<Golden> {
         c.event(t, 1, 0, e(1, &["b1"], true)).unwrap();
         c.event(t, 0, 0, e(END, &["a-end"], false)).unwrap();
         c.checkpoint_aborted(t, 3).unwrap();
-        t.fail_tags = true;
+        t.storage.fail_tags = true;
         assert!(c.checkpoint_complete(t, 1).is_err());
         2
     });
     // An owed tag alone (no END entry) needs version 3 too.
     run("v3_owed_only", tagged(1), 3, &|c, t| {
         c.event(t, 0, 0, e(1, &["a1"], true)).unwrap();
-        t.fail_tags = true;
+        t.storage.fail_tags = true;
         assert!(c.checkpoint_complete(t, 1).is_err());
         2
     });
@@ -146,7 +147,7 @@ fn scenarios() -> Vec<Golden> {
     run("v3_drained_on_end", tagged(1), 3, &|c, t| {
         c.event(t, 0, 0, e(END, &["a-end"], false)).unwrap();
         c.event(t, 0, 0, e(1, &[], true)).unwrap();
-        t.fail_tags = true;
+        t.storage.fail_tags = true;
         assert!(c.checkpoint_complete(t, 1).is_err());
         2
     });
@@ -196,12 +197,12 @@ fn restore_native(g: &Golden, state: &[u8]) -> Restored {
     let mut c = Coordinator::new(g.config.clone(), Some(rp));
     let out = format!("{:?}", c.start(&mut table).map_err(|e| e.kind));
     let again = c.checkpoint(&mut table, g.r + 1).unwrap_or_default();
-    (out, dump(&mut table.map), again)
+    (out, dump(&mut table.storage.map), again)
 }
 
 fn restore_component(runtime: &Runtime, g: &Golden, state: &[u8]) -> Restored {
-    let table = Shared::new(g.table.map.clone());
-    let env = HostEnv::new(table.clone(), g.table.clone());
+    let table = Shared::new(g.table.storage.map.clone());
+    let env = HostEnv::new(table.clone(), g.table.clock);
     let rp = RestorePoint {
         checkpoint: g.r,
         state: state.to_vec(),

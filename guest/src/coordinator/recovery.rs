@@ -130,7 +130,7 @@ impl Coordinator {
     /// had finished.
     pub(super) fn start_restoring(
         &mut self,
-        env: &mut dyn Env,
+        env: &mut Env<'_>,
         rp: RestorePoint,
         log: &mut CallLog,
     ) -> Result<()> {
@@ -304,7 +304,7 @@ impl Coordinator {
 
     pub(super) fn restored_inner(
         &mut self,
-        env: &mut dyn Env,
+        env: &mut Env<'_>,
         s: u32,
         r: u64,
         entries: Vec<Entry>,
@@ -318,8 +318,13 @@ impl Coordinator {
             self.limits
                 .check_entry("restore event", s, e.checkpoint, &e.committables)?;
             #[cfg(feature = "paimon")]
-            self.log
-                .check_committables(env, "restore event", s, e.checkpoint, &e.committables)?;
+            self.log.check_committables(
+                env.storage,
+                "restore event",
+                s,
+                e.checkpoint,
+                &e.committables,
+            )?;
         }
         if self.recovery().is_some() {
             return self.restored_while_restoring(env, s, r, entries, log);
@@ -366,7 +371,7 @@ impl Coordinator {
 
     fn restored_while_restoring(
         &mut self,
-        env: &mut dyn Env,
+        env: &mut Env<'_>,
         s: u32,
         r: u64,
         entries: Vec<Entry>,

@@ -148,14 +148,14 @@ impl TableLog {
     /// Returns whether it was created.
     pub fn create_tag(
         &mut self,
-        env: &mut dyn Env,
+        env: &mut Env<'_>,
         name: &str,
         snapshot_id: u64,
         identifier: u64,
         user: &str,
         retained_ms: Option<u64>,
     ) -> Result<bool> {
-        let now = env.now_ms();
+        let now = env.clock.now_ms();
         let tag = TagRecord {
             name,
             snapshot_id,
@@ -165,7 +165,7 @@ impl TableLog {
             expire_time_ms: retained_ms.map(|r| now.saturating_add(r)),
         };
         self.format
-            .create_tag(env, &tag)
+            .create_tag(env.storage, &tag)
             .map_err(|e| storage_err(&format!("creating tag {name}"), e))
     }
 
@@ -387,7 +387,7 @@ impl TableLog {
     /// it (SEMANTICS 5.2). The filter is re-checked after every conflict.
     pub fn commit(
         &mut self,
-        env: &mut dyn Env,
+        env: &mut Env<'_>,
         user: &str,
         identifier: u64,
         watermark: Option<i64>,
@@ -395,7 +395,7 @@ impl TableLog {
     ) -> Result<Written> {
         let what = || format!("committing checkpoint {}", checkpoint_name(identifier));
         if !self.loaded {
-            self.load(env)?;
+            self.load(env.storage)?;
         }
         loop {
             if self.user_high(user).is_some_and(|h| identifier <= h) {
@@ -432,12 +432,12 @@ impl TableLog {
                 commit_user: user,
                 identifier,
                 watermark,
-                time_ms: env.now_ms(),
+                time_ms: env.clock.now_ms(),
                 committables,
                 previous_of_user,
                 users: &users,
             };
-            let created = self.format.create_snapshot(env, &record);
+            let created = self.format.create_snapshot(env.storage, &record);
             drop(users);
             match created {
                 Ok(true) => {
@@ -450,12 +450,12 @@ impl TableLog {
                 }
                 Ok(false) => {
                     // Someone appended `id`: adopt it and re-check the filter.
-                    let other = match self.format.probe(env, id)? {
+                    let other = match self.format.probe(env.storage, id)? {
                         Probe::Found(other) => other,
                         // `id` is in an expired range (this view was read while the
                         // table was empty): read on from the earliest kept.
                         Probe::Expired(_) => {
-                            self.advance(env, self.latest, None, None)?;
+                            self.advance(env.storage, self.latest, None, None)?;
                             self.hint_stale = true;
                             continue;
                         }

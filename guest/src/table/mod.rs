@@ -14,7 +14,7 @@
 use alloc::format;
 use alloc::vec::Vec;
 
-use crate::env::{Env, Storage, StorageError};
+use crate::env::{AsEnv, Storage, StorageError};
 use crate::error::{Error, Result};
 use crate::types::{Snapshot, Tag, END};
 
@@ -51,14 +51,21 @@ pub(crate) fn clip(user: &str) -> &str {
 /// Creates tag `name` unless it exists (idempotent). Returns whether it was
 /// created. Native tables; the coordinator goes through [`TableLog::create_tag`].
 pub fn create_tag(
-    env: &mut dyn Env,
+    env: &mut dyn AsEnv,
     name: &str,
     snapshot_id: u64,
     identifier: u64,
     user: &str,
     retained_ms: Option<u64>,
 ) -> Result<bool> {
-    TableLog::default().create_tag(env, name, snapshot_id, identifier, user, retained_ms)
+    TableLog::default().create_tag(
+        &mut env.as_env(),
+        name,
+        snapshot_id,
+        identifier,
+        user,
+        retained_ms,
+    )
 }
 
 /// Deletes tag `name` if it points at `user`'s snapshot with `identifier`,

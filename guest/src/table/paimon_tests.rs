@@ -558,8 +558,14 @@ fn the_log_reads_an_expired_paimon_table() {
     let log_of = || TableLog::with_format(TableFormatKind::Paimon).unwrap();
     let commit = |log: &mut TableLog, env: &mut MemEnv, user: &str, cp: u64| {
         let file = data_file(&alloc::format!("{user}-{cp}"), 1, Vec::new());
-        log.commit(env, user, cp, None, &[(0, file.as_slice())])
-            .unwrap()
+        log.commit(
+            &mut crate::env::AsEnv::as_env(env),
+            user,
+            cp,
+            None,
+            &[(0, file.as_slice())],
+        )
+        .unwrap()
     };
     // A view read while the table was empty.
     let mut early = log_of();

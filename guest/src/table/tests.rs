@@ -1,13 +1,20 @@
 //! Unit tests of the table log.
 
 use super::*;
+use crate::env::AsEnv;
 use crate::env::{MemEnv, MemStorage, StepClock};
 use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
 
 fn commit(log: &mut TableLog, env: &mut MemEnv, user: &str, id: u64) -> Written {
-    log.commit(env, user, id, Some(1), &[(0, b"x".as_slice())])
-        .unwrap()
+    log.commit(
+        &mut env.as_env(),
+        user,
+        id,
+        Some(1),
+        &[(0, b"x".as_slice())],
+    )
+    .unwrap()
 }
 
 #[test]
@@ -241,7 +248,7 @@ fn commit_users_are_bounded_in_a_record_and_in_a_commit() {
         commit(&mut log, &mut env, &format!("{i:03}{name}"), 1);
     }
     let e = log
-        .commit(&mut env, &format!("999{name}"), 1, None, &[])
+        .commit(&mut env.as_env(), &format!("999{name}"), 1, None, &[])
         .unwrap_err();
     assert_eq!(e.kind, crate::error::ErrorKind::InvalidConfig, "{e}");
     assert!(e.message.contains("commit users take"), "{e}");
@@ -257,7 +264,7 @@ fn exhausted_snapshot_ids_are_fatal_not_storage() {
         .map
         .insert(LATEST_HINT.into(), u64::MAX.to_string().into_bytes());
     let e = TableLog::default()
-        .commit(&mut env, "u", 1, None, &[])
+        .commit(&mut env.as_env(), "u", 1, None, &[])
         .unwrap_err();
     assert_eq!(e.kind, crate::error::ErrorKind::CorruptState, "{e}");
     assert!(e.message.contains("snapshot ids are exhausted"), "{e}");

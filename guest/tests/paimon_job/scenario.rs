@@ -9,8 +9,8 @@
 
 use sink_coordinator::table::TableFormatKind;
 use sink_coordinator::{
-    Clock, Config, Coordinator, Entry, ErrorKind, Lifecycle, RecoveryMode, RestorePoint, Storage,
-    StorageError, END,
+    Config, Coordinator, Entry, ErrorKind, Lifecycle, OwnedEnv, RecoveryMode, RestorePoint,
+    StepClock, Storage, StorageError, END,
 };
 
 /// A storage with armed faults and counted calls.
@@ -21,7 +21,14 @@ pub struct Faulty<S: Storage> {
     /// Fail the next `put_if_absent` after applying it (an ambiguous create).
     pub land_and_fail_create: bool,
     pub calls: u64,
-    pub now: u64,
+}
+
+/// The faulty storage beside the job's clock (one second a reading).
+pub type Job<S> = OwnedEnv<Faulty<S>, StepClock>;
+
+/// `inner` with no fault armed, and the clock.
+pub fn job_env<S: Storage>(inner: S) -> Job<S> {
+    OwnedEnv::new(Faulty::new(inner), StepClock::new(1_700_000_001_000, 1000))
 }
 
 impl<S: Storage> Faulty<S> {
@@ -31,7 +38,6 @@ impl<S: Storage> Faulty<S> {
             fail_put: false,
             land_and_fail_create: false,
             calls: 0,
-            now: 1_700_000_000_000,
         }
     }
 }
@@ -68,13 +74,6 @@ impl<S: Storage> Storage for Faulty<S> {
     }
 }
 
-impl<S: Storage> Clock for Faulty<S> {
-    fn now_ms(&mut self) -> u64 {
-        self.now += 1000;
-        self.now
-    }
-}
-
 /// What the job did.
 #[derive(Debug, Default)]
 pub struct Report {
@@ -105,12 +104,12 @@ fn config() -> Config {
 
 /// Runs the job on `st`, whose table exists (`schema/schema-0`); `file(s, c)` is
 /// subtask `s`'s committable for checkpoint `c` (END for its last one).
-pub fn run<S: Storage>(st: &mut Faulty<S>, file: &mut dyn FnMut(u32, u64) -> Vec<u8>) -> Report {
+pub fn run<S: Storage>(st: &mut Job<S>, file: &mut dyn FnMut(u32, u64) -> Vec<u8>) -> Report {
     let mut r = Report::default();
     let mut c = Coordinator::new(config(), None);
     c.set_table_format(TableFormatKind::Paimon).unwrap();
     c.start(st).unwrap();
-    let mut report = |c: &mut Coordinator, st: &mut Faulty<S>, r: &mut Report, s, cp, sp| {
+    let mut report = |c: &mut Coordinator, st: &mut Job<S>, r: &mut Report, s, cp, sp| {
         let f = file(s, cp);
         r.reported.push((s, cp, f.clone()));
         c.event(st, s, 0, entry(cp, f, sp)).unwrap();
@@ -120,9 +119,9 @@ pub fn run<S: Storage>(st: &mut Faulty<S>, file: &mut dyn FnMut(u32, u64) -> Vec
         for s in 0..2 {
             report(&mut c, st, &mut r, s, cp, cp == 2);
         }
-        let before = st.calls;
+        let before = st.storage.calls;
         let out = c.checkpoint_complete(st, cp).unwrap();
-        r.calls_per_commit.push(st.calls - before);
+        r.calls_per_commit.push(st.storage.calls - before);
         assert_eq!(out.committed, vec![cp]);
         r.committed.extend(out.committed);
         r.tags.extend(out.tags_created);
@@ -132,10 +131,10 @@ pub fn run<S: Storage>(st: &mut Faulty<S>, file: &mut dyn FnMut(u32, u64) -> Vec
     for s in 0..2 {
         report(&mut c, st, &mut r, s, 3, false);
     }
-    st.fail_put = true;
+    st.storage.fail_put = true;
     let e = c.checkpoint_complete(st, 3).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Storage, "{}", e.message);
-    st.land_and_fail_create = true;
+    st.storage.land_and_fail_create = true;
     let e = c.checkpoint_complete(st, 3).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Storage, "{}", e.message);
     let out = c.checkpoint_complete(st, 3).unwrap();

@@ -150,7 +150,7 @@ impl ComponentTable {
     pub fn list_tags(&mut self) -> HostResult<Vec<Tag>> {
         self.revive()?;
         let keys = match self.instance.env_mut() {
-            Some(env) => env.list(TAG_PREFIX),
+            Some(env) => env.storage.list(TAG_PREFIX),
             // Not reached: a table's instance keeps its environment.
             None => Ok(Vec::new()),
         }

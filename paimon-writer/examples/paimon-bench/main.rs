@@ -17,7 +17,7 @@
 
 mod measure;
 
-use measure::{build_history, measure, parse_format, run_json, Counting, BENCH_USER};
+use measure::{build_history, counted, measure, parse_format, run_json, BENCH_USER};
 use serde_json::json;
 use sink_coordinator::{MemStorage, Storage, StorageError};
 use std::io::Write;
@@ -163,10 +163,10 @@ fn main() {
             let n = num(&args, "--snapshots").unwrap_or_else(|| usage());
             let out = PathBuf::from(arg(&args, "--out").unwrap_or_else(|| usage()));
             let t = std::time::Instant::now();
-            let mut st = Counting::new(MemStorage::default());
+            let mut st = counted(MemStorage::default());
             build_history(&mut st, kind, n);
             let built_ms = t.elapsed().as_millis() as u64;
-            let (files, bytes) = dump(&st.inner, &out);
+            let (files, bytes) = dump(&st.storage.inner, &out);
             println!(
                 "{}",
                 json!({ "format": fmt_name, "snapshots": n, "files": files, "bytes": bytes,
@@ -177,7 +177,7 @@ fn main() {
             let commits = num(&args, "--commits").unwrap_or_else(|| usage());
             let user = arg(&args, "--user").unwrap_or(BENCH_USER);
             let line = if let Some(n) = num(&args, "--memory") {
-                let mut st = Counting::new(MemStorage::default());
+                let mut st = counted(MemStorage::default());
                 build_history(&mut st, kind, n);
                 run_json(
                     &measure(&mut st, kind, user, commits),
@@ -189,7 +189,7 @@ fn main() {
                 let root = PathBuf::from(arg(&args, "--table").unwrap_or_else(|| usage()));
                 let fsync = args.iter().any(|a| a == "--fsync");
                 let history = num(&args, "--history").unwrap_or(0);
-                let mut st = Counting::new(DirStorage { root, fsync });
+                let mut st = counted(DirStorage { root, fsync });
                 let storage = if fsync { "dir-fsync" } else { "dir" };
                 run_json(
                     &measure(&mut st, kind, user, commits),

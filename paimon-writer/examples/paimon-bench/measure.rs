@@ -8,7 +8,7 @@
 
 use serde_json::{json, Value};
 use sink_coordinator::table::TableFormatKind;
-use sink_coordinator::{Clock, Config, Coordinator, Entry, Storage, StorageError};
+use sink_coordinator::{Config, Coordinator, Entry, OwnedEnv, StepClock, Storage, StorageError};
 use sink_coordinator_paimon::committable::{self, DataFile};
 use sink_coordinator_paimon::{encode_schema, CreateTable};
 use std::time::Instant;
@@ -69,17 +69,18 @@ impl Counts {
 pub struct Counting<S: Storage> {
     pub inner: S,
     pub counts: Counts,
-    now: u64,
 }
 
-impl<S: Storage> Counting<S> {
-    pub fn new(inner: S) -> Self {
-        Counting {
-            inner,
-            counts: Counts::default(),
-            now: EPOCH_MS,
-        }
-    }
+/// The counting storage beside the core's clock (one second a reading, from [`EPOCH_MS`]).
+pub type Counted<S> = OwnedEnv<Counting<S>, StepClock>;
+
+/// `inner`, counted, with the clock.
+pub fn counted<S: Storage>(inner: S) -> Counted<S> {
+    let counting = Counting {
+        inner,
+        counts: Counts::default(),
+    };
+    OwnedEnv::new(counting, StepClock::new(EPOCH_MS + 1000, 1000))
 }
 
 impl<S: Storage> Storage for Counting<S> {
@@ -106,13 +107,6 @@ impl<S: Storage> Storage for Counting<S> {
     fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
         self.counts.list += 1;
         self.inner.list(prefix)
-    }
-}
-
-impl<S: Storage> Clock for Counting<S> {
-    fn now_ms(&mut self) -> u64 {
-        self.now += 1000;
-        self.now
     }
 }
 
@@ -170,7 +164,7 @@ fn coordinator(kind: TableFormatKind, user: &str) -> Coordinator {
 
 /// One checkpoint of a one-writer job: the writer's event with one data file, then the
 /// checkpoint's completion, which commits one snapshot.
-fn one_commit<S: Storage>(c: &mut Coordinator, st: &mut Counting<S>, user: &str, cp: u64) {
+fn one_commit<S: Storage>(c: &mut Coordinator, st: &mut Counted<S>, user: &str, cp: u64) {
     let e = Entry {
         checkpoint: cp,
         committables: vec![committable::encode(&data_file(user, cp))].into(),
@@ -184,8 +178,8 @@ fn one_commit<S: Storage>(c: &mut Coordinator, st: &mut Counting<S>, user: &str,
 
 /// Commits `n` snapshots (checkpoints 1..=n of [`HISTORY_USER`]) through the core: the
 /// table's history, as the job before the measured one left it.
-pub fn build_history<S: Storage>(st: &mut Counting<S>, kind: TableFormatKind, n: u64) {
-    create_table(st, kind);
+pub fn build_history<S: Storage>(st: &mut Counted<S>, kind: TableFormatKind, n: u64) {
+    create_table(&mut st.storage, kind);
     let mut c = coordinator(kind, HISTORY_USER);
     c.start(st).expect("start on an empty table");
     for cp in 1..=n {
@@ -211,27 +205,27 @@ pub struct Run {
 /// writer's event to the end of `checkpoint-complete` (the event's admission check is
 /// part of the work the core does for a commit).
 pub fn measure<S: Storage>(
-    st: &mut Counting<S>,
+    st: &mut Counted<S>,
     kind: TableFormatKind,
     user: &str,
     commits: u64,
 ) -> Run {
     let mut c = coordinator(kind, user);
-    let before = st.counts;
+    let before = st.storage.counts;
     let t = Instant::now();
     c.start(st).expect("start on the history");
     let start = Measured {
         nanos: t.elapsed().as_nanos() as u64,
-        counts: st.counts.minus(&before),
+        counts: st.storage.counts.minus(&before),
     };
     let mut out = Vec::new();
     for cp in 1..=commits {
-        let before = st.counts;
+        let before = st.storage.counts;
         let t = Instant::now();
         one_commit(&mut c, st, user, cp);
         out.push(Measured {
             nanos: t.elapsed().as_nanos() as u64,
-            counts: st.counts.minus(&before),
+            counts: st.storage.counts.minus(&before),
         });
     }
     Run {

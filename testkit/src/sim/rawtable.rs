@@ -371,14 +371,15 @@ pub fn check_chain(prev: Option<&RawSnapshot>, snap: &RawSnapshot) -> Result<(),
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sink_coordinator::env::MemEnv;
+    use sink_coordinator::env::{AsEnv, MemEnv};
     use sink_coordinator::table::TableLog;
 
     /// The independent decoder reads what the core writes (and agrees with
     /// the core's reader), including the user marks.
     #[test]
     fn reads_what_the_core_writes() {
-        let mut env = MemEnv::default();
+        let mut mem = MemEnv::default();
+        let mut env = mem.as_env();
         let mut log = TableLog::default();
         let c: &[u8] = b"s0-c1";
         log.commit(&mut env, "u", 1, Some(-7), &[(0, c), (3, b"")])
@@ -387,7 +388,7 @@ mod tests {
         log.commit(&mut env, "u", sink_coordinator::END, Some(i64::MAX), &[])
             .unwrap();
         sink_coordinator::table::create_tag(&mut env, "savepoint-1", 1, 1, "u", Some(5)).unwrap();
-        let st = &mut env.storage;
+        let st = &mut mem.storage;
         let ids = list_snapshot_ids(st).unwrap();
         assert_eq!(ids, vec![1, 2, 3]);
         let core = sink_coordinator::table::list_snapshots(st).unwrap();

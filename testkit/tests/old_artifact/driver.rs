@@ -34,29 +34,32 @@ fn storage_error(e: sink_coordinator::StorageError) -> wit_storage::StorageError
 
 impl wit_storage::Host for Data {
     fn get(&mut self, key: String) -> Result<Option<Vec<u8>>, wit_storage::StorageError> {
-        self.0.get(&key).map_err(storage_error)
+        self.0.storage.get(&key).map_err(storage_error)
     }
     fn put_if_absent(
         &mut self,
         key: String,
         value: Vec<u8>,
     ) -> Result<bool, wit_storage::StorageError> {
-        self.0.put_if_absent(&key, &value).map_err(storage_error)
+        self.0
+            .storage
+            .put_if_absent(&key, &value)
+            .map_err(storage_error)
     }
     fn put(&mut self, key: String, value: Vec<u8>) -> Result<(), wit_storage::StorageError> {
-        self.0.put(&key, &value).map_err(storage_error)
+        self.0.storage.put(&key, &value).map_err(storage_error)
     }
     fn delete(&mut self, key: String) -> Result<(), wit_storage::StorageError> {
-        self.0.delete(&key).map_err(storage_error)
+        self.0.storage.delete(&key).map_err(storage_error)
     }
     fn list(&mut self, prefix: String) -> Result<Vec<String>, wit_storage::StorageError> {
-        self.0.list(&prefix).map_err(storage_error)
+        self.0.storage.list(&prefix).map_err(storage_error)
     }
 }
 
 impl wit_clock::Host for Data {
     fn now_ms(&mut self) -> u64 {
-        self.0.now_ms()
+        self.0.clock.now_ms()
     }
 }
 

@@ -84,7 +84,7 @@ impl From<Error> for HostError {
         HostError {
             kind: HostErrorKind::Core(e.kind),
             source: e.storage_source().cloned(),
-            message: e.message,
+            message: e.message(),
         }
     }
 }

@@ -10,8 +10,8 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::env::{AsEnv, Env};
-use crate::error::Error;
-use crate::types::{checkpoint_name, Entry, Lifecycle, Outcome};
+use crate::error::{Error, ErrorReason};
+use crate::types::{Entry, Lifecycle, Outcome};
 use crate::{Committables, Coordinator};
 
 /// One writer event of a batch: the arguments of one `event` call.
@@ -46,7 +46,8 @@ impl fmt::Display for BatchError {
         write!(
             f,
             "event {} of the batch: {}",
-            self.applied, self.error.message
+            self.applied,
+            self.error.reason()
         )
     }
 }
@@ -171,11 +172,12 @@ impl PackedEvent {
             savepoint,
         } = self;
         // The block is kept as it is: the core holds committables packed.
-        let committables = Committables::from_packed(committables).map_err(|e| {
-            Error::invalid_event(alloc::format!(
-                "event of subtask {s} for checkpoint {}: {e}",
-                checkpoint_name(checkpoint)
-            ))
+        let committables = Committables::from_packed(committables).map_err(|error| {
+            Error::from(ErrorReason::MalformedCommittables {
+                subtask: s,
+                checkpoint,
+                error,
+            })
         })?;
         Ok(WriterEvent {
             subtask: s,
@@ -278,11 +280,7 @@ mod tests {
         cuts: &[usize],
         steps: &[(u32, u64, u8, bool)],
         mode: FinalCommitMode,
-    ) -> (
-        Vec<Outcome>,
-        Vec<(usize, ErrorKind, alloc::string::String)>,
-        MemEnv,
-    ) {
+    ) -> (Vec<Outcome>, Vec<(usize, ErrorKind, ErrorReason)>, MemEnv) {
         let mut env = MemEnv::default();
         let mut c = Coordinator::new(config(3, mode), None);
         c.start(&mut env).unwrap();
@@ -310,7 +308,7 @@ mod tests {
                     Ok(o) => outcomes.push(o),
                     Err(e) => {
                         outcomes.push(e.outcome);
-                        errors.push((start + e.applied, e.error.kind, e.error.message));
+                        errors.push((start + e.applied, e.error.kind, e.error.into_reason()));
                         break;
                     }
                 }
@@ -321,7 +319,7 @@ mod tests {
                     match c.event(&mut env, e.subtask, e.attempt, e.entry) {
                         Ok(o) => merged.add(o),
                         Err(err) => {
-                            errors.push((start + i, err.kind, err.message));
+                            errors.push((start + i, err.kind, err.into_reason()));
                             failed = true;
                             break;
                         }
@@ -393,7 +391,7 @@ mod tests {
                 } else {
                     events(&mut c, &mut env, evs.clone())
                 };
-                let r = r.map_err(|e| (e.applied, e.outcome, e.error.kind, e.error.message));
+                let r = r.map_err(|e| (e.applied, e.outcome, e.error.kind, e.error.into_reason()));
                 results.push((r, c.state(), env.storage.map));
             }
             prop_assert_eq!(&results[0], &results[1]);
@@ -429,8 +427,21 @@ mod tests {
                 events_packed(&mut c, &mut env, alloc::vec![good.clone(), bad, good]).unwrap_err();
             assert_eq!(e.applied, 1, "{block:?}");
             assert_eq!(e.error.kind, ErrorKind::InvalidEvent);
+            assert!(
+                matches!(
+                    e.error.reason(),
+                    ErrorReason::MalformedCommittables {
+                        subtask: 1,
+                        checkpoint: crate::END,
+                        ..
+                    }
+                ),
+                "{}",
+                e.error
+            );
+            // The text is the contract: the unpacking error's words, after the event's.
             assert_eq!(
-                e.error.message,
+                e.error.message(),
                 alloc::format!(
                     "event of subtask 1 for checkpoint END: the committables block {why}"
                 )
@@ -463,10 +474,16 @@ mod tests {
         };
         let e = events_packed(&mut c, &mut env, [packed(&ev)]).unwrap_err();
         assert_eq!(e.error.kind, ErrorKind::InvalidEvent);
-        assert!(
-            e.error.message.contains("max-committable-bytes"),
-            "{}",
-            e.error.message
+        assert_eq!(
+            e.error.reason(),
+            &ErrorReason::CommittableTooLong {
+                what: "event",
+                subtask: 0,
+                checkpoint: 1,
+                index: 0,
+                bytes: 5,
+                max: 4
+            }
         );
         assert_eq!(c.state(), Lifecycle::Failed);
     }

@@ -85,7 +85,7 @@ fn error(e: crate::Error) -> wt::Error {
     };
     wt::Error {
         kind,
-        message: e.message,
+        message: e.message(),
     }
 }
 

@@ -6,20 +6,19 @@
 //! `failed`; `declined` and `storage` errors leave it usable.
 
 use alloc::collections::BTreeMap;
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::env::{AsEnv, Env};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorReason, Result};
 use crate::limits::Limits;
 use crate::savepoint::{Savepoints, TagChanges};
 use crate::slots::{EndEntry, SlotEntry, Slots};
 use crate::state_codec;
 use crate::table::{TableFormatKind, TableLog};
 use crate::types::{
-    checkpoint_name, Config, Entry, Lifecycle, Outcome, RestorePoint, END, MAX_CHECKPOINT,
-    MAX_COMMIT_USER_BYTES, MAX_PARALLELISM,
+    Config, Entry, Lifecycle, Outcome, RestorePoint, END, MAX_CHECKPOINT, MAX_COMMIT_USER_BYTES,
+    MAX_PARALLELISM,
 };
 
 mod recovery;
@@ -338,48 +337,53 @@ impl Coordinator {
     }
 
     /// The state check every call makes first.
-    fn require(&self, call: &str, allowed: &[Lifecycle]) -> Result<()> {
+    fn require(&self, call: &'static str, allowed: &[Lifecycle]) -> Result<()> {
         let state = self.state();
         if allowed.contains(&state) {
             Ok(())
         } else {
-            Err(Error::illegal_state(format!(
-                "{call} is not allowed while the coordinator is {}",
-                state.name()
-            )))
+            Err(ErrorReason::NotAllowed { call, state }.into())
         }
     }
 
-    fn require_subtask(&self, call: &str, s: u32) -> Result<()> {
+    fn require_subtask(&self, call: &'static str, s: u32) -> Result<()> {
         if s < self.config.parallelism {
             Ok(())
         } else {
-            Err(Error::invalid_event(format!(
-                "{call}: subtask {s} is outside parallelism {}",
-                self.config.parallelism
-            )))
+            Err(ErrorReason::SubtaskOutsideParallelism {
+                call,
+                subtask: s,
+                parallelism: self.config.parallelism,
+            }
+            .into())
         }
     }
 
     /// As [`Self::require_checkpoint`], naming the subtask; the message is
     /// only built on the error path.
-    fn require_checkpoint_of(call: &str, s: u32, c: u64, end_allowed: bool) -> Result<()> {
+    fn require_checkpoint_of(call: &'static str, s: u32, c: u64, end_allowed: bool) -> Result<()> {
         if c <= MAX_CHECKPOINT || (end_allowed && c == END) {
             Ok(())
         } else {
-            Err(Error::invalid_event(format!(
-                "{call} {s}: checkpoint id {c} is out of range"
-            )))
+            Err(ErrorReason::CheckpointOutOfRange {
+                call,
+                subtask: Some(s),
+                checkpoint: c,
+            }
+            .into())
         }
     }
 
-    fn require_checkpoint(call: &str, c: u64, end_allowed: bool) -> Result<()> {
+    fn require_checkpoint(call: &'static str, c: u64, end_allowed: bool) -> Result<()> {
         if c <= MAX_CHECKPOINT || (end_allowed && c == END) {
             Ok(())
         } else {
-            Err(Error::invalid_event(format!(
-                "{call}: checkpoint id {c} is out of range"
-            )))
+            Err(ErrorReason::CheckpointOutOfRange {
+                call,
+                subtask: None,
+                checkpoint: c,
+            }
+            .into())
         }
     }
 
@@ -432,18 +436,16 @@ impl Coordinator {
         self.require("start", &[Lifecycle::Created])?;
         let p = self.config.parallelism;
         if p == 0 || p > MAX_PARALLELISM {
-            return Err(Error::invalid_config(format!(
-                "parallelism {p} is outside 1..={MAX_PARALLELISM}"
-            )));
+            return Err(ErrorReason::ParallelismOutOfRange { parallelism: p }.into());
         }
         if self.config.commit_user.is_empty() {
-            return Err(Error::invalid_config("the commit user is empty"));
+            return Err(ErrorReason::EmptyCommitUser.into());
         }
         if self.config.commit_user.len() > MAX_COMMIT_USER_BYTES {
-            return Err(Error::invalid_config(format!(
-                "the commit user is {} bytes long, more than {MAX_COMMIT_USER_BYTES}",
-                self.config.commit_user.len()
-            )));
+            return Err(ErrorReason::CommitUserTooLong {
+                bytes: self.config.commit_user.len(),
+            }
+            .into());
         }
         // Validated above, so a failure below is fatal and `failed` follows:
         // the restore point is not needed again.
@@ -471,9 +473,11 @@ impl Coordinator {
         let c = entry.checkpoint;
         let restoring = self.recovery().is_some();
         if restoring && c != END {
-            return Err(Error::illegal_state(format!(
-                "event of subtask {s} for checkpoint {c}: ordinary events are not allowed while the coordinator is restoring"
-            )));
+            return Err(ErrorReason::OrdinaryEventWhileRestoring {
+                subtask: s,
+                checkpoint: c,
+            }
+            .into());
         }
         self.require_subtask("event", s)?;
         Self::require_checkpoint_of("event of subtask", s, c, true)?;
@@ -521,9 +525,11 @@ impl Coordinator {
                 return self.commit_after(read, env, Trigger::Other, log);
             }
             if read.is_ok() {
-                return Err(Error::invalid_event(format!(
-                    "subtask {s} reported checkpoint {c}, which is already committed, but had not reported it before (reused commit user or writer restarted from scratch?)"
-                )));
+                return Err(ErrorReason::AlreadyCommitted {
+                    subtask: s,
+                    checkpoint: c,
+                }
+                .into());
             }
             // Without the table this instance cannot tell a reused commit
             // user from a final commit it does not know of yet: the entry is
@@ -546,15 +552,20 @@ impl Coordinator {
             {
                 return self.commit_after(read, env, Trigger::Other, log);
             }
-            return Err(Error::invalid_event(format!(
-                "subtask {s} reported checkpoint {c} again with a different entry"
-            )));
+            return Err(ErrorReason::DifferentEntry {
+                subtask: s,
+                checkpoint: c,
+            }
+            .into());
         }
         // Rule 4: strictly increasing per writer.
         if let Some(m) = max.filter(|m| c <= *m) {
-            return Err(Error::invalid_event(format!(
-                "subtask {s} reported checkpoint {c} after checkpoint {m}: checkpoints must increase"
-            )));
+            return Err(ErrorReason::CheckpointsMustIncrease {
+                subtask: s,
+                checkpoint: c,
+                after: m,
+            }
+            .into());
         }
         // Rule 5: above the slot's max (rule 4), so appended.
         self.accept_newest(s, entry, bytes)?;
@@ -711,11 +722,11 @@ impl Coordinator {
     fn checkpoint_inner(&mut self, n: u64) -> Result<Vec<u8>> {
         match self.phase {
             Phase::Created { .. } | Phase::Restoring(_) => {
-                return Err(Error::declined(format!(
-                    "checkpoint {}: the coordinator is {} and has no state to take yet",
-                    checkpoint_name(n),
-                    self.state().name()
-                )))
+                return Err(ErrorReason::NoStateYet {
+                    checkpoint: n,
+                    state: self.state(),
+                }
+                .into())
             }
             Phase::Running => {}
             Phase::Closed | Phase::Failed => self.require("checkpoint", &[Lifecycle::Running])?,

@@ -1,10 +1,16 @@
 //! The error classes of SEMANTICS 8, as one small typed enum, and the error
 //! every call returns.
 
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use core::fmt;
 
 use crate::env::StorageError;
+
+mod detail;
+mod reason;
+mod text;
+pub use detail::{Defect, StorageOp};
+pub use reason::ErrorReason;
 
 /// The class of an error (SEMANTICS 8); decides whether it is fatal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,72 +48,104 @@ impl ErrorKind {
     }
 }
 
-/// An error of one coordinator, writer or table call: its class and a
+/// An error of one coordinator, writer or table call: its class and its
+/// typed [`ErrorReason`], whose [`Display`](fmt::Display) is the one-line
 /// message naming the subtask and checkpoint involved. A `storage` error
 /// keeps the storage failure it came from as its
 /// [`source`](core::error::Error::source) (the message already includes
-/// its text, which is all that crosses the WIT boundary).
+/// its text, which is all that crosses the WIT boundary: an error known
+/// only by class and text is an [`ErrorReason::Text`]).
 #[derive(Clone, Debug)]
 pub struct Error {
-    /// The class (SEMANTICS 8).
+    /// The class (SEMANTICS 8): [`ErrorReason::kind`] of the reason.
     pub kind: ErrorKind,
-    /// What happened, in one line.
-    pub message: String,
+    reason: ErrorReason,
     source: Option<StorageError>,
 }
 
 impl Error {
-    /// An error of class `kind`.
+    /// An error known only by its class and text ([`ErrorReason::Text`]).
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error {
+        ErrorReason::Text {
             kind,
-            message: message.into(),
-            source: None,
+            text: message.into(),
         }
+        .into()
     }
-    /// A `declined` error.
+    /// A `declined` error known only by its text.
     pub fn declined(m: impl Into<String>) -> Self {
         Self::new(ErrorKind::Declined, m)
     }
-    /// A `storage` error (see also [`Self::with_source`]).
+    /// A `storage` error known only by its text (see also [`Self::with_source`]).
     pub fn storage(m: impl Into<String>) -> Self {
         Self::new(ErrorKind::Storage, m)
     }
-    /// An `illegal-state` error.
+    /// An `illegal-state` error known only by its text.
     pub fn illegal_state(m: impl Into<String>) -> Self {
         Self::new(ErrorKind::IllegalState, m)
     }
-    /// An `invalid-event` error.
+    /// An `invalid-event` error known only by its text.
     pub fn invalid_event(m: impl Into<String>) -> Self {
         Self::new(ErrorKind::InvalidEvent, m)
     }
-    /// An `invalid-config` error.
+    /// An `invalid-config` error known only by its text.
     pub fn invalid_config(m: impl Into<String>) -> Self {
         Self::new(ErrorKind::InvalidConfig, m)
     }
-    /// A `corrupt-state` error.
+    /// A `corrupt-state` error known only by its text.
     pub fn corrupt_state(m: impl Into<String>) -> Self {
         Self::new(ErrorKind::CorruptState, m)
     }
 
-    /// The storage failure that caused this error, if it is kept.
-    pub fn storage_source(&self) -> Option<&StorageError> {
-        self.source.as_ref()
+    /// Why the call failed.
+    pub fn reason(&self) -> &ErrorReason {
+        &self.reason
     }
 
-    /// Keeps the storage failure that caused this error as its source.
+    /// Why the call failed, taken out of the error.
+    pub fn into_reason(self) -> ErrorReason {
+        self.reason
+    }
+
+    /// What happened, in one line: the reason's text (without the class).
+    pub fn message(&self) -> String {
+        self.reason.to_string()
+    }
+
+    /// The storage failure that caused this error, if it is kept.
+    pub fn storage_source(&self) -> Option<&StorageError> {
+        match &self.reason {
+            ErrorReason::Storage { error, .. } => Some(error),
+            _ => self.source.as_ref(),
+        }
+    }
+
+    /// Keeps the storage failure that caused this error as its source (an
+    /// [`ErrorReason::Storage`] keeps its own).
     pub fn with_source(mut self, source: StorageError) -> Self {
         self.source = Some(source);
         self
     }
 }
 
-/// Two errors are equal when their class and message are: the message
-/// already carries the source's text, and a source is not comparable
-/// (it may hold any backend's error).
+impl From<ErrorReason> for Error {
+    fn from(reason: ErrorReason) -> Self {
+        Error {
+            kind: reason.kind(),
+            reason,
+            source: None,
+        }
+    }
+}
+
+/// Two errors are equal when their class and reason are, or their class
+/// and message (an error known only by its text equals the typed one it
+/// was rendered from): the message already carries the source's text, and
+/// a source is not comparable (it may hold any backend's error).
 impl PartialEq for Error {
     fn eq(&self, other: &Self) -> bool {
-        self.kind == other.kind && self.message == other.message
+        self.kind == other.kind
+            && (self.reason == other.reason || self.message() == other.message())
     }
 }
 
@@ -115,14 +153,13 @@ impl Eq for Error {}
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.kind.name(), self.message)
+        write!(f, "{}: {}", self.kind.name(), self.reason)
     }
 }
 
 impl core::error::Error for Error {
     fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
-        self.source
-            .as_ref()
+        self.storage_source()
             .map(|s| s as &(dyn core::error::Error + 'static))
     }
 }
@@ -152,15 +189,66 @@ mod tests {
             io.to_string(),
             "storage i/o error: writing snapshot/1: disk full"
         );
-        let e = Error::storage(alloc::format!("committing checkpoint 1: {io}")).with_source(io);
+        let e = Error::from(ErrorReason::Storage {
+            op: StorageOp::Committing {
+                checkpoint: 1,
+                snapshot: 1,
+            },
+            error: io,
+        });
+        assert_eq!(e.kind, ErrorKind::Storage);
+        assert_eq!(
+            e.to_string(),
+            "storage: committing checkpoint 1 (snapshot 1): storage i/o error: writing snapshot/1: disk full"
+        );
         let source = e.source().unwrap();
         assert_eq!(
             source.to_string(),
             "storage i/o error: writing snapshot/1: disk full"
         );
         assert_eq!(source.source().unwrap().to_string(), "disk full");
-        // Equality is by class and message.
-        assert_eq!(e, Error::storage(e.message.clone()));
+        // Equality is by class and reason, or class and message: the error
+        // known only by its text (from the WIT boundary) equals it.
+        assert_eq!(e, Error::storage(e.message()));
+        assert_ne!(e, Error::corrupt_state(e.message()));
         assert!(Error::invalid_event("x").source().is_none());
+        // A text error keeps the source it is given.
+        let io = StorageError::backend("writing snapshot/1", Disk);
+        let t = Error::storage("committing: x").with_source(io);
+        assert_eq!(
+            t.source().unwrap().source().unwrap().to_string(),
+            "disk full"
+        );
+    }
+
+    #[test]
+    fn the_kind_follows_from_the_reason() {
+        let e = Error::from(ErrorReason::NoRestoreInProgress);
+        assert_eq!(e.kind, ErrorKind::IllegalState);
+        assert_eq!(
+            e.to_string(),
+            "illegal-state: restored: no restore in progress"
+        );
+        let e = Error::new(ErrorKind::Declined, "no");
+        assert_eq!(
+            e.reason(),
+            &ErrorReason::Text {
+                kind: ErrorKind::Declined,
+                text: "no".to_string()
+            }
+        );
+        assert_eq!(e.to_string(), "declined: no");
+    }
+
+    #[test]
+    fn end_prints_as_end_where_a_checkpoint_is_named() {
+        let e = Error::from(ErrorReason::NoStateYet {
+            checkpoint: crate::types::END,
+            state: crate::types::Lifecycle::Created,
+        });
+        assert_eq!(
+            e.message(),
+            "checkpoint END: the coordinator is created and has no state to take yet"
+        );
     }
 }

@@ -76,7 +76,7 @@ pub use call::{Call, CallError, Reply};
 pub use committables::Committables;
 pub use coordinator::Coordinator;
 pub use env::{AsEnv, Clock, Env, MemEnv, MemStorage, OwnedEnv, StepClock, Storage, StorageError};
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, ErrorReason, Result};
 pub use limits::Limits;
 pub use shared::{HostEnv, Shared};
 pub use table::TableFormatKind;

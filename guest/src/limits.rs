@@ -21,11 +21,8 @@
 //! checks cost O(1) per committable of the input: the per-checkpoint and
 //! END totals are kept up to date by `slots`.
 
-use alloc::format;
-
 use crate::committables::Committables;
-use crate::error::{Error, Result};
-use crate::types::checkpoint_name;
+use crate::error::{Error, ErrorReason, Result};
 
 /// What each committable counts on top of its length: its length prefix,
 /// its subtask in a snapshot and its list slot (a round upper bound).
@@ -83,9 +80,11 @@ impl Limits {
             ("max-snapshot-bytes", self.max_snapshot_bytes),
         ] {
             if v == 0 || v > MAX_LIMIT_BYTES {
-                return Err(Error::invalid_config(format!(
-                    "limit {name} = {v} is outside 1..={MAX_LIMIT_BYTES}"
-                )));
+                return Err(ErrorReason::LimitOutOfRange {
+                    limit: name,
+                    value: v,
+                }
+                .into());
             }
         }
         Ok(())
@@ -98,7 +97,7 @@ impl Limits {
     #[inline]
     pub(crate) fn check_entry(
         &self,
-        what: &str,
+        what: &'static str,
         s: u32,
         checkpoint: u64,
         committables: &Committables,
@@ -114,7 +113,7 @@ impl Limits {
     #[inline(never)]
     fn entry_refused(
         &self,
-        what: &str,
+        what: &'static str,
         s: u32,
         checkpoint: u64,
         committables: &Committables,
@@ -129,17 +128,25 @@ impl Limits {
                 .enumerate()
                 .find(|(_, len)| *len > max)
                 .unwrap_or((0, committables.largest()));
-            return Error::invalid_event(format!(
-                "{what} of subtask {s} for checkpoint {}: committable {i} holds {len} bytes, more than max-committable-bytes {max}",
-                checkpoint_name(checkpoint),
-            ));
+            return ErrorReason::CommittableTooLong {
+                what,
+                subtask: s,
+                checkpoint,
+                index: i,
+                bytes: len,
+                max,
+            }
+            .into();
         }
-        Error::invalid_event(format!(
-            "{what} of subtask {s} for checkpoint {}: the entry holds {total} bytes ({} committables), more than max-event-bytes {}",
-            checkpoint_name(checkpoint),
-            committables.len(),
-            self.max_event_bytes
-        ))
+        ErrorReason::EntryTooLarge {
+            what,
+            subtask: s,
+            checkpoint,
+            bytes: total,
+            committables: committables.len(),
+            max: self.max_event_bytes,
+        }
+        .into()
     }
 
     /// Checks that snapshot `snapshot` would hold at most
@@ -170,19 +177,22 @@ impl Limits {
         snapshot: u64,
         total: u64,
     ) -> Error {
-        Error::invalid_event(format!(
-            "entry of subtask {s} for checkpoint {} ({bytes} bytes) would make the snapshot of checkpoint {} hold {total} bytes, more than max-snapshot-bytes {}",
-            checkpoint_name(checkpoint),
-            checkpoint_name(snapshot),
-            self.max_snapshot_bytes
-        ))
+        ErrorReason::SnapshotTooLarge {
+            subtask: s,
+            checkpoint,
+            bytes,
+            snapshot,
+            total,
+            max: self.max_snapshot_bytes,
+        }
+        .into()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorKind;
+    use crate::error::{ErrorKind, ErrorReason};
     use alloc::vec;
 
     #[test]
@@ -201,7 +211,14 @@ mod tests {
         assert_eq!(l.validate().unwrap_err().kind, ErrorKind::InvalidConfig);
         l.max_event_bytes = MAX_LIMIT_BYTES + 1;
         let e = l.validate().unwrap_err();
-        assert!(e.message.contains("max-event-bytes"), "{e}");
+        assert_eq!(
+            e.reason(),
+            &ErrorReason::LimitOutOfRange {
+                limit: "max-event-bytes",
+                value: MAX_LIMIT_BYTES + 1
+            }
+        );
+        assert_eq!(e.kind, ErrorKind::InvalidConfig);
     }
 
     #[test]
@@ -221,7 +238,19 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidEvent);
         assert_eq!(
-            e.message,
+            e.reason(),
+            &ErrorReason::CommittableTooLong {
+                what: "event",
+                subtask: 3,
+                checkpoint: 7,
+                index: 0,
+                bytes: 11,
+                max: 10
+            }
+        );
+        // The text is the contract the conformance results pin.
+        assert_eq!(
+            e.message(),
             "event of subtask 3 for checkpoint 7: committable 0 holds 11 bytes, more than max-committable-bytes 10"
         );
         let e = l
@@ -233,16 +262,32 @@ mod tests {
             )
             .unwrap_err();
         assert_eq!(
-            e.message,
+            e.reason(),
+            &ErrorReason::EntryTooLarge {
+                what: "event",
+                subtask: 3,
+                checkpoint: crate::END,
+                bytes: 50,
+                committables: 2,
+                max: 42
+            }
+        );
+        assert_eq!(
+            e.message(),
             "event of subtask 3 for checkpoint END: the entry holds 50 bytes (2 committables), more than max-event-bytes 42"
         );
         l.check_snapshot(1, 2, 30, 2, 100).unwrap();
         let e = l.check_snapshot(1, 2, 30, 2, 101).unwrap_err();
-        assert!(e.message.contains("subtask 1"), "{e}");
-        assert!(
-            e.message
-                .contains("101 bytes, more than max-snapshot-bytes 100"),
-            "{e}"
+        assert_eq!(
+            e.reason(),
+            &ErrorReason::SnapshotTooLarge {
+                subtask: 1,
+                checkpoint: 2,
+                bytes: 30,
+                snapshot: 2,
+                total: 101,
+                max: 100
+            }
         );
     }
 
@@ -304,7 +349,13 @@ mod tests {
         c.start(&mut env).unwrap();
         let e = c.set_limits(Limits::default()).unwrap_err();
         assert_eq!(e.kind, ErrorKind::IllegalState);
-        assert!(e.message.contains("set-limits"), "{e}");
+        assert_eq!(
+            e.reason(),
+            &ErrorReason::NotAllowed {
+                call: "set-limits",
+                state: Lifecycle::Running
+            }
+        );
     }
 
     #[test]
@@ -321,18 +372,33 @@ mod tests {
         let (mut c, mut env) = running(1);
         let e = c.event(&mut env, 0, 0, sized(4, &[41])).unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidEvent);
-        assert_eq!(
-            e.message,
-            "event of subtask 0 for checkpoint 4: committable 0 holds 41 bytes, more than max-committable-bytes 40"
+        assert!(
+            matches!(
+                e.reason(),
+                ErrorReason::CommittableTooLong {
+                    what: "event",
+                    subtask: 0,
+                    checkpoint: 4,
+                    index: 0,
+                    bytes: 41,
+                    max: 40
+                }
+            ),
+            "{e}"
         );
         assert_eq!(c.state(), Lifecycle::Failed);
         let (mut c, mut env) = running(1);
         let e = c.event(&mut env, 0, 0, sized(END, &[40, 9])).unwrap_err();
-        assert!(e.message.contains("checkpoint END"), "{e}");
-        assert!(
-            e.message
-                .contains("81 bytes (2 committables), more than max-event-bytes 80"),
-            "{e}"
+        assert_eq!(
+            e.reason(),
+            &ErrorReason::EntryTooLarge {
+                what: "event",
+                subtask: 0,
+                checkpoint: END,
+                bytes: 81,
+                committables: 2,
+                max: 80
+            }
         );
     }
 
@@ -344,8 +410,15 @@ mod tests {
         c.event(&mut env, 0, 0, sized(2, &[34])).unwrap();
         let e = c.event(&mut env, 1, 0, sized(2, &[35])).unwrap_err();
         assert_eq!(
-            e.message,
-            "entry of subtask 1 for checkpoint 2 (51 bytes) would make the snapshot of checkpoint 2 hold 107 bytes, more than max-snapshot-bytes 106"
+            e.reason(),
+            &ErrorReason::SnapshotTooLarge {
+                subtask: 1,
+                checkpoint: 2,
+                bytes: 51,
+                snapshot: 2,
+                total: 107,
+                max: 106
+            }
         );
     }
 
@@ -356,7 +429,7 @@ mod tests {
         c.event(&mut env, 0, 0, sized(1, &[34])).unwrap(); // 50
         let e = c.event(&mut env, 0, 0, sized(END, &[35])).unwrap_err(); // 51
         assert_eq!(
-            e.message,
+            e.message(),
             "entry of subtask 0 for checkpoint END (51 bytes) would make the snapshot of checkpoint END hold 107 bytes, more than max-snapshot-bytes 106"
         );
         // A replaced END entry does not count twice.
@@ -364,7 +437,17 @@ mod tests {
         c.event(&mut env, 0, 0, sized(END, &[34])).unwrap();
         c.event(&mut env, 0, 0, sized(END, &[40, 8])).unwrap(); // 80
         let e = c.event(&mut env, 1, 0, sized(END, &[5])).unwrap_err();
-        assert!(e.message.contains("hold 107 bytes"), "{e}");
+        assert!(
+            matches!(
+                e.reason(),
+                ErrorReason::SnapshotTooLarge {
+                    subtask: 1,
+                    total: 107,
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 
     #[test]
@@ -375,8 +458,16 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidEvent);
         assert!(
-            e.message
-                .starts_with("restore event of subtask 0 for checkpoint 3"),
+            matches!(
+                e.reason(),
+                ErrorReason::CommittableTooLong {
+                    what: "restore event",
+                    subtask: 0,
+                    checkpoint: 3,
+                    index: 0,
+                    ..
+                }
+            ),
             "{e}"
         );
         let (mut c, mut env) = running(1);

@@ -18,14 +18,13 @@
 //!   lists empty and `taken` = END ("not recorded"), which a restore from
 //!   `r` reads as `r` (the coordinator's state at `r` held the entry).
 
-use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use serde::ser::{SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
 
 use crate::committables::Committables;
-use crate::error::{Error, Result};
+use crate::error::{Defect, Error, ErrorReason, Result};
 use crate::slots::{EndEntry, SlotEntry};
 use crate::types::{MAX_CHECKPOINT, MAX_COMMIT_USER_BYTES, MAX_PARALLELISM};
 use crate::wire::{self, Seq};
@@ -384,12 +383,16 @@ const MIN_SLOT_BYTES: usize = 4;
 /// can keep the bytes and decode one slot again instead of a second copy of
 /// every slot ([`decode_slot_at`]).
 pub fn decode_indexed(bytes: &[u8]) -> Result<IndexedState> {
-    let corrupt = |why: &dyn core::fmt::Display| {
-        Error::corrupt_state(format!("coordinator state ({} bytes): {why}", bytes.len()))
+    let corrupt = |defect: Defect| -> Error {
+        ErrorReason::CoordinatorState {
+            bytes: bytes.len(),
+            defect,
+        }
+        .into()
     };
-    let (version, rest) = wire::version(bytes).map_err(|e| corrupt(&e))?;
+    let (version, rest) = wire::version(bytes).map_err(|e| corrupt(e.into()))?;
     if !(1..=CURRENT_VERSION).contains(&version) {
-        return Err(corrupt(&wire::DecodeError::UnknownVersion(version)));
+        return Err(corrupt(wire::DecodeError::UnknownVersion(version).into()));
     }
     // One pass: each slot is checked and converted as it is read, its first
     // content error kept and reported only after the whole structure, the
@@ -400,7 +403,7 @@ pub fn decode_indexed(bytes: &[u8]) -> Result<IndexedState> {
         let (count, mut rest) = take::<usize>(rest)?;
         let room = count.min(rest.len() / MIN_SLOT_BYTES);
         let (mut slots, mut offsets) = (Vec::with_capacity(room), Vec::with_capacity(room));
-        let mut bad: Option<String> = None;
+        let mut bad: Option<Defect> = None;
         let mut last: Option<u32> = None;
         for _ in 0..count {
             offsets.push(bytes.len() - rest.len());
@@ -410,13 +413,12 @@ pub fn decode_indexed(bytes: &[u8]) -> Result<IndexedState> {
                 continue;
             }
             if s >= parallelism {
-                bad = Some(format!(
-                    "END entry of subtask {s} outside parallelism {parallelism}"
-                ));
+                bad = Some(Defect::EndOutsideParallelism {
+                    subtask: s,
+                    parallelism,
+                });
             } else if last.is_some_and(|l| s <= l) {
-                bad = Some(format!(
-                    "END entries out of order or repeated at subtask {s}"
-                ));
+                bad = Some(Defect::EndsOutOfOrder { subtask: s });
             } else {
                 last = Some(s);
                 match ended_slot(s, w) {
@@ -448,23 +450,20 @@ pub fn decode_indexed(bytes: &[u8]) -> Result<IndexedState> {
         ))
     };
     let (commit_user, parallelism, slots, offsets, bad, owed, aborted) =
-        structure().map_err(|e| corrupt(&e))?;
+        structure().map_err(|e| corrupt(e.into()))?;
     if commit_user.is_empty() {
-        return Err(corrupt(&"empty commit user"));
+        return Err(corrupt(Defect::EmptyCommitUser));
     }
     if commit_user.len() > MAX_COMMIT_USER_BYTES {
-        return Err(corrupt(&format!(
-            "a commit user of {} bytes, more than {MAX_COMMIT_USER_BYTES}",
-            commit_user.len()
-        )));
+        return Err(corrupt(Defect::CommitUserTooLong {
+            bytes: commit_user.len(),
+        }));
     }
     if parallelism == 0 || parallelism > MAX_PARALLELISM {
-        return Err(corrupt(&format!(
-            "parallelism {parallelism} outside 1..={MAX_PARALLELISM}"
-        )));
+        return Err(corrupt(Defect::ParallelismOutOfRange { parallelism }));
     }
     if let Some(why) = bad {
-        return Err(corrupt(&why));
+        return Err(corrupt(why));
     }
     Ok(IndexedState {
         state: CoordinatorState {
@@ -480,13 +479,11 @@ pub fn decode_indexed(bytes: &[u8]) -> Result<IndexedState> {
 }
 
 /// The first problem of an id list: out of range, out of order or repeated.
-fn check_ids(what: &str, ids: impl Iterator<Item = u64>) -> Option<String> {
+fn check_ids(what: &'static str, ids: impl Iterator<Item = u64>) -> Option<Defect> {
     let mut prev: Option<u64> = None;
     for c in ids {
         if c > MAX_CHECKPOINT || prev.is_some_and(|p| c <= p) {
-            return Some(format!(
-                "{what} ids out of order, repeated or out of range at {c}"
-            ));
+            return Some(Defect::IdsOutOfOrder { what, id: c });
         }
         prev = Some(c);
     }
@@ -495,24 +492,24 @@ fn check_ids(what: &str, ids: impl Iterator<Item = u64>) -> Option<String> {
 
 /// One slot's content, checked (the subtask's range and order are the
 /// caller's).
-fn ended_slot(s: u32, w: SlotWireV3) -> core::result::Result<EndedSlot, String> {
+fn ended_slot(s: u32, w: SlotWireV3) -> core::result::Result<EndedSlot, Defect> {
     if w.end.synthesized && (!w.end.committables.is_empty() || w.end.watermark.is_some()) {
-        return Err(format!("synthesized END entry of subtask {s} carries data"));
+        return Err(Defect::SynthesizedEndCarriesData { subtask: s });
     }
     if w.taken > crate::types::END {
-        return Err(format!(
-            "END entry of subtask {s}: taken {} is out of range",
-            w.taken
-        ));
+        return Err(Defect::TakenOutOfRange {
+            subtask: s,
+            taken: w.taken,
+        });
     }
     let mut entries = Vec::with_capacity(w.entries.0.len());
     let mut prev: Option<u64> = None;
     for e in w.entries.0 {
         if e.checkpoint > MAX_CHECKPOINT || prev.is_some_and(|p| e.checkpoint <= p) {
-            return Err(format!(
-                "entries of subtask {s} out of order or out of range at checkpoint {}",
-                e.checkpoint
-            ));
+            return Err(Defect::SlotEntriesOutOfOrder {
+                subtask: s,
+                checkpoint: e.checkpoint,
+            });
         }
         prev = Some(e.checkpoint);
         entries.push((

@@ -5,13 +5,12 @@
 //! State bytes, version 1: `{last, entries: [entry], end: option<entry>}`,
 //! with the same bad-input rules as the coordinator state (SEMANTICS 7).
 
-use alloc::format;
 use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use crate::committables::Committables;
-use crate::error::{Error, Result};
-use crate::types::{checkpoint_name, Entry, END, MAX_CHECKPOINT};
+use crate::error::{Defect, Error, ErrorReason, Result};
+use crate::types::{Entry, END, MAX_CHECKPOINT};
 use crate::wire::{self, Seq};
 
 /// The format version of the writer state bytes.
@@ -109,19 +108,22 @@ impl Writer {
     ) -> Result<Entry> {
         let s = self.subtask;
         if c == END {
-            return Err(Error::invalid_event(format!(
-                "writer {s}: report for checkpoint id {c}: that id is reserved for END (end of input), whose entry end-input sends"
-            )));
+            return Err(ErrorReason::WriterReportForEnd { subtask: s }.into());
         }
         if c > MAX_CHECKPOINT {
-            return Err(Error::invalid_event(format!(
-                "writer {s}: report for checkpoint id {c}: out of range (ordinary checkpoint ids are 0..={MAX_CHECKPOINT})"
-            )));
+            return Err(ErrorReason::WriterReportOutOfRange {
+                subtask: s,
+                checkpoint: c,
+            }
+            .into());
         }
         if let Some(last) = self.last.filter(|l| c <= *l) {
-            return Err(Error::invalid_event(format!(
-                "writer {s}: report for checkpoint {c} after checkpoint {last}: checkpoints must increase"
-            )));
+            return Err(ErrorReason::WriterCheckpointsMustIncrease {
+                subtask: s,
+                checkpoint: c,
+                after: last,
+            }
+            .into());
         }
         self.used = true;
         let b = Buffered {
@@ -171,10 +173,11 @@ impl Writer {
     /// the highest one seen changes nothing (stale notifications arrive late).
     pub fn committed(&mut self, u: u64) -> Result<()> {
         if u > END {
-            return Err(Error::invalid_event(format!(
-                "writer {}: committed-up-to {u} is not a checkpoint id",
-                self.subtask
-            )));
+            return Err(ErrorReason::WriterCommittedNotACheckpoint {
+                subtask: self.subtask,
+                up_to: u,
+            }
+            .into());
         }
         self.used = true;
         if self.committed.is_some_and(|h| u < h) {
@@ -229,42 +232,42 @@ impl Writer {
     pub fn restore(&mut self, bytes: &[u8], r: u64) -> Result<Vec<Entry>> {
         let s = self.subtask;
         if self.used {
-            return Err(Error::illegal_state(format!(
-                "writer {s}: restore needs a fresh writer"
-            )));
+            return Err(ErrorReason::WriterNotFresh { subtask: s }.into());
         }
         if r > MAX_CHECKPOINT {
-            return Err(Error::invalid_event(format!(
-                "writer {s}: restore from checkpoint {}",
-                checkpoint_name(r)
-            )));
+            return Err(ErrorReason::WriterRestoreOutOfRange {
+                subtask: s,
+                checkpoint: r,
+            }
+            .into());
         }
-        let corrupt = |why: &dyn core::fmt::Display| {
-            Error::corrupt_state(format!(
-                "writer {s} state ({} bytes) for checkpoint {r}: {why}",
-                bytes.len()
-            ))
+        let corrupt = |defect: Defect| -> Error {
+            ErrorReason::WriterState {
+                subtask: s,
+                checkpoint: r,
+                bytes: bytes.len(),
+                defect,
+            }
+            .into()
         };
-        let (version, rest) = wire::version(bytes).map_err(|e| corrupt(&e))?;
+        let (version, rest) = wire::version(bytes).map_err(|e| corrupt(e.into()))?;
         if version != WRITER_STATE_VERSION {
-            return Err(corrupt(&wire::DecodeError::UnknownVersion(version)));
+            return Err(corrupt(wire::DecodeError::UnknownVersion(version).into()));
         }
-        let v1: WriterIn = wire::body(rest).map_err(|e| corrupt(&e))?;
+        let v1: WriterIn = wire::body(rest).map_err(|e| corrupt(e.into()))?;
         let mut events = Vec::with_capacity(v1.entries.0.len() + 1);
         let mut kept = Vec::with_capacity(v1.entries.0.len());
         let mut prev: Option<u64> = None;
         for e in v1.entries.0 {
             if e.checkpoint > r {
-                return Err(corrupt(&format!(
-                    "entry for checkpoint {} is newer than the restored checkpoint",
-                    checkpoint_name(e.checkpoint)
-                )));
+                return Err(corrupt(Defect::EntryAfterRestored {
+                    checkpoint: e.checkpoint,
+                }));
             }
             if prev.is_some_and(|p| e.checkpoint <= p) {
-                return Err(corrupt(&format!(
-                    "entries out of order at checkpoint {}",
-                    e.checkpoint
-                )));
+                return Err(corrupt(Defect::EntriesOutOfOrder {
+                    checkpoint: e.checkpoint,
+                }));
             }
             prev = Some(e.checkpoint);
             let b = Buffered {
@@ -277,12 +280,10 @@ impl Writer {
             kept.push((e.checkpoint, b));
         }
         if v1.last.is_some_and(|l| l > MAX_CHECKPOINT) || (prev.is_some() && v1.last < prev) {
-            return Err(corrupt(&"last reported checkpoint out of range"));
+            return Err(corrupt(Defect::LastOutOfRange));
         }
         let end = match v1.end {
-            Some(e) if e.checkpoint != END => {
-                return Err(corrupt(&"END entry with an ordinary checkpoint id"))
-            }
+            Some(e) if e.checkpoint != END => return Err(corrupt(Defect::EndWithOrdinaryId)),
             Some(e) => {
                 let b = Buffered {
                     committables: e.committables,
@@ -369,13 +370,24 @@ mod tests {
         let e = w.report(END, vec![], None, false).unwrap_err();
         assert_eq!(e.kind, crate::ErrorKind::InvalidEvent);
         assert_eq!(
-            e.message,
+            e.reason(),
+            &crate::ErrorReason::WriterReportForEnd { subtask: 4 }
+        );
+        assert_eq!(
+            e.message(),
             "writer 4: report for checkpoint id 9223372036854775807: that id is reserved for END (end of input), whose entry end-input sends"
         );
         let e = w.report(u64::MAX, vec![], None, false).unwrap_err();
         assert_eq!(e.kind, crate::ErrorKind::InvalidEvent);
         assert_eq!(
-            e.message,
+            e.reason(),
+            &crate::ErrorReason::WriterReportOutOfRange {
+                subtask: 4,
+                checkpoint: u64::MAX
+            }
+        );
+        assert_eq!(
+            e.message(),
             "writer 4: report for checkpoint id 18446744073709551615: out of range (ordinary checkpoint ids are 0..=9223372036854775806)"
         );
         // Nothing was buffered: the writer still takes checkpoint 1.
@@ -462,17 +474,29 @@ mod tests {
         assert!(Writer::new(0).restore(&trailing, 5).is_err());
         let mut version = good.clone();
         version[0] = 2;
-        assert!(Writer::new(0)
-            .restore(&version, 5)
-            .unwrap_err()
-            .message
-            .contains("version 2"));
-        // Out of range: an entry newer than the restored checkpoint.
-        assert!(Writer::new(0).restore(&good, 4).is_err());
-        // Restore needs a fresh writer.
         assert_eq!(
-            w.restore(&good, 5).unwrap_err().kind,
-            crate::ErrorKind::IllegalState
+            Writer::new(0).restore(&version, 5).unwrap_err().reason(),
+            &crate::ErrorReason::WriterState {
+                subtask: 0,
+                checkpoint: 5,
+                bytes: version.len(),
+                defect: crate::error::Defect::Decode(wire::DecodeError::UnknownVersion(2)),
+            }
+        );
+        // Out of range: an entry newer than the restored checkpoint.
+        assert!(matches!(
+            Writer::new(0).restore(&good, 4).unwrap_err().reason(),
+            crate::ErrorReason::WriterState {
+                defect: crate::error::Defect::EntryAfterRestored { checkpoint: 5 },
+                ..
+            }
+        ));
+        // Restore needs a fresh writer.
+        let e = w.restore(&good, 5).unwrap_err();
+        assert_eq!(e.kind, crate::ErrorKind::IllegalState);
+        assert_eq!(
+            e.reason(),
+            &crate::ErrorReason::WriterNotFresh { subtask: 0 }
         );
     }
 }

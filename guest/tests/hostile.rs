@@ -3,8 +3,10 @@
 //! limit, the same natively as in the component (testkit's hostile tests run
 //! the component). Hostile tables are in `src/table/tests.rs`.
 
+use sink_coordinator::error::Defect;
 use sink_coordinator::{
-    Config, Coordinator, Entry, ErrorKind, Limits, MemEnv, RestorePoint, MAX_COMMIT_USER_BYTES,
+    Config, Coordinator, Entry, ErrorKind, ErrorReason, Limits, MemEnv, RestorePoint,
+    MAX_COMMIT_USER_BYTES,
 };
 
 fn entry(checkpoint: u64, committables: Vec<Vec<u8>>) -> Entry {
@@ -23,7 +25,14 @@ fn a_commit_user_longer_than_the_bound_is_invalid_config() {
     let e = c.start(&mut env).unwrap_err();
     assert_eq!(e.kind, ErrorKind::InvalidConfig);
     assert_eq!(
-        e.message,
+        e.reason(),
+        &ErrorReason::CommitUserTooLong {
+            bytes: MAX_COMMIT_USER_BYTES + 1
+        }
+    );
+    // The text is the contract.
+    assert_eq!(
+        e.message(),
         "the commit user is 65537 bytes long, more than 65536"
     );
     // At the bound it runs and commits.
@@ -58,8 +67,13 @@ fn a_restored_commit_user_longer_than_the_bound_is_corrupt_state() {
     let e = c.start(&mut env).unwrap_err();
     assert_eq!(e.kind, ErrorKind::CorruptState);
     assert!(
-        e.message
-            .ends_with("a commit user of 65537 bytes, more than 65536"),
+        matches!(
+            e.reason(),
+            ErrorReason::CoordinatorState {
+                defect: Defect::CommitUserTooLong { bytes: 65537 },
+                ..
+            }
+        ),
         "{e}"
     );
 }
@@ -82,8 +96,14 @@ fn the_commit_user_counts_in_the_snapshot_limit() {
         .unwrap_err();
     assert_eq!(e.kind, ErrorKind::InvalidEvent);
     assert!(
-        e.message
-            .contains("hold 1004 bytes, more than max-snapshot-bytes 1000"),
+        matches!(
+            e.reason(),
+            ErrorReason::SnapshotTooLarge {
+                total: 1004,
+                max: 1000,
+                ..
+            }
+        ),
         "{e}"
     );
     let mut c = Coordinator::new(Config::new(1, "ab"), None);

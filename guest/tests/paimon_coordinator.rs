@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 use scenario::{job_env, DirStorage, Job};
 use sink_coordinator::table::{self, TableFormatKind};
 use sink_coordinator::{
-    Config, Coordinator, Entry, ErrorKind, Lifecycle, MemStorage, Storage, END,
+    Config, Coordinator, Entry, ErrorKind, ErrorReason, Lifecycle, MemStorage, Storage, END,
 };
-use sink_coordinator_paimon::committable::{self, DataFile};
+use sink_coordinator_paimon::committable::{self, CommittableError, DataFile};
 use sink_coordinator_paimon::manifest;
 use sink_coordinator_paimon::snapshot as psnap;
 use sink_coordinator_paimon::{encode_schema, CreateTable};
@@ -156,21 +156,24 @@ fn calls_per_commit_do_not_grow_with_history() {
 /// and the checkpoint when it arrives, and nothing is written.
 #[test]
 fn bad_committables_are_refused_on_arrival() {
-    let bad: [(Vec<u8>, &str); 3] = [
-        (b"not a committable".to_vec(), "PCM magic"),
+    let bad: [(Vec<u8>, CommittableError); 3] = [
+        (b"not a committable".to_vec(), CommittableError::BadMagic),
         (
             committable::encode(&DataFile {
                 file_name: "../../etc/x".into(),
                 ..committable::decode_unchecked(&file(0, 1)).unwrap()
             }),
-            "plain file name",
+            CommittableError::BadFileName,
         ),
         (
             committable::encode(&DataFile {
                 schema_id: 3,
                 ..committable::decode_unchecked(&file(0, 1)).unwrap()
             }),
-            "schema 3",
+            CommittableError::SchemaIdMismatch {
+                expected: 0,
+                found: 3,
+            },
         ),
     ];
     for (bytes, why) in bad {
@@ -187,13 +190,21 @@ fn bad_committables_are_refused_on_arrival() {
         };
         let err = c.event(&mut st, 1, 0, e).unwrap_err();
         assert_eq!(err.kind, ErrorKind::InvalidEvent);
-        assert!(
-            err.message
-                .starts_with("event of subtask 1 for checkpoint 7: committable 1: "),
-            "{}",
-            err.message
+        let text = err.message();
+        assert_eq!(
+            err.into_reason(),
+            ErrorReason::CommittableRejected {
+                what: "event",
+                subtask: 1,
+                checkpoint: 7,
+                index: 1,
+                why: Box::new(ErrorReason::PaimonCommittable(why)),
+            }
         );
-        assert!(err.message.contains(why), "{}", err.message);
+        assert!(
+            text.starts_with("event of subtask 1 for checkpoint 7: committable 1: "),
+            "{text}"
+        );
         assert_eq!(c.state(), Lifecycle::Failed);
         assert_eq!(
             st.storage.inner.map.keys().collect::<Vec<_>>(),

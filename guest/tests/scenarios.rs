@@ -2,9 +2,10 @@
 //! conformance traces under `tests/conformance` cover the catalogue; these
 //! pin the mechanics that traces cannot see (call counts, landed writes).
 
+use sink_coordinator::error::StorageOp;
 use sink_coordinator::{
-    table, Config, Coordinator, Entry, ErrorKind, Lifecycle, MemEnv, OwnedEnv, RestorePoint,
-    StepClock, Storage, StorageError, END,
+    table, Config, Coordinator, Entry, ErrorKind, ErrorReason, Lifecycle, MemEnv, OwnedEnv,
+    RestorePoint, StepClock, Storage, StorageError, END,
 };
 
 fn e(c: u64, data: &[&str], wm: Option<i64>) -> Entry {
@@ -128,7 +129,19 @@ fn ambiguous_write_is_recognised_on_retry() {
     f.storage.fail_puts = 1;
     let err = c.checkpoint_complete(&mut f, 1).unwrap_err();
     assert_eq!(err.kind, ErrorKind::Storage);
-    assert!(err.message.contains("checkpoint 1"), "{}", err.message);
+    assert!(
+        matches!(
+            err.reason(),
+            ErrorReason::Storage {
+                op: StorageOp::Committing {
+                    checkpoint: 1,
+                    snapshot: 1
+                },
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert_eq!(c.state(), Lifecycle::Running);
     // Repeating the call finds the landed write and does not commit twice.
     let out = c.checkpoint_complete(&mut f, 1).unwrap();
@@ -238,7 +251,14 @@ fn fatal_errors_fail_the_instance_and_close_is_quiet() {
     let (mut c, mut env) = started(1);
     let err = c.event(&mut env, 1, 0, e(1, &[], None)).unwrap_err();
     assert_eq!(err.kind, ErrorKind::InvalidEvent);
-    assert!(err.message.contains("subtask 1"));
+    assert_eq!(
+        err.reason(),
+        &ErrorReason::SubtaskOutsideParallelism {
+            call: "event",
+            subtask: 1,
+            parallelism: 1
+        }
+    );
     assert_eq!(c.state(), Lifecycle::Failed);
     assert_eq!(
         c.checkpoint_complete(&mut env, 1).unwrap_err().kind,

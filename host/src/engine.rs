@@ -314,7 +314,7 @@ impl RuntimeOptions {
             self.max_hostcall_bytes as u64,
             &MAX_HOSTCALL_RANGE,
         )?;
-        self.limits.validate().map_err(|e| e.message)?;
+        self.limits.validate().map_err(|e| e.message())?;
         // A value the core accepts must never trap at commit.
         let need = hostcall_bytes_for(&self.limits).min(*MAX_HOSTCALL_RANGE.end());
         if (self.max_hostcall_bytes as u64) < need {

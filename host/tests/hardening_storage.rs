@@ -103,7 +103,7 @@ fn linked_snapshot_directory_is_refused_and_outside_untouched() {
         .and_then(|_| c.checkpoint(&mut env, 1))
         .and_then(|_| c.checkpoint_complete(&mut env, 1))
         .unwrap_err();
-    assert!(err.message.contains("symbolic link"), "{err:?}");
+    assert!(err.message().contains("symbolic link"), "{err:?}");
 
     assert_eq!(
         contents(&s.outside()),
@@ -130,8 +130,8 @@ fn linked_snapshot_file_is_never_read_or_written() {
     invalid_key_naming(st.list("snapshot/"), &key);
     // The native table reader surfaces the error instead of the target's bytes.
     let err = table::list_snapshots(&mut st).unwrap_err();
-    assert!(!err.message.contains("SECRET"), "{err:?}");
-    assert!(err.message.contains("symbolic link"), "{err:?}");
+    assert!(!err.message().contains("SECRET"), "{err:?}");
+    assert!(err.message().contains("symbolic link"), "{err:?}");
 
     assert_eq!(std::fs::read(&target).unwrap(), SECRET);
     assert!(std::fs::symlink_metadata(s.table().join(&key))
@@ -166,7 +166,7 @@ fn links_in_tag_and_hint_are_refused() {
     invalid_key_naming(st.put(table::LATEST_HINT, b"x"), table::LATEST_HINT);
     invalid_key_naming(st.get(table::LATEST_HINT), table::LATEST_HINT);
     let err = table::list_tags(&mut st).unwrap_err();
-    assert!(err.message.contains("symbolic link"), "{err:?}");
+    assert!(err.message().contains("symbolic link"), "{err:?}");
 
     assert_eq!(std::fs::read(&target).unwrap(), SECRET);
     assert!(

@@ -75,7 +75,7 @@ fn snapshots_read_one_call_each_match_the_core() {
         .list_snapshots()
         .unwrap_err();
     assert_eq!(paged.kind, HostErrorKind::Core(native.kind), "{paged}");
-    assert_eq!(paged.message, native.message);
+    assert_eq!(paged.message, native.message());
 }
 
 #[test]
@@ -117,5 +117,5 @@ fn tags_read_in_pages_match_the_core() {
         .list_tags()
         .unwrap_err();
     assert_eq!(paged.kind, HostErrorKind::Core(native.kind), "{paged}");
-    assert_eq!(paged.message, native.message);
+    assert_eq!(paged.message, native.message());
 }

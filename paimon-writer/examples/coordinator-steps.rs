@@ -168,7 +168,7 @@ fn fail(done: &[Value], start: &Value, at: usize, e: &Error) -> ! {
     println!(
         "{}",
         json!({ "start": start, "steps": done, "at": at,
-                "error": { "kind": e.kind.name(), "message": e.message } })
+                "error": { "kind": e.kind.name(), "message": e.message() } })
     );
     std::process::exit(3);
 }

@@ -4,16 +4,15 @@
 //! `running` after the recovery commit (which `commit` runs).
 
 use alloc::collections::BTreeSet;
-use alloc::format;
 use alloc::vec::Vec;
 
 use super::{CallLog, Coordinator, Phase, Trigger};
 use crate::env::Env;
-use crate::error::{Error, Result};
+use crate::error::{ErrorReason, Result};
 use crate::limits::committables_bytes;
 use crate::slots::EndEntry;
 use crate::state_codec::{self, EndedSlot};
-use crate::types::{checkpoint_name, Entry, Lifecycle, RecoveryMode, RestorePoint, END};
+use crate::types::{Entry, Lifecycle, RecoveryMode, RestorePoint, END};
 
 /// Global-restore bookkeeping: the data of the `restoring` state (SEMANTICS 6.2).
 #[derive(Clone, Debug)]
@@ -145,10 +144,12 @@ impl Coordinator {
         let decoded = state_codec::decode_indexed(&rp.state)?;
         let state = decoded.state;
         if !state.slots.is_empty() && state.parallelism != p {
-            return Err(Error::corrupt_state(format!(
-                "cannot rescale a partly finished sink: the state of checkpoint {r} has parallelism {} and END entries, the configuration has {p}",
-                state.parallelism
-            )));
+            return Err(ErrorReason::CannotRescale {
+                checkpoint: r,
+                state_parallelism: state.parallelism,
+                parallelism: p,
+            }
+            .into());
         }
         self.commit_user = state.commit_user;
         self.log.watch(&self.commit_user);
@@ -206,10 +207,12 @@ impl Coordinator {
         });
         let held = self.slots.ended_bytes();
         if held > self.limits.max_snapshot_bytes {
-            return Err(Error::invalid_config(format!(
-                "restore from checkpoint {r}: the state's END entries and the entries of ended writers hold {held} bytes, more than max-snapshot-bytes {}",
-                self.limits.max_snapshot_bytes
-            )));
+            return Err(ErrorReason::RestoredEndsTooLarge {
+                checkpoint: r,
+                bytes: held,
+                max: self.limits.max_snapshot_bytes,
+            }
+            .into());
         }
         if self.recovery_ready() {
             self.recovery_commit(env, log)?;
@@ -269,9 +272,7 @@ impl Coordinator {
             .filter(|rec| rec.restored.contains(s))
             .map(|rec| rec.checkpoint)
         else {
-            return Err(Error::illegal_state(format!(
-                "END event of subtask {s} while the coordinator is restoring and subtask {s} has not sent its restore event"
-            )));
+            return Err(ErrorReason::EndBeforeRestoreEvent { subtask: s }.into());
         };
         self.check_end(s, bytes)?;
         // The writer restored from `r` and ended after it (SEMANTICS 3),
@@ -287,16 +288,20 @@ impl Coordinator {
         let mut seen = BTreeSet::new();
         for e in entries {
             if e.checkpoint != END && e.checkpoint > r {
-                return Err(Error::invalid_event(format!(
-                    "restore event of subtask {s} from checkpoint {r} holds an entry for later checkpoint {}",
-                    checkpoint_name(e.checkpoint)
-                )));
+                return Err(ErrorReason::LaterCheckpointRestored {
+                    subtask: s,
+                    from: r,
+                    checkpoint: e.checkpoint,
+                }
+                .into());
             }
             if !seen.insert(e.checkpoint) {
-                return Err(Error::invalid_event(format!(
-                    "restore event of subtask {s} from checkpoint {r} holds checkpoint {} twice",
-                    checkpoint_name(e.checkpoint)
-                )));
+                return Err(ErrorReason::CheckpointRestoredTwice {
+                    subtask: s,
+                    from: r,
+                    checkpoint: e.checkpoint,
+                }
+                .into());
             }
         }
         Ok(())
@@ -378,13 +383,16 @@ impl Coordinator {
         log: &mut CallLog,
     ) -> Result<()> {
         let Some(rec) = self.recovery() else {
-            return Err(Error::illegal_state("restored: no restore in progress"));
+            return Err(ErrorReason::NoRestoreInProgress.into());
         };
         let expected = rec.checkpoint;
         if r != expected {
-            return Err(Error::invalid_event(format!(
-                "restore event of subtask {s} is from checkpoint {r}, the coordinator restores checkpoint {expected}"
-            )));
+            return Err(ErrorReason::RestoreFromOtherCheckpoint {
+                subtask: s,
+                from: r,
+                restoring: expected,
+            }
+            .into());
         }
         if self.finished.contains(s) {
             // Ignored, as in `running` (SEMANTICS 6.2).

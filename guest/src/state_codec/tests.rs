@@ -1,6 +1,7 @@
 //! Tests of the state bytes: the views against the wire types, the exact
 //! size, round trips, every version's bytes, and refusals.
 use super::*;
+use crate::error::{Defect, ErrorReason};
 use alloc::vec;
 use proptest::prelude::*;
 
@@ -296,17 +297,44 @@ fn rejects_bad_bytes() {
     }
     let mut trailing = good.clone();
     trailing.push(0);
-    assert!(decode(&trailing).unwrap_err().message.contains("trailing"));
+    assert_eq!(
+        decode(&trailing).unwrap_err().reason(),
+        &ErrorReason::CoordinatorState {
+            bytes: trailing.len(),
+            defect: Defect::Decode(wire::DecodeError::TrailingBytes(1)),
+        }
+    );
     let mut version = good.clone();
     version[0] = 9;
-    assert!(decode(&version)
-        .unwrap_err()
-        .message
-        .contains("unknown format version 9"));
+    let e = decode(&version).unwrap_err();
+    assert_eq!(
+        e.reason(),
+        &ErrorReason::CoordinatorState {
+            bytes: version.len(),
+            defect: Defect::Decode(wire::DecodeError::UnknownVersion(9)),
+        }
+    );
+    // The text is the contract.
+    assert_eq!(
+        e.to_string(),
+        alloc::format!(
+            "corrupt-state: coordinator state ({} bytes): unknown format version 9",
+            version.len()
+        )
+    );
     // Out of range: subtask 7 with parallelism 4.
     let e = end(&[], None);
     let bad = enc("u", 4, [(7u32, &e, vec![])]);
-    assert!(decode(&bad).unwrap_err().message.contains("subtask 7"));
+    assert!(matches!(
+        decode(&bad).unwrap_err().reason(),
+        ErrorReason::CoordinatorState {
+            defect: Defect::EndOutsideParallelism {
+                subtask: 7,
+                parallelism: 4
+            },
+            ..
+        }
+    ));
     // Ordinary entries out of order.
     let o = SlotEntry {
         committables: Committables::new(),
@@ -314,7 +342,16 @@ fn rejects_bad_bytes() {
         savepoint: false,
     };
     let bad = enc("u", 4, [(0u32, &e, vec![(5, &o), (5, &o)])]);
-    assert!(decode(&bad).unwrap_err().message.contains("out of order"));
+    assert!(matches!(
+        decode(&bad).unwrap_err().reason(),
+        ErrorReason::CoordinatorState {
+            defect: Defect::SlotEntriesOutOfOrder {
+                subtask: 0,
+                checkpoint: 5
+            },
+            ..
+        }
+    ));
     let bad = enc("u", 4, [(0u32, &e, vec![(crate::END, &o)])]);
     assert!(decode(&bad).is_err());
     // Id lists out of order, repeated or out of range.
@@ -326,12 +363,34 @@ fn rejects_bad_bytes() {
     ] {
         let bad = enc_ids("u", 4, [], Ids { owed, aborted });
         assert!(
-            decode(&bad).unwrap_err().message.contains("ids"),
+            matches!(
+                decode(&bad).unwrap_err().reason(),
+                ErrorReason::CoordinatorState {
+                    defect: Defect::IdsOutOfOrder { .. },
+                    ..
+                }
+            ),
             "{owed:?} {aborted:?}"
         );
     }
-    assert!(decode(&enc("", 1, core::iter::empty())).is_err());
-    assert!(decode(&enc("u", 0, core::iter::empty())).is_err());
+    assert!(matches!(
+        decode(&enc("", 1, core::iter::empty()))
+            .unwrap_err()
+            .reason(),
+        ErrorReason::CoordinatorState {
+            defect: Defect::EmptyCommitUser,
+            ..
+        }
+    ));
+    assert!(matches!(
+        decode(&enc("u", 0, core::iter::empty()))
+            .unwrap_err()
+            .reason(),
+        ErrorReason::CoordinatorState {
+            defect: Defect::ParallelismOutOfRange { parallelism: 0 },
+            ..
+        }
+    ));
 }
 
 proptest! {

@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 use super::format::{SnapshotRecord, TableFormat, TagRecord, UserMark};
 use super::native::NativeLog;
 use crate::env::{MemStorage, Storage, StorageError};
-use crate::error::ErrorKind;
+use crate::error::{ErrorKind, ErrorReason};
 
 /// A storage that records the calls made through it.
 #[derive(Default)]
@@ -228,7 +228,13 @@ fn native_records_that_cannot_be_trusted_are_corrupt_state() {
     st.map.insert(super::tag_key("t"), b"\x09".to_vec());
     let e = f.read_snapshot(&mut st, 4).unwrap_err();
     assert_eq!(e.kind, ErrorKind::CorruptState);
-    assert!(e.message.contains("snapshot/00000000000000000004"));
+    assert!(
+        matches!(
+            e.reason(),
+            ErrorReason::TableRecord { key, .. } if key == "snapshot/00000000000000000004"
+        ),
+        "{e}"
+    );
     let e = f.read_tag(&mut st, "t").unwrap_err();
     assert_eq!(e.kind, ErrorKind::CorruptState);
     // A record stored under another snapshot's key.
@@ -247,7 +253,17 @@ fn native_records_that_cannot_be_trusted_are_corrupt_state() {
     st.map.insert(super::snapshot_key(6), bytes);
     let e = f.read_snapshot(&mut st, 6).unwrap_err();
     assert_eq!(e.kind, ErrorKind::CorruptState);
-    assert!(e.message.ends_with("holds snapshot 5"), "{}", e.message);
+    assert_eq!(
+        e.reason(),
+        &ErrorReason::RecordHoldsOtherSnapshot {
+            key: super::snapshot_key(6),
+            snapshot: 5
+        }
+    );
+    assert_eq!(
+        e.message(),
+        "table record snapshot/00000000000000000006 holds snapshot 5"
+    );
     // Hints are advisory: garbage reads as no hint.
     st.map
         .insert(super::LATEST_HINT.to_string(), b"not a number".to_vec());

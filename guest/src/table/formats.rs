@@ -59,9 +59,7 @@ impl AnyFormat {
             #[cfg(feature = "paimon")]
             TableFormatKind::Paimon => Ok(AnyFormat::Paimon(Default::default())),
             #[cfg(not(feature = "paimon"))]
-            TableFormatKind::Paimon => Err(crate::error::Error::invalid_config(
-                "table-format paimon: this build of the coordinator has no Paimon format",
-            )),
+            TableFormatKind::Paimon => Err(crate::error::ErrorReason::NoPaimonFormat.into()),
         }
     }
 
@@ -82,7 +80,7 @@ impl AnyFormat {
         {
             let paimon = st
                 .get(super::paimon::FIRST_SCHEMA_KEY)
-                .map_err(|e| super::storage_err("reading the table's schema", e))?
+                .map_err(|e| super::storage_err(crate::error::StorageOp::ReadingTableSchema, e))?
                 .is_some();
             if paimon {
                 return Ok(AnyFormat::Paimon(Default::default()));

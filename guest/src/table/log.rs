@@ -12,18 +12,17 @@
 //! grows with the number of distinct commit users, never with the log length.
 
 use alloc::collections::BTreeMap;
-use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use super::format::{Probe, SnapshotRecord, TableFormat, TagRecord, UserMark};
 use super::formats::{AnyFormat, TableFormatKind};
-use super::{clip, storage_err};
+use super::storage_err;
 #[cfg(feature = "paimon")]
 use crate::committables::Committables;
 use crate::env::{Env, Storage};
-use crate::error::{Error, Result};
-use crate::types::{checkpoint_name, Snapshot, END, MAX_TABLE_USERS_BYTES};
+use crate::error::{Error, ErrorReason, Result, StorageOp};
+use crate::types::{Snapshot, END, MAX_TABLE_USERS_BYTES};
 
 /// Result of writing one snapshot through the exactly-once filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,10 +73,7 @@ pub struct TableLog {
 fn jump(jumps: &mut u32, id: u64, earliest: u64) -> Result<u64> {
     *jumps += 1;
     if *jumps > 3 || earliest <= id {
-        return Err(Error::storage(format!(
-            "snapshot {id} was expired and the earliest snapshot kept ({earliest}) keeps moving \
-             (an expiry is running beside this read): try again"
-        )));
+        return Err(ErrorReason::ExpiredSnapshotKeepsMoving { id, earliest }.into());
     }
     Ok(earliest)
 }
@@ -120,7 +116,7 @@ impl TableLog {
     pub fn check_committables(
         &mut self,
         st: &mut dyn Storage,
-        what: &str,
+        what: &'static str,
         s: u32,
         checkpoint: u64,
         committables: &Committables,
@@ -131,11 +127,14 @@ impl TableLog {
         for (i, c) in committables.iter().enumerate() {
             self.format.check_committable(st, c).map_err(|e| {
                 if e.kind == crate::error::ErrorKind::InvalidEvent {
-                    Error::invalid_event(format!(
-                        "{what} of subtask {s} for checkpoint {}: committable {i}: {}",
-                        checkpoint_name(checkpoint),
-                        e.message
-                    ))
+                    ErrorReason::CommittableRejected {
+                        what,
+                        subtask: s,
+                        checkpoint,
+                        index: i,
+                        why: Box::new(e.into_reason()),
+                    }
+                    .into()
                 } else {
                     e
                 }
@@ -166,7 +165,7 @@ impl TableLog {
         };
         self.format
             .create_tag(env.storage, &tag)
-            .map_err(|e| storage_err(&format!("creating tag {name}"), e))
+            .map_err(|e| storage_err(StorageOp::CreatingTag(name.into()), e))
     }
 
     /// Deletes tag `name` if it points at `user`'s snapshot with `identifier`, or at
@@ -330,7 +329,7 @@ impl TableLog {
         let hinted = self
             .format
             .read_hint(st)
-            .map_err(|e| storage_err("reading the latest-snapshot hint", e))?;
+            .map_err(|e| storage_err(StorageOp::ReadingLatestHint, e))?;
         let mut latest = 0;
         let mut users = BTreeMap::new();
         if hinted > 0 {
@@ -350,11 +349,7 @@ impl TableLog {
             }
             self.advance(st, earliest - 1, Some(BTreeMap::new()), None)?;
         }
-        Err(Error::storage(
-            "the earliest snapshot an expiry kept keeps moving (an expiry is running beside \
-             this read): try again"
-                .to_string(),
-        ))
+        Err(ErrorReason::EarliestKeepsMoving.into())
     }
 
     /// The latest snapshot id this view knows of (0: none), for tools that
@@ -393,7 +388,6 @@ impl TableLog {
         watermark: Option<i64>,
         committables: &[(u32, &[u8])],
     ) -> Result<Written> {
-        let what = || format!("committing checkpoint {}", checkpoint_name(identifier));
         if !self.loaded {
             self.load(env.storage)?;
         }
@@ -403,11 +397,10 @@ impl TableLog {
             }
             // Fatal, not `storage`: repeating the call cannot help.
             let id = self.latest.checked_add(1).ok_or_else(|| {
-                Error::corrupt_state(format!(
-                    "{}: the table's snapshot ids are exhausted (snapshot {} is the last)",
-                    what(),
-                    self.latest
-                ))
+                Error::from(ErrorReason::SnapshotIdsExhausted {
+                    checkpoint: identifier,
+                    latest: self.latest,
+                })
             })?;
             let mark = UserMark {
                 identifier,
@@ -460,10 +453,11 @@ impl TableLog {
                             continue;
                         }
                         Probe::Missing => {
-                            return Err(Error::storage(format!(
-                                "{}: snapshot {id} exists but cannot be read",
-                                what()
-                            )))
+                            return Err(ErrorReason::SnapshotUnreadable {
+                                checkpoint: identifier,
+                                snapshot: id,
+                            }
+                            .into())
                         }
                     };
                     self.latest = id;
@@ -479,7 +473,13 @@ impl TableLog {
                 }
                 Err(e) => {
                     self.uncertain = Some((id, identifier));
-                    return Err(storage_err(&format!("{} (snapshot {id})", what()), e));
+                    return Err(storage_err(
+                        StorageOp::Committing {
+                            checkpoint: identifier,
+                            snapshot: id,
+                        },
+                        e,
+                    ));
                 }
             }
         }
@@ -496,11 +496,12 @@ impl TableLog {
             .sum::<u64>()
             .saturating_add(user.len() as u64 + 16);
         if taken > MAX_TABLE_USERS_BYTES {
-            return Err(Error::invalid_config(format!(
-                "commit user \"{}\" would make the table's {} commit users take {taken} bytes, more than {MAX_TABLE_USERS_BYTES}",
-                clip(user),
-                self.users.len() + 1
-            )));
+            return Err(ErrorReason::TooManyCommitUsers {
+                user: user.into(),
+                users: self.users.len() + 1,
+                bytes: taken,
+            }
+            .into());
         }
         Ok(())
     }
@@ -512,7 +513,7 @@ impl TableLog {
         }
         self.format
             .write_hint(st, self.latest)
-            .map_err(|e| storage_err("writing the latest-snapshot hint", e))?;
+            .map_err(|e| storage_err(StorageOp::WritingLatestHint, e))?;
         self.hint_stale = false;
         Ok(())
     }
@@ -553,20 +554,20 @@ impl TableLog {
                     if m.snapshot_id < self.format.read_earliest(st)? {
                         return Ok(None);
                     }
-                    return Err(Error::corrupt_state(format!(
-                        "commit user \"{}\" is marked at snapshot {}, which is missing",
-                        clip(user),
-                        m.snapshot_id
-                    )));
+                    return Err(ErrorReason::MarkedSnapshotMissing {
+                        user: user.into(),
+                        snapshot: m.snapshot_id,
+                    }
+                    .into());
                 }
             };
             if s.snapshot.commit_user != user || s.snapshot.identifier != m.identifier {
-                return Err(Error::corrupt_state(format!(
-                    "commit user \"{}\" is marked at snapshot {} for checkpoint {}, which holds another commit",
-                    clip(user),
-                    m.snapshot_id,
-                    checkpoint_name(m.identifier)
-                )));
+                return Err(ErrorReason::MarkedSnapshotOtherCommit {
+                    user: user.into(),
+                    snapshot: m.snapshot_id,
+                    checkpoint: m.identifier,
+                }
+                .into());
             }
             if m.identifier == identifier {
                 return Ok(Some(m.snapshot_id));

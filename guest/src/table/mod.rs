@@ -11,11 +11,10 @@
 //! The functions below are the tagging steps of savepoints and the
 //! read-only access of the `table` interface.
 
-use alloc::format;
 use alloc::vec::Vec;
 
 use crate::env::{AsEnv, Storage, StorageError};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorReason, Result, StorageOp};
 use crate::types::{Snapshot, Tag, END};
 
 pub mod format;
@@ -33,9 +32,9 @@ pub use native::{
     NativeLog, LATEST_HINT, SNAPSHOT_PREFIX, TAG_PREFIX,
 };
 
-/// A storage failure while doing `what`, kept as the error's source.
-pub(crate) fn storage_err(what: &str, e: StorageError) -> Error {
-    Error::storage(format!("{what}: {e}")).with_source(e)
+/// A storage failure while doing `op`, kept as the error's source.
+pub(crate) fn storage_err(op: StorageOp, e: StorageError) -> Error {
+    ErrorReason::Storage { op, error: e }.into()
 }
 
 /// A commit user for a message: at most 64 bytes of it, quoted as is (no
@@ -102,7 +101,7 @@ pub(crate) fn delete_own_tag_in(
     }
     format
         .delete_tag(st, name)
-        .map_err(|e| storage_err(&format!("deleting tag {name}"), e))?;
+        .map_err(|e| storage_err(StorageOp::DeletingTag(name.into()), e))?;
     Ok(true)
 }
 
@@ -164,10 +163,7 @@ fn listing<F: TableFormat>(
         }
         jumps += 1;
         if jumps > 3 {
-            return Err(Error::storage(format!(
-                "listing the snapshots: the earliest snapshot kept keeps moving (now {earliest}; \
-                 an expiry is running beside this read): try again"
-            )));
+            return Err(ErrorReason::ListingKeepsMoving { earliest }.into());
         }
         id = earliest;
     }

@@ -29,10 +29,10 @@ use serde::{Deserialize, Serialize};
 use super::format::{
     Probe, SnapshotRecord, StoredSnapshot, StoredTag, TableFormat, TagRecord, UserMark,
 };
-use super::{clip, storage_err};
+use super::storage_err;
 use crate::env::{Storage, StorageError};
-use crate::error::{Error, Result};
-use crate::types::{checkpoint_name, Snapshot, Tag, MAX_TABLE_USERS_BYTES};
+use crate::error::{Defect, Error, ErrorReason, Result, StorageOp};
+use crate::types::{Snapshot, Tag, MAX_TABLE_USERS_BYTES};
 use crate::wire::{self, Bytes, Seq};
 
 /// Key prefix of the snapshots.
@@ -176,7 +176,7 @@ impl TableFormat for NativeLog {
     fn read_earliest(&mut self, st: &mut dyn Storage) -> Result<u64> {
         Ok(st
             .get(&snapshot_key(1))
-            .map_err(|e| storage_err("reading snapshot 1", e))?
+            .map_err(|e| storage_err(StorageOp::ReadingSnapshot(1), e))?
             .and_then(|b| decode_expiry_mark(&b))
             .unwrap_or(1))
     }
@@ -187,15 +187,13 @@ impl TableFormat for NativeLog {
         let key = snapshot_key(id);
         let Some(bytes) = st
             .get(&key)
-            .map_err(|e| storage_err(&format!("reading snapshot {id}"), e))?
+            .map_err(|e| storage_err(StorageOp::ReadingSnapshot(id), e))?
         else {
             return Ok(Probe::Missing);
         };
         if let Some(earliest) = decode_expiry_mark(&bytes) {
             if earliest <= id {
-                return Err(Error::corrupt_state(format!(
-                    "table record {key}: an expiry mark naming snapshot {earliest}, not above it"
-                )));
+                return Err(ErrorReason::ExpiryMarkNotAbove { key, earliest }.into());
             }
             return Ok(Probe::Expired(earliest));
         }
@@ -233,7 +231,7 @@ impl TableFormat for NativeLog {
         let key = tag_key(name);
         match st
             .get(&key)
-            .map_err(|e| storage_err(&format!("reading tag {name}"), e))?
+            .map_err(|e| storage_err(StorageOp::ReadingTag(name.into()), e))?
         {
             Some(bytes) => decode_tag(&key, &bytes).map(Some),
             None => Ok(None),
@@ -251,12 +249,12 @@ impl TableFormat for NativeLog {
     fn list_tags(&mut self, st: &mut dyn Storage) -> Result<Vec<Tag>> {
         let keys = st
             .list(TAG_PREFIX)
-            .map_err(|e| storage_err("listing tags", e))?;
+            .map_err(|e| storage_err(StorageOp::ListingTags, e))?;
         let mut out = Vec::with_capacity(keys.len());
         for key in keys {
             if let Some(bytes) = st
                 .get(&key)
-                .map_err(|e| storage_err(&format!("reading {key}"), e))?
+                .map_err(|e| storage_err(StorageOp::Reading(key.clone()), e))?
             {
                 out.push(decode_tag(&key, &bytes)?.tag);
             }
@@ -267,14 +265,13 @@ impl TableFormat for NativeLog {
 
 /// Decodes the snapshot record stored under `key`.
 pub fn decode_snapshot(key: &str, bytes: &[u8]) -> Result<StoredSnapshot> {
-    let corrupt =
-        |why: &dyn core::fmt::Display| Error::corrupt_state(format!("table record {key}: {why}"));
-    let (version, rest) = wire::version(bytes).map_err(|e| corrupt(&e))?;
+    let corrupt = |defect: Defect| record_defect(key, defect);
+    let (version, rest) = wire::version(bytes).map_err(|e| corrupt(e.into()))?;
     if version != SNAPSHOT_VERSION {
-        return Err(corrupt(&wire::DecodeError::UnknownVersion(version)));
+        return Err(corrupt(wire::DecodeError::UnknownVersion(version).into()));
     }
-    let w: SnapshotWire = wire::body(rest).map_err(|e| corrupt(&e))?;
-    check_links(&w).map_err(|why| corrupt(&why))?;
+    let w: SnapshotWire = wire::body(rest).map_err(|e| corrupt(e.into()))?;
+    check_links(&w).map_err(corrupt)?;
     Ok(StoredSnapshot {
         snapshot: Snapshot {
             id: w.id,
@@ -336,7 +333,7 @@ pub fn encode_snapshot(s: &StoredSnapshot) -> Vec<u8> {
 /// points past it, the previous-of-user link goes strictly back (so a walk
 /// along it ends: a self-link or a cycle is `corrupt-state`, never a loop),
 /// and its commit users stay within [`MAX_TABLE_USERS_BYTES`].
-fn check_links(w: &SnapshotWire<'_>) -> core::result::Result<(), String> {
+fn check_links(w: &SnapshotWire<'_>) -> core::result::Result<(), Defect> {
     let own = UserMark {
         identifier: w.identifier,
         snapshot_id: w.id,
@@ -346,49 +343,43 @@ fn check_links(w: &SnapshotWire<'_>) -> core::result::Result<(), String> {
     for u in &w.users.0 {
         bytes = bytes.saturating_add(u.commit_user.len() as u64 + 16);
         if u.mark.snapshot_id == 0 || u.mark.snapshot_id > w.id {
-            return Err(format!(
-                "commit user \"{}\" is marked at snapshot {}, outside 1..={}",
-                clip(u.commit_user),
-                u.mark.snapshot_id,
-                w.id
-            ));
+            return Err(Defect::MarkOutsideSnapshots {
+                user: u.commit_user.into(),
+                snapshot: u.mark.snapshot_id,
+                latest: w.id,
+            });
         }
         marks_own |= u.commit_user == w.commit_user && u.mark == own;
     }
     if bytes > MAX_TABLE_USERS_BYTES {
-        return Err(format!(
-            "its commit users take {bytes} bytes, more than {MAX_TABLE_USERS_BYTES}"
-        ));
+        return Err(Defect::UsersTooLarge { bytes });
     }
     if !marks_own {
-        return Err(format!(
-            "it does not mark its own commit (\"{}\", checkpoint {})",
-            clip(w.commit_user),
-            checkpoint_name(w.identifier)
-        ));
+        return Err(Defect::NoOwnMark {
+            user: w.commit_user.into(),
+            checkpoint: w.identifier,
+        });
     }
     if let Some(p) = w.previous_of_user {
         if p.snapshot_id >= w.id || p.identifier >= w.identifier {
-            return Err(format!(
-                "its previous-of-user link (snapshot {}, checkpoint {}) does not go back from snapshot {}, checkpoint {}",
-                p.snapshot_id,
-                checkpoint_name(p.identifier),
-                w.id,
-                checkpoint_name(w.identifier)
-            ));
+            return Err(Defect::LinkDoesNotGoBack {
+                previous: p.snapshot_id,
+                previous_checkpoint: p.identifier,
+                snapshot: w.id,
+                checkpoint: w.identifier,
+            });
         }
     }
     Ok(())
 }
 
 fn decode_tag(key: &str, bytes: &[u8]) -> Result<StoredTag> {
-    let corrupt =
-        |why: &dyn core::fmt::Display| Error::corrupt_state(format!("table record {key}: {why}"));
-    let (version, rest) = wire::version(bytes).map_err(|e| corrupt(&e))?;
+    let corrupt = |defect: Defect| record_defect(key, defect);
+    let (version, rest) = wire::version(bytes).map_err(|e| corrupt(e.into()))?;
     if version != TAG_VERSION {
-        return Err(corrupt(&wire::DecodeError::UnknownVersion(version)));
+        return Err(corrupt(wire::DecodeError::UnknownVersion(version).into()));
     }
-    let w: TagWire = wire::body(rest).map_err(|e| corrupt(&e))?;
+    let w: TagWire = wire::body(rest).map_err(|e| corrupt(e.into()))?;
     Ok(StoredTag {
         tag: Tag {
             name: w.name.to_string(),
@@ -406,7 +397,7 @@ fn read_snapshot(st: &mut dyn Storage, id: u64) -> Result<Option<StoredSnapshot>
     let key = snapshot_key(id);
     match st
         .get(&key)
-        .map_err(|e| storage_err(&format!("reading snapshot {id}"), e))?
+        .map_err(|e| storage_err(StorageOp::ReadingSnapshot(id), e))?
     {
         // Expired: its key holds the expiry mark.
         Some(bytes) if decode_expiry_mark(&bytes).is_some() => Ok(None),
@@ -419,10 +410,21 @@ fn read_snapshot(st: &mut dyn Storage, id: u64) -> Result<Option<StoredSnapshot>
 fn decode_at(key: &str, id: u64, bytes: &[u8]) -> Result<StoredSnapshot> {
     let s = decode_snapshot(key, bytes)?;
     if s.snapshot.id != id {
-        return Err(Error::corrupt_state(format!(
-            "table record {key} holds snapshot {}",
-            s.snapshot.id
-        )));
+        return Err(ErrorReason::RecordHoldsOtherSnapshot {
+            key: key.into(),
+            snapshot: s.snapshot.id,
+        }
+        .into());
     }
     Ok(s)
+}
+
+/// The table record under `key` is corrupt.
+#[cold]
+fn record_defect(key: &str, defect: Defect) -> Error {
+    ErrorReason::TableRecord {
+        key: key.into(),
+        defect,
+    }
+    .into()
 }

@@ -43,7 +43,7 @@ use super::format::{
 };
 use super::{clip, storage_err};
 use crate::env::{Storage, StorageError};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Defect, Error, ErrorKind, ErrorReason, Result, StorageOp};
 use crate::types::{checkpoint_name, Snapshot, Tag, MAX_TABLE_USERS_BYTES};
 
 /// The schema every table has (Paimon's first schema id): its presence tells a Paimon
@@ -84,8 +84,14 @@ fn unusable(what: String) -> StorageError {
     StorageError::Io(what)
 }
 
+/// The Paimon record under `key` is corrupt: `why`, in the format's words.
+#[cold]
 fn corrupt(key: &str, why: &str) -> Error {
-    Error::corrupt_state(format!("table record {key}: {why}"))
+    ErrorReason::TableRecord {
+        key: key.into(),
+        defect: Defect::Detail(why.into()),
+    }
+    .into()
 }
 
 /// A Paimon identifier as the log's: END is `Long.MAX_VALUE` in both; a negative one
@@ -131,12 +137,8 @@ impl PaimonTable {
             let key = schema::schema_key(id);
             let bytes = st
                 .get(&key)
-                .map_err(|e| storage_err(&format!("reading the Paimon schema {key}"), e))?
-                .ok_or_else(|| {
-                    Error::invalid_config(format!(
-                        "the table has no {key}: create the Paimon table first"
-                    ))
-                })?;
+                .map_err(|e| storage_err(StorageOp::ReadingPaimonSchema(key.clone()), e))?
+                .ok_or_else(|| Error::from(ErrorReason::NoPaimonSchema { key: key.clone() }))?;
             let s = decode_schema(&bytes).map_err(|e| corrupt(&key, &schema_error_text(&e)))?;
             if s.id != id {
                 return Err(corrupt(&key, &format!("it holds schema {}", s.id)));
@@ -146,7 +148,7 @@ impl PaimonTable {
         // Just set when it was missing.
         self.schema
             .as_ref()
-            .ok_or_else(|| Error::corrupt_state("the Paimon schema is unavailable"))
+            .ok_or_else(|| ErrorReason::PaimonSchemaUnavailable.into())
     }
 
     /// Checks one committable against the table's schema (an event's admission):
@@ -155,7 +157,7 @@ impl PaimonTable {
         let schema = self.schema(st)?;
         committable::decode(bytes, schema)
             .map(|_| ())
-            .map_err(|e| Error::invalid_event(committable_error_text(&e)))
+            .map_err(|e| ErrorReason::PaimonCommittable(e).into())
     }
 
     /// The raw snapshot `id` (`None` if missing), its key for messages.
@@ -172,7 +174,7 @@ impl PaimonTable {
         let key = psnap::snapshot_key(pid);
         let Some(bytes) = st
             .get(&key)
-            .map_err(|e| storage_err(&format!("reading snapshot {id}"), e))?
+            .map_err(|e| storage_err(StorageOp::ReadingSnapshot(id), e))?
         else {
             return Ok(None);
         };
@@ -381,7 +383,7 @@ impl PaimonTable {
 fn as_storage(e: Error) -> StorageError {
     match e.storage_source() {
         Some(s) if e.kind == ErrorKind::Storage => s.clone(),
-        _ => unusable(e.message),
+        _ => unusable(e.message()),
     }
 }
 
@@ -614,7 +616,7 @@ impl TableFormat for PaimonTable {
     fn read_earliest(&mut self, st: &mut dyn Storage) -> Result<u64> {
         Ok(st
             .get(psnap::EARLIEST_KEY)
-            .map_err(|e| storage_err("reading the EARLIEST hint", e))?
+            .map_err(|e| storage_err(StorageOp::ReadingEarliestHint, e))?
             .and_then(|b| psnap::parse_hint(&b))
             .map_or(1, |id| (id as u64).max(1)))
     }
@@ -699,7 +701,7 @@ impl TableFormat for PaimonTable {
         };
         match st
             .get(&key)
-            .map_err(|e| storage_err(&format!("reading tag {name}"), e))?
+            .map_err(|e| storage_err(StorageOp::ReadingTag(name.into()), e))?
         {
             Some(bytes) => decode_tag(&key, name, &bytes).map(Some),
             None => Ok(None),
@@ -720,7 +722,7 @@ impl TableFormat for PaimonTable {
     fn list_tags(&mut self, st: &mut dyn Storage) -> Result<Vec<Tag>> {
         let keys = st
             .list("tag/")
-            .map_err(|e| storage_err("listing tags", e))?;
+            .map_err(|e| storage_err(StorageOp::ListingTags, e))?;
         let mut out = Vec::with_capacity(keys.len());
         for key in keys {
             let Some(name) = key.strip_prefix("tag/tag-") else {
@@ -728,7 +730,7 @@ impl TableFormat for PaimonTable {
             };
             if let Some(bytes) = st
                 .get(&key)
-                .map_err(|e| storage_err(&format!("reading {key}"), e))?
+                .map_err(|e| storage_err(StorageOp::Reading(key.clone()), e))?
             {
                 out.push(decode_tag(&key, name, &bytes)?.tag);
             }

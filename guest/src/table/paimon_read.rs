@@ -24,7 +24,7 @@ use sink_coordinator_paimon::subtasks::{self, SubtasksError};
 
 use super::{corrupt, PaimonTable};
 use crate::env::Storage;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorReason, Result, StorageOp};
 use crate::table::storage_err;
 use crate::table::TableFormat;
 use crate::types::Snapshot;
@@ -53,7 +53,7 @@ impl PaimonTable {
             .as_ref()
             .filter(|l| l.id == id)
             .map(|l| l.snapshot.clone())
-            .ok_or_else(|| Error::corrupt_state("the Paimon snapshot read is unavailable"))?;
+            .ok_or_else(|| Error::from(ErrorReason::PaimonSnapshotUnavailable))?;
         let mut snapshot = stored.snapshot;
         snapshot.committables = self.committables_of(st, &raw)?;
         Ok(Some(snapshot))
@@ -71,7 +71,7 @@ impl PaimonTable {
             let k = psnap::manifest_key(name);
             let bytes = st
                 .get(&k)
-                .map_err(|e| storage_err(&format!("reading the files of snapshot {}", s.id), e))?
+                .map_err(|e| storage_err(StorageOp::ReadingSnapshotFiles(s.id), e))?
                 .ok_or_else(|| corrupt(&key, &format!("its {k} is missing")))?;
             Ok((k, bytes))
         };

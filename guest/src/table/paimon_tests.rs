@@ -4,14 +4,14 @@
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use sink_coordinator_paimon::committable::{self, DataFile};
+use sink_coordinator_paimon::committable::{self, CommittableError, DataFile};
 use sink_coordinator_paimon::manifest::MergeOptions;
 use sink_coordinator_paimon::snapshot as psnap;
 use sink_coordinator_paimon::{encode_schema, CreateTable, Datum};
 
 use super::PaimonTable;
 use crate::env::{MemStorage, Storage};
-use crate::error::ErrorKind;
+use crate::error::{Defect, ErrorKind, ErrorReason};
 use crate::table::contract::{check_format, Calls, ContractFormat};
 use crate::table::format::{SnapshotRecord, TableFormat, UserMark};
 
@@ -105,29 +105,51 @@ fn bad_committables_are_invalid_events() {
         schema_id: 1,
         ..committable::decode_unchecked(&ok).unwrap()
     });
-    let cases: [(&[u8], &str); 5] = [
-        (b"garbage", "PCM magic"),
+    let cases: [(&[u8], CommittableError); 5] = [
+        (b"garbage", CommittableError::BadMagic),
         (
             &data_file("../x", 1, alloc::vec![Datum::Str("d".into())]),
-            "plain file name",
+            CommittableError::BadFileName,
         ),
-        (&wrong_schema, "schema 1, the table's schema is 0"),
-        (&data_file("f", 1, Vec::new()), "0 partition values"),
+        (
+            &wrong_schema,
+            CommittableError::SchemaIdMismatch {
+                expected: 0,
+                found: 1,
+            },
+        ),
+        (
+            &data_file("f", 1, Vec::new()),
+            CommittableError::PartitionArity {
+                expected: 1,
+                found: 0,
+            },
+        ),
         (
             &data_file("f", 1, alloc::vec![Datum::Int(3)]),
-            "partition value 0",
+            CommittableError::PartitionType { index: 0 },
         ),
     ];
     for (bytes, why) in cases {
         let e = f.check_committable(&mut st, bytes).unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidEvent);
-        assert!(e.message.contains(why), "{}", e.message);
+        assert_eq!(e.reason(), &ErrorReason::PaimonCommittable(why));
     }
+    // The text is the contract.
+    let e = f.check_committable(&mut st, &wrong_schema).unwrap_err();
+    assert_eq!(
+        e.message(),
+        "its file was written with schema 1, the table's schema is 0"
+    );
     // No table: the schema is missing.
     let e = PaimonTable::default()
         .check_committable(&mut MemStorage::default(), &ok)
         .unwrap_err();
-    assert_eq!(e.kind, ErrorKind::InvalidConfig, "{}", e.message);
+    assert_eq!(e.kind, ErrorKind::InvalidConfig, "{e}");
+    assert!(
+        matches!(e.reason(), ErrorReason::NoPaimonSchema { .. }),
+        "{e}"
+    );
 }
 
 fn commit(st: &mut dyn Storage, f: &mut PaimonTable, id: u64, user: &str, files: &[Vec<u8>]) {
@@ -260,7 +282,13 @@ fn damaged_records_are_corrupt_state() {
     st.put(&psnap::snapshot_key(1), b"{not json").unwrap();
     let e = f.read_snapshot(&mut st, 1).unwrap_err();
     assert_eq!(e.kind, ErrorKind::CorruptState);
-    assert!(e.message.contains("snapshot/snapshot-1"), "{}", e.message);
+    assert!(
+        matches!(
+            e.reason(),
+            ErrorReason::TableRecord { key, .. } if key == "snapshot/snapshot-1"
+        ),
+        "{e}"
+    );
     st.put("tag/tag-t", b"[]").unwrap();
     assert_eq!(
         f.read_tag(&mut st, "t").unwrap_err().kind,
@@ -399,7 +427,14 @@ fn committables_read_back_exactly() {
     st.put(&psnap::snapshot_key(3), &bad.encode()).unwrap();
     let e = crate::table::snapshot_by_id(&mut st, 3).unwrap_err();
     assert_eq!(e.kind, ErrorKind::CorruptState);
-    assert!(e.message.contains("name 2 files"), "{}", e.message);
+    assert_eq!(
+        e.reason(),
+        &ErrorReason::TableRecord {
+            key: psnap::snapshot_key(3),
+            defect: Defect::Detail("its subtasks name 2 files, its delta manifests hold 1".into()),
+        },
+        "{e}"
+    );
 }
 
 fn raw_snapshot(st: &mut MemStorage, id: i64) -> psnap::Snapshot {

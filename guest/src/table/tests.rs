@@ -3,6 +3,7 @@
 use super::*;
 use crate::env::AsEnv;
 use crate::env::{MemEnv, MemStorage, StepClock};
+use crate::error::Defect;
 use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
 
@@ -142,10 +143,18 @@ fn mark(identifier: u64, snapshot_id: u64) -> UserMark {
     }
 }
 
-fn corrupt(r: Result<Option<u64>>) -> String {
+fn corrupt(r: Result<Option<u64>>) -> ErrorReason {
     let e = r.expect_err("a damaged table is corrupt-state");
     assert_eq!(e.kind, crate::error::ErrorKind::CorruptState, "{e}");
-    e.message
+    e.into_reason()
+}
+
+/// The defect of a corrupt table record.
+fn defect(r: ErrorReason) -> Defect {
+    match r {
+        ErrorReason::TableRecord { defect, .. } => defect,
+        other => panic!("not a table record's defect: {other}"),
+    }
 }
 
 #[test]
@@ -169,8 +178,16 @@ fn a_self_linked_snapshot_is_corrupt_state() {
     // Snapshot 1 claims to be its own predecessor: a walk back would loop.
     st.map
         .insert(snapshot_key(1), record(1, "u", 5, Some(mark(5, 1)), &[]));
-    let message = corrupt(TableLog::default().find_user_snapshot(&mut st, "u", 3));
-    assert!(message.contains("does not go back"), "{message}");
+    let reason = corrupt(TableLog::default().find_user_snapshot(&mut st, "u", 3));
+    assert_eq!(
+        defect(reason),
+        Defect::LinkDoesNotGoBack {
+            previous: 1,
+            previous_checkpoint: 5,
+            snapshot: 1,
+            checkpoint: 5
+        }
+    );
 }
 
 #[test]
@@ -181,8 +198,11 @@ fn a_cycle_of_links_is_corrupt_state() {
         .insert(snapshot_key(1), record(1, "u", 4, Some(mark(6, 2)), &[]));
     st.map
         .insert(snapshot_key(2), record(2, "u", 6, Some(mark(4, 1)), &[]));
-    let message = corrupt(TableLog::default().find_user_snapshot(&mut st, "u", 3));
-    assert!(message.contains("does not go back"), "{message}");
+    let reason = corrupt(TableLog::default().find_user_snapshot(&mut st, "u", 3));
+    assert!(
+        matches!(defect(reason), Defect::LinkDoesNotGoBack { .. }),
+        "a cycle"
+    );
 }
 
 #[test]
@@ -195,15 +215,33 @@ fn a_mark_at_a_missing_or_foreign_snapshot_is_corrupt_state() {
         record(3, "u", 9, Some(mark(7, 2)), &[("v", mark(1, 1))]),
     );
     st.map.insert(LATEST_HINT.into(), b"3".to_vec());
-    let message = corrupt(TableLog::default().find_user_snapshot(&mut st, "u", 5));
-    assert!(message.contains("which is missing"), "{message}");
+    let reason = corrupt(TableLog::default().find_user_snapshot(&mut st, "u", 5));
+    assert_eq!(
+        reason,
+        ErrorReason::MarkedSnapshotMissing {
+            user: "u".into(),
+            snapshot: 2
+        }
+    );
     // The link names v's snapshot 1 as u's.
     st.map.insert(
         snapshot_key(3),
         record(3, "u", 9, Some(mark(7, 1)), &[("v", mark(1, 1))]),
     );
-    let message = corrupt(TableLog::default().find_user_snapshot(&mut st, "u", 5));
-    assert!(message.contains("holds another commit"), "{message}");
+    let reason = corrupt(TableLog::default().find_user_snapshot(&mut st, "u", 5));
+    assert_eq!(
+        reason,
+        ErrorReason::MarkedSnapshotOtherCommit {
+            user: "u".into(),
+            snapshot: 1,
+            checkpoint: 7
+        }
+    );
+    // The text is the contract.
+    assert_eq!(
+        reason.to_string(),
+        "commit user \"u\" is marked at snapshot 1 for checkpoint 7, which holds another commit"
+    );
 }
 
 #[test]
@@ -223,10 +261,23 @@ fn a_snapshot_that_does_not_mark_itself_or_marks_the_future_is_corrupt_state() {
         users: own,
     });
     let e = decode_snapshot(&snapshot_key(1), &bytes).unwrap_err();
-    assert!(e.message.contains("does not mark its own commit"), "{e}");
+    assert_eq!(
+        defect(e.into_reason()),
+        Defect::NoOwnMark {
+            user: "u".into(),
+            checkpoint: 5
+        }
+    );
     let bytes = record(1, "u", 5, None, &[("v", mark(1, 7))]);
     let e = decode_snapshot(&snapshot_key(1), &bytes).unwrap_err();
-    assert!(e.message.contains("outside 1..=1"), "{e}");
+    assert_eq!(
+        defect(e.into_reason()),
+        Defect::MarkOutsideSnapshots {
+            user: "v".into(),
+            snapshot: 7,
+            latest: 1
+        }
+    );
 }
 
 #[test]
@@ -240,7 +291,16 @@ fn commit_users_are_bounded_in_a_record_and_in_a_commit() {
     let refs: Vec<(&str, UserMark)> = many.iter().map(|(u, m)| (u.as_str(), *m)).collect();
     let bytes = record(1, "u", 1, None, &refs);
     let e = decode_snapshot(&snapshot_key(1), &bytes).unwrap_err();
-    assert!(e.message.contains("more than 16777216"), "{e}");
+    assert!(
+        matches!(
+            e.reason(),
+            ErrorReason::TableRecord {
+                defect: Defect::UsersTooLarge { .. },
+                ..
+            }
+        ),
+        "{e}"
+    );
     // A new commit user that would take the table past the bound is refused.
     let mut env = MemEnv::default();
     let mut log = TableLog::default();
@@ -251,7 +311,13 @@ fn commit_users_are_bounded_in_a_record_and_in_a_commit() {
         .commit(&mut env.as_env(), &format!("999{name}"), 1, None, &[])
         .unwrap_err();
     assert_eq!(e.kind, crate::error::ErrorKind::InvalidConfig, "{e}");
-    assert!(e.message.contains("commit users take"), "{e}");
+    assert!(
+        matches!(
+            e.reason(),
+            ErrorReason::TooManyCommitUsers { users: 16, .. }
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -267,7 +333,13 @@ fn exhausted_snapshot_ids_are_fatal_not_storage() {
         .commit(&mut env.as_env(), "u", 1, None, &[])
         .unwrap_err();
     assert_eq!(e.kind, crate::error::ErrorKind::CorruptState, "{e}");
-    assert!(e.message.contains("snapshot ids are exhausted"), "{e}");
+    assert_eq!(
+        e.reason(),
+        &ErrorReason::SnapshotIdsExhausted {
+            checkpoint: 1,
+            latest: u64::MAX
+        }
+    );
 }
 
 /// What `sinkcoord expire` does (docs/retention.md): the expiry mark in
@@ -308,8 +380,14 @@ fn a_walk_into_expired_snapshots_ends_with_none() {
     log.write_hint(&mut env.storage).unwrap();
     expire_below(&mut env.storage, 3);
     env.storage.map.remove(&snapshot_key(4));
-    let message = corrupt(TableLog::default().find_user_snapshot(&mut env.storage, "u", 2));
-    assert!(message.contains("which is missing"), "{message}");
+    let reason = corrupt(TableLog::default().find_user_snapshot(&mut env.storage, "u", 2));
+    assert!(
+        matches!(
+            reason,
+            ErrorReason::MarkedSnapshotMissing { snapshot: 4, .. }
+        ),
+        "{reason}"
+    );
 }
 
 #[test]
@@ -359,7 +437,13 @@ fn an_earliest_hint_that_keeps_moving_is_a_retryable_storage_error() {
     env.storage.map.remove(&snapshot_key(3));
     let e = TableLog::default().load(&mut env.storage).unwrap_err();
     assert_eq!(e.kind, crate::error::ErrorKind::Storage, "{e}");
-    assert!(e.message.contains("keeps moving"), "{e}");
+    assert!(
+        matches!(
+            e.reason(),
+            ErrorReason::ExpiredSnapshotKeepsMoving { .. } | ErrorReason::EarliestKeepsMoving
+        ),
+        "{e}"
+    );
 }
 
 /// A storage that runs an expiry below `to` right after its `after`-th get.

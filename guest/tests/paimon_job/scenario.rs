@@ -133,10 +133,10 @@ pub fn run<S: Storage>(st: &mut Job<S>, file: &mut dyn FnMut(u32, u64) -> Vec<u8
     }
     st.storage.fail_put = true;
     let e = c.checkpoint_complete(st, 3).unwrap_err();
-    assert_eq!(e.kind, ErrorKind::Storage, "{}", e.message);
+    assert_eq!(e.kind, ErrorKind::Storage, "{e}");
     st.storage.land_and_fail_create = true;
     let e = c.checkpoint_complete(st, 3).unwrap_err();
-    assert_eq!(e.kind, ErrorKind::Storage, "{}", e.message);
+    assert_eq!(e.kind, ErrorKind::Storage, "{e}");
     let out = c.checkpoint_complete(st, 3).unwrap();
     assert_eq!(out.committed, vec![3], "the landed create is ours");
     r.committed.extend(out.committed);

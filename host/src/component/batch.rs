@@ -199,7 +199,7 @@ impl ComponentCoordinator {
                 Err(error) => {
                     let applied = unpacked.len();
                     let mut outcome = self.events_unpacked(unpacked)?;
-                    self.instance.discard(&error.message);
+                    self.instance.discard(&error.message());
                     outcome.state = Lifecycle::Failed;
                     return Err(Box::new(BatchFailure {
                         applied,

@@ -14,14 +14,14 @@
 /// takes only literals.
 macro_rules! embedded_version {
     () => {
-        "0.2.6"
+        "0.2.7"
     };
 }
 
-/// The WIT package version of the embedded component (`0.2.6`).
+/// The WIT package version of the embedded component (`0.2.7`).
 pub const EMBEDDED_WASM_VERSION: &str = embedded_version!();
 
-/// The file name of the embedded artifact (`sink-coordinator-0.2.6.wasm`).
+/// The file name of the embedded artifact (`sink-coordinator-0.2.7.wasm`).
 pub const EMBEDDED_WASM_NAME: &str = concat!("sink-coordinator-", embedded_version!(), ".wasm");
 
 /// The embedded component's bytes.

@@ -3,7 +3,8 @@
 # directories with up to four runtimes of the same component:
 #   rust-native     `sinkcoord replay --native`   (the Rust core, no wasm)
 #   rust-component  `sinkcoord replay`            (wasmtime)
-#   node            hosts/node/run.mjs            (the installed npm package, jco)
+#   node            hosts/node/run.mjs            (the installed npm package: its core-module runtime,
+#                   or jco with SINK_COORDINATOR_NODE_RUNTIME=jco)
 #   python          hosts/python/run.py           (the installed sink_coordinator package, wasmtime-py)
 #   jvm             hosts/jvm ScriptRunner        (the Java binding on Chicory; built by `make jvm-test`,
 #                   skipped with SKIP_JVM=1)

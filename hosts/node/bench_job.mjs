@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The realistic job of issue 10 (BENCHMARKS.md) through the installed npm
-// package (jco), for `make bench`'s "Node ÷ Rust" row:
+// package (its default runtime, the core module; SINK_COORDINATOR_NODE_RUNTIME=jco
+// measures the jco fallback), for `make bench`'s "Node ÷ Rust" row:
 //   node hosts/node/bench_job.mjs [--writers P] [--cycles N] [--per-event]
 // One cycle: every writer's event for checkpoint c (4 committables of 200 B
 // each, built before the clock starts, as testkit/src/perf.rs does), the

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Packs the npm package (hosts/node/package: `npm pack`, whose prepack
+# Packs the npm package (hosts/node/package: `npm pack`, whose prepack (build.mjs)
+# copies the component's core module into core/ and
 # transpiles the committed component with jco) and installs the tarball into a
 # FRESH project, the way a user would:
 #

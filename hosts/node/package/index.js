@@ -1,17 +1,20 @@
 // sink-coordinator: an exactly-once commit coordinator for streaming sinks,
-// a WebAssembly component transpiled by jco (component/, built by build.mjs
-// from the repository's dist/ artifact), with a typed API (index.d.ts).
+// a WebAssembly component with a typed API (index.d.ts). Two runtimes run it:
+// by default the component's core module (core/) through Node's WebAssembly
+// API with the canonical ABI written by hand (core.js), or, with
+// SINK_COORDINATOR_NODE_RUNTIME=jco, the component transpiled by jco
+// (component/, jco.js). Both are built by build.mjs from the repository's
+// dist/ artifact and give the same results byte for byte.
 //
-// Every Coordinator, Writer and Table handle is its own component instance
-// over its own storage and clock: an instance that trapped is dropped (its
-// handle throws TrapError from then on; a Table instantiates anew).
+// Every Coordinator, Writer and Table handle is its own instance over its
+// own storage and clock: an instance that trapped is dropped (its handle
+// throws TrapError from then on; a Table instantiates anew).
 
-import { readFileSync } from 'node:fs';
-
-import { instantiate } from './component/sink-coordinator.js';
+import { CoreEngine } from './core.js';
+import { blockLength, writeBlock } from './core_abi.js';
 import { BackendError, CoordinatorError, ERRORS, InvalidConfigError, TrapError } from './errors.js';
+import { JcoEngine } from './jco.js';
 import { SystemClock } from './storage.js';
-import { checkVersion } from './version.js';
 
 export * from './errors.js';
 export {
@@ -21,13 +24,28 @@ export { COMPATIBLE_VERSIONS, checkVersion } from './version.js';
 export { MAX_FILE_NAME_BYTES, encodeCommittable } from './paimon.js';
 export { DEFAULT_STORAGE_DEADLINE_MS, WorkerStorage } from './worker_storage.js';
 
-const COMPONENT = new URL('./component/', import.meta.url);
+const ENGINES = {
+  core: () => new CoreEngine(new URL('./core/', import.meta.url)),
+  jco: () => new JcoEngine(new URL('./component/', import.meta.url)),
+};
+
+/**
+ * The engine SINK_COORDINATOR_NODE_RUNTIME names (`core`, the default, or
+ * `jco`), read when a Runtime is made; any other value is refused rather
+ * than silently running the default.
+ */
+function engineFromEnvironment() {
+  const name = process.env.SINK_COORDINATOR_NODE_RUNTIME || 'core';
+  const make = Object.hasOwn(ENGINES, name) ? ENGINES[name] : undefined;
+  if (!make) throw new RangeError(`SINK_COORDINATOR_NODE_RUNTIME must be core or jco, got ${JSON.stringify(name)}`);
+  return make();
+}
 
 /** The range of `maxMemoryBytes`: 4 MiB to the wasm32 maximum, 4 GiB (the Python host's). */
 export const MIN_MEMORY_BYTES = 4 * 1024 * 1024;
 export const MAX_MEMORY_BYTES = 4 * 1024 * 1024 * 1024;
 
-/** The transpiled component: its core modules compiled once, instances made from them. */
+/** The component, compiled once (as its core module, or by jco); instances are made from it. */
 export class Runtime {
   static #default;
 
@@ -41,6 +59,7 @@ export class Runtime {
   maxMemoryBytes;
   /** Exports object to the function that checks its instance's memory. */
   #memoryChecks = new WeakMap();
+  #engine;
 
   /**
    * `maxMemoryBytes` (MIN_MEMORY_BYTES ..= MAX_MEMORY_BYTES) bounds each
@@ -60,71 +79,18 @@ export class Runtime {
       }
       this.maxMemoryBytes = maxMemoryBytes;
     }
-    const meta = JSON.parse(readFileSync(new URL('component.json', COMPONENT), 'utf8'));
+    this.#engine = engineFromEnvironment();
     /** The component's WIT package version (checked before anything is linked). */
-    this.version = checkVersion(meta.exports);
+    this.version = this.#engine.version;
     /** The SHA-256 of the component the package was built from. */
-    this.sha256 = meta.sha256;
-    this.modules = new Map();
+    this.sha256 = this.#engine.sha256;
   }
 
-  #coreModule = (file) => {
-    let m = this.modules.get(file);
-    if (!m) {
-      m = new WebAssembly.Module(readFileSync(new URL(file, COMPONENT)));
-      this.modules.set(file, m);
-    }
-    return m;
-  };
-
-  /** A new component instance over `storage` and `clock`: its exports. */
+  /** A new instance over `storage` and `clock`: its exports. */
   instantiate(storage, clock) {
     const memories = [];
     const check = this.#memoryCheck(memories);
-    // A Storage throws BackendError; jco lowers `{tag: 'err', val}` as the
-    // import's `err` (anything else thrown traps the instance).
-    const result = (f) => (...args) => {
-      check();
-      try {
-        return f(...args);
-      } catch (e) {
-        if (e instanceof BackendError) return { tag: 'err', val: { tag: e.kind, val: e.message } };
-        throw e;
-      }
-    };
-    const s = {
-      get: result((key) => storage.get(key) ?? undefined),
-      putIfAbsent: result((key, value) => Boolean(storage.putIfAbsent(key, value))),
-      put: result((key, value) => void storage.put(key, value)),
-      delete: result((key) => void storage.delete(key)),
-      list: result((prefix) => storage.list(prefix)),
-    };
-    const c = { nowMs: () => BigInt(clock.nowMs()) };
-    // jco: the generated JS reads the unversioned import keys, the .d.ts
-    // names the versioned ones; both are passed.
-    const imports = {
-      'sink:coordinator/storage': s,
-      [`sink:coordinator/storage@${this.version}`]: s,
-      'sink:coordinator/clock': c,
-      [`sink:coordinator/clock@${this.version}`]: c,
-    };
-    // jco 1.35 on Node 20 (no JSPI): the glue wraps exports with
-    // `try { WebAssembly.promising(f) } catch { f }`, each throw costing ~2 ms.
-    // An identity `promising` while instantiating gives the catch branch's
-    // result at once. The callbacks are synchronous, so is instantiate().
-    const stub = typeof WebAssembly.promising !== 'function';
-    if (stub) WebAssembly.promising = (f) => f;
-    const core = (module, imp) => {
-      const instance = new WebAssembly.Instance(module, imp);
-      for (const v of Object.values(instance.exports)) if (v instanceof WebAssembly.Memory) memories.push(v);
-      return instance;
-    };
-    let exports;
-    try {
-      exports = instantiate(this.#coreModule, imports, core);
-    } finally {
-      if (stub) delete WebAssembly.promising;
-    }
+    const exports = this.#engine.instantiate(storage, clock, check, memories);
     this.#memoryChecks.set(exports, check);
     return exports;
   }
@@ -157,31 +123,6 @@ const entryArg = (e) => ({
   savepoint: Boolean(e.savepoint),
 });
 
-// Lengths of a JavaScript byte array stay below 2^53: division, not `>>>`.
-const lebLength = (n) => {
-  let k = 1;
-  for (; n >= 0x80; n = Math.floor(n / 0x80)) k++;
-  return k;
-};
-const lebWrite = (out, pos, n) => {
-  for (; n >= 0x80; n = Math.floor(n / 0x80)) out[pos++] = (n % 0x80) | 0x80;
-  out[pos++] = n;
-  return pos;
-};
-const blockLength = (list) => {
-  let size = lebLength(list.length);
-  for (const c of list) size += lebLength(c.length) + c.length;
-  return size;
-};
-const writeBlock = (out, pos, list) => {
-  pos = lebWrite(out, pos, list.length);
-  for (const c of list) {
-    pos = lebWrite(out, pos, c.length);
-    out.set(c, pos);
-    pos += c.length;
-  }
-  return pos;
-};
 const asArray = (committables) => (Array.isArray(committables) ? committables : Array.from(committables));
 
 /**
@@ -197,25 +138,42 @@ export function packCommittables(committables) {
 }
 
 /**
- * A batch's `packed-event` arguments: every event's block is a view into
- * one buffer for the whole batch (one allocation per batch, not per event;
- * jco copies each view into the guest).
+ * A batch's `packed-event`s with each block's committables and size, not
+ * yet written: everything a bad argument can throw is thrown here, before
+ * the call (so it is the caller's error, not a trap).
  */
-const packedArgs = (events) => {
-  const list = Array.from(events);
-  const committables = list.map((e) => asArray(e.entry.committables));
-  const buffer = new Uint8Array(committables.reduce((n, c) => n + blockLength(c), 0));
+const planBatch = (events) => Array.from(events, (e) => {
+  const list = asArray(e.entry.committables);
+  return {
+    subtask: e.subtask,
+    attempt: e.attempt,
+    checkpoint: u64(e.entry.checkpoint),
+    list,
+    size: blockLength(list),
+    watermark: optU64(e.entry.watermark),
+    savepoint: Boolean(e.entry.savepoint),
+  };
+});
+
+/**
+ * jco's `packed-event` arguments: every event's block is a view into one
+ * buffer for the whole batch (one allocation per batch, not per event; jco
+ * copies each view into the guest). The core runtime writes the blocks
+ * straight into guest memory instead (its `eventsPlanned`).
+ */
+const packedArgs = (plan) => {
+  const buffer = new Uint8Array(plan.reduce((n, e) => n + e.size, 0));
   let pos = 0;
-  return list.map((e, i) => {
+  return plan.map((e) => {
     const start = pos;
-    pos = writeBlock(buffer, pos, committables[i]);
+    pos = writeBlock(buffer, pos, e.list);
     return {
       subtask: e.subtask,
       attempt: e.attempt,
-      checkpoint: u64(e.entry.checkpoint),
+      checkpoint: e.checkpoint,
       committables: buffer.subarray(start, pos),
-      watermark: optU64(e.entry.watermark),
-      savepoint: Boolean(e.entry.savepoint),
+      watermark: e.watermark,
+      savepoint: e.savepoint,
     };
   });
 };
@@ -356,13 +314,22 @@ export class Coordinator extends Handle {
    * of one per committable); a 0.2.1 component gets `events`.
    */
   events(events) {
-    const packed = typeof this.#c.eventsPacked === 'function';
-    const batch = packed
-      ? packedArgs(events)
-      : Array.from(events, (e) => ({ subtask: e.subtask, attempt: e.attempt, entry: entryArg(e.entry) }));
+    let run;
+    if (typeof this.#c.eventsPacked === 'function') {
+      const plan = planBatch(events);
+      if (typeof this.#c.eventsPlanned === 'function') {
+        run = () => this.#c.eventsPlanned(plan);
+      } else {
+        const batch = packedArgs(plan);
+        run = () => this.#c.eventsPacked(batch);
+      }
+    } else {
+      const batch = Array.from(events, (e) => ({ subtask: e.subtask, attempt: e.attempt, entry: entryArg(e.entry) }));
+      run = () => this.#c.events(batch);
+    }
     return this.call(() => {
       try {
-        return batchOutcome(packed ? this.#c.eventsPacked(batch) : this.#c.events(batch));
+        return batchOutcome(run());
       } catch (e) {
         const p = e && Object.hasOwn(e, 'payload') ? e.payload : undefined;
         if (p && p.error && typeof p.error.kind === 'string' && ERRORS[p.error.kind]) {

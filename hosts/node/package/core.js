@@ -1,0 +1,581 @@
+// The package's default runtime: the component's core module (core/, the
+// repository's dist/sink-coordinator-<version>.core.wasm, copied by build.mjs)
+// run through Node's own WebAssembly API, with the canonical ABI written by
+// hand (core_abi.js) instead of jco's generated glue. jco's glue makes a task
+// object per call and per import call and lowers each record field through a
+// generic path; this host writes a batch's events straight into guest memory
+// with one allocation per event and lifts results with typed-array views.
+//
+// It gives the exports object the shape jco's instantiate() gives (classes
+// `coordinator.Coordinator` and `writer.Writer`, functions under `table`, a
+// result's `err` thrown as an error with `payload`), so index.js drives
+// either runtime the same way (SINK_COORDINATOR_NODE_RUNTIME chooses).
+
+import { readFileSync } from 'node:fs';
+
+import { Guest, LIFECYCLE, enumCase, flag, s64, u32, u64, writeBlock } from './core_abi.js';
+import { BackendError } from './errors.js';
+import { checkVersion } from './version.js';
+
+const FINAL_COMMIT = ['on-checkpoint', 'on-end-input'];
+const RECOVERY = ['restart', 'continue'];
+const TABLE_FORMAT = ['native', 'paimon'];
+const STORAGE_ERROR = ['io', 'invalid-key'];
+const keyDecoder = new TextDecoder();
+
+/** A call's `err` result, thrown as jco throws it (index.js reads `payload`). */
+class ResultError extends Error {
+  constructor(payload) {
+    super(payload?.error?.message ?? payload?.message ?? 'error');
+    this.payload = payload;
+  }
+}
+
+/** The compiled core module of one component version: instances are made from it. */
+export class CoreEngine {
+  /** `dir` holds sink-coordinator.core.wasm and core.json (written by build.mjs). */
+  constructor(dir) {
+    const meta = JSON.parse(readFileSync(new URL('core.json', dir), 'utf8'));
+    this.module = new WebAssembly.Module(readFileSync(new URL('sink-coordinator.core.wasm', dir)));
+    const names = WebAssembly.Module.exports(this.module).map((e) => e.name);
+    // The core module's export names carry the WIT package version as the
+    // component's do (`sink:coordinator/coordinator@V#[method]…`): the same
+    // check, on the interface part, before anything is instantiated.
+    this.version = checkVersion(names.map((n) => n.split('#')[0]));
+    this.sha256 = meta.sha256;
+    this.exportNames = new Set(names);
+    this.imports = WebAssembly.Module.imports(this.module);
+  }
+
+  /** A new instance over `storage` and `clock`; `check()` runs at every storage call. */
+  instantiate(storage, clock, check, memories) {
+    const inst = new CoreInstance(this, storage, clock, check);
+    memories.push(inst.guest.memory);
+    return inst.exports();
+  }
+}
+
+class CoreInstance {
+  guest = new Guest();
+  /** handle - 1 -> rep, for the resources this instance's guest created. */
+  reps = [];
+  /** Set while a call runs: a storage or clock callback must not call in again. */
+  busy = false;
+
+  constructor(engine, storage, clock, check) {
+    this.engine = engine;
+    this.storage = storage;
+    this.clock = clock;
+    this.check = check;
+    const v = engine.version;
+    this.C = `sink:coordinator/coordinator@${v}#`;
+    this.W = `sink:coordinator/writer@${v}#`;
+    this.T = `sink:coordinator/table@${v}#`;
+    const instance = new WebAssembly.Instance(engine.module, this.#imports());
+    this.guest.bind(instance);
+    this.x = instance.exports;
+  }
+
+  #imports() {
+    const storageFns = {
+      get: (kp, kl, ret) => this.#get(kp, kl, ret),
+      'put-if-absent': (kp, kl, vp, vl, ret) => this.#putIfAbsent(kp, kl, vp, vl, ret),
+      put: (kp, kl, vp, vl, ret) => this.#put(kp, kl, vp, vl, ret),
+      delete: (kp, kl, ret) => this.#delete(kp, kl, ret),
+      list: (pp, pl, ret) => this.#list(pp, pl, ret),
+    };
+    const resources = (kind) => ({
+      // push returns the new length: the handle is the index + 1, never 0
+      // (which the canonical ABI reserves).
+      [`[resource-new]${kind}`]: (rep) => this.reps.push(rep),
+      // This guest never drops a handle it created; forgetting the rep is
+      // all a drop needs (the instance goes with its handle).
+      [`[resource-drop]${kind}`]: (handle) => { this.reps[handle - 1] = undefined; },
+    });
+    const known = {
+      'sink:coordinator/storage': storageFns,
+      'sink:coordinator/clock': { 'now-ms': () => u64(this.clock.nowMs()) },
+      '[export]sink:coordinator/coordinator': resources('coordinator'),
+      '[export]sink:coordinator/writer': resources('writer'),
+    };
+    const imports = {};
+    for (const { module, name } of this.engine.imports) {
+      const f = known[module.split('@')[0]]?.[name];
+      if (typeof f !== 'function') throw new Error(`the core module imports ${module}#${name}, which this host does not provide`);
+      (imports[module] ??= {})[name] = f;
+    }
+    return imports;
+  }
+
+  // -------------------------------------------------------------------------
+  // The storage imports: arguments read from guest memory, the result
+  // written through the return pointer (result<T, storage-error>: the
+  // discriminant at ret, the payload at ret + 4). A BackendError is the
+  // result's `err`; anything else thrown unwinds the call, which traps.
+  // -------------------------------------------------------------------------
+
+  #key(p, n) {
+    const g = this.guest;
+    g.refresh();
+    return keyDecoder.decode(g.u8.subarray(p, g.span(p, n, 1)));
+  }
+
+  #value(p, n) {
+    return this.guest.u8.slice(p, this.guest.span(p, n, 1));
+  }
+
+  /** Runs `f`; a BackendError becomes the result's err at `ret` (then: false). */
+  #storageCall(ret, f) {
+    this.check();
+    let value;
+    try {
+      value = f();
+    } catch (e) {
+      if (!(e instanceof BackendError)) throw e;
+      const kind = enumCase(STORAGE_ERROR, e.kind, 'storage-error');
+      const p = this.guest.lowerString(e.message);
+      const dv = this.guest.dv;
+      dv.setUint8(ret, 1);
+      dv.setUint8(ret + 4, kind);
+      dv.setUint32(ret + 8, p, true);
+      dv.setUint32(ret + 12, this.guest.len, true);
+      return { ok: false };
+    }
+    return { ok: true, value };
+  }
+
+  #get(kp, kl, ret) {
+    const key = this.#key(kp, kl);
+    const r = this.#storageCall(ret, () => this.storage.get(key));
+    if (!r.ok) return;
+    const g = this.guest;
+    if (r.value === undefined || r.value === null) {
+      g.dv.setUint8(ret, 0);
+      g.dv.setUint8(ret + 4, 0);
+      return;
+    }
+    const p = g.lowerBytes(r.value);
+    g.dv.setUint8(ret, 0);
+    g.dv.setUint8(ret + 4, 1);
+    g.dv.setUint32(ret + 8, p, true);
+    g.dv.setUint32(ret + 12, g.len, true);
+  }
+
+  #putIfAbsent(kp, kl, vp, vl, ret) {
+    const key = this.#key(kp, kl);
+    const value = this.#value(vp, vl);
+    const r = this.#storageCall(ret, () => this.storage.putIfAbsent(key, value));
+    if (!r.ok) return;
+    this.guest.dv.setUint8(ret, 0);
+    this.guest.dv.setUint8(ret + 4, flag(r.value));
+  }
+
+  #put(kp, kl, vp, vl, ret) {
+    const key = this.#key(kp, kl);
+    const value = this.#value(vp, vl);
+    if (this.#storageCall(ret, () => this.storage.put(key, value)).ok) this.guest.dv.setUint8(ret, 0);
+  }
+
+  #delete(kp, kl, ret) {
+    const key = this.#key(kp, kl);
+    if (this.#storageCall(ret, () => this.storage.delete(key)).ok) this.guest.dv.setUint8(ret, 0);
+  }
+
+  #list(pp, pl, ret) {
+    const prefix = this.#key(pp, pl);
+    const r = this.#storageCall(ret, () => this.storage.list(prefix));
+    if (!r.ok) return;
+    const keys = r.value;
+    if (!Array.isArray(keys)) throw new TypeError(`list returned ${typeof keys}, not an array of keys`);
+    const g = this.guest;
+    const base = g.alloc(4, keys.length * 8);
+    for (let i = 0; i < keys.length; i++) {
+      const p = g.lowerString(keys[i]);
+      g.dv.setUint32(base + 8 * i, p, true);
+      g.dv.setUint32(base + 8 * i + 4, g.len, true);
+    }
+    g.dv.setUint8(ret, 0);
+    g.dv.setUint32(ret + 4, base, true);
+    g.dv.setUint32(ret + 8, keys.length, true);
+  }
+
+  // -------------------------------------------------------------------------
+  // Calls into the guest
+  // -------------------------------------------------------------------------
+
+  has(name) {
+    return this.engine.exportNames.has(name);
+  }
+
+  /** Calls export `name`; its lowering is done by `lower` inside the guard. */
+  call(name, lower) {
+    if (this.busy) throw new Error(`${name}: the instance is already running a call (a storage or clock callback called into it)`);
+    const f = this.x[name];
+    if (typeof f !== 'function') throw new Error(`the core module (sink:coordinator@${this.engine.version}) does not export ${name}`);
+    this.busy = true;
+    try {
+      const r = f(...lower());
+      this.guest.refresh();
+      return r;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /**
+   * Calls `name`, lifts its return area with `lift` (which returns
+   * {ok} or {err}), then runs the post-return; the err is thrown after it.
+   */
+  callRet(name, lower, lift) {
+    const ret = this.call(name, lower) >>> 0;
+    const v = lift(ret);
+    const post = `cabi_post_${name}`;
+    if (this.has(post)) {
+      this.busy = true;
+      try {
+        this.x[post](ret);
+      } finally {
+        this.busy = false;
+      }
+    }
+    if ('err' in v) throw new ResultError(v.err);
+    return v.ok;
+  }
+
+  /** result<outcome, error>: payload at ret + 8. */
+  outcomeResult = (ret) => {
+    const g = this.guest;
+    return g.dv.getUint8(ret) === 0 ? { ok: g.outcome(ret + 8) } : { err: g.error(ret + 8) };
+  };
+
+  /** result<_, error>: the error at ret + 4. */
+  unitResult = (ret) => (this.guest.dv.getUint8(ret) === 0 ? { ok: undefined } : { err: this.guest.error(ret + 4) });
+
+  /** result<batch-outcome, batch-error>: payload at ret + 8. */
+  batchResult = (ret) => {
+    const g = this.guest;
+    return g.dv.getUint8(ret) === 0 ? { ok: g.batchOutcome(ret + 8) } : { err: g.batchError(ret + 8) };
+  };
+
+  rep(handle) {
+    const rep = this.reps[handle - 1];
+    if (rep === undefined) throw new Error(`the guest's constructor returned an unknown handle ${handle}`);
+    return rep;
+  }
+
+  exports() {
+    const inst = this;
+    return {
+      coordinator: { Coordinator: function Coordinator(config, restore) { return new CoreCoordinator(inst, config, restore); } },
+      writer: { Writer: function Writer(subtask) { return new CoreWriter(inst, subtask); } },
+      table: new CoreTable(inst),
+    };
+  }
+}
+
+/** WIT resource `coordinator` on the core module (jco's class shape). */
+class CoreCoordinator {
+  #i;
+  #self;
+
+  constructor(inst, config, restore) {
+    this.#i = inst;
+    const C = inst.C;
+    const g = inst.guest;
+    const handle = inst.call(`${C}[constructor]coordinator`, () => {
+      const { parallelism, commitUser, checkpointing, finalCommit, forceCreateSnapshot, savepointAutoTag, tagTimeRetainedMs, recovery } = config;
+      const user = g.lowerString(commitUser);
+      const userLen = g.len;
+      const fc = enumCase(FINAL_COMMIT, finalCommit, 'final-commit-mode');
+      const rc = enumCase(RECOVERY, recovery, 'recovery-mode');
+      const tagSome = tagTimeRetainedMs === undefined || tagTimeRetainedMs === null ? 0 : 1;
+      let r = [0, 0n, 0, 0, 0, 0];
+      if (restore !== undefined && restore !== null) {
+        const checkpoint = u64(restore.checkpoint);
+        const state = g.lowerBytes(restore.state);
+        const stateLen = g.len;
+        const finished = g.lowerU32s(restore.finishedSubtasks);
+        r = [1, checkpoint, state, stateLen, finished, g.len];
+      }
+      return [
+        u32(parallelism), user, userLen, flag(checkpointing), fc, flag(forceCreateSnapshot), flag(savepointAutoTag),
+        tagSome, tagSome ? u64(tagTimeRetainedMs) : 0n, rc, ...r,
+      ];
+    });
+    this.#self = inst.rep(handle);
+    // Calls a component older than 0.2.5 (0.2.2) does not have are absent,
+    // as on jco's class, so index.js sees the same feature tests.
+    if (!inst.has(`${C}[method]coordinator.set-table-format`)) this.setTableFormat = undefined;
+    if (!inst.has(`${C}[method]coordinator.events-packed`)) {
+      this.eventsPacked = undefined;
+      this.eventsPlanned = undefined;
+    }
+  }
+
+  #outcome(method, lower) {
+    const self = this.#self;
+    return this.#i.callRet(`${this.#i.C}[method]coordinator.${method}`, () => [self, ...lower()], this.#i.outcomeResult);
+  }
+
+  setLimits(l) {
+    const self = this.#self;
+    this.#i.callRet(`${this.#i.C}[method]coordinator.set-limits`,
+      () => [self, u64(l.maxCommittableBytes), u64(l.maxEventBytes), u64(l.maxSnapshotBytes)], this.#i.unitResult);
+  }
+
+  setTableFormat(format) {
+    const self = this.#self;
+    this.#i.callRet(`${this.#i.C}[method]coordinator.set-table-format`,
+      () => [self, enumCase(TABLE_FORMAT, format, 'table-format')], this.#i.unitResult);
+  }
+
+  start() { return this.#outcome('start', () => []); }
+
+  event(subtask, attempt, entry) {
+    const g = this.#i.guest;
+    return this.#outcome('event', () => {
+      const checkpoint = u64(entry.checkpoint);
+      const p = g.lowerByteLists(entry.committables);
+      const wm = entry.watermark;
+      const some = wm === undefined || wm === null ? 0 : 1;
+      return [u32(subtask), u32(attempt), checkpoint, p, g.len, some, some ? s64(wm) : 0n, flag(entry.savepoint)];
+    });
+  }
+
+  /** list<writer-event>: 48 bytes each (subtask @0, attempt @4, entry @8). */
+  events(events) {
+    const inst = this.#i;
+    const g = inst.guest;
+    const self = this.#self;
+    return inst.callRet(`${inst.C}[method]coordinator.events`, () => {
+      const list = Array.from(events);
+      const base = g.alloc(8, list.length * 48);
+      for (let i = 0; i < list.length; i++) {
+        const e = list[i];
+        const at = base + 48 * i;
+        const subtask = u32(e.subtask);
+        const attempt = u32(e.attempt);
+        g.lowerEntryAt(at + 8, e.entry);
+        g.dv.setUint32(at, subtask, true);
+        g.dv.setUint32(at + 4, attempt, true);
+      }
+      return [self, base, list.length];
+    }, inst.batchResult);
+  }
+
+  /**
+   * list<packed-event>: 48 bytes each (subtask @0, attempt @4, checkpoint
+   * @8, block @16, watermark @24, savepoint @40); each block is its own
+   * allocation, as the guest frees it on its own.
+   */
+  eventsPacked(events) {
+    const inst = this.#i;
+    const g = inst.guest;
+    const self = this.#self;
+    return inst.callRet(`${inst.C}[method]coordinator.events-packed`, () => {
+      const list = Array.isArray(events) ? events : Array.from(events);
+      const n = list.length;
+      const base = g.alloc(8, n * 48);
+      for (let i = 0; i < n; i++) {
+        const e = list[i];
+        const subtask = u32(e.subtask);
+        const attempt = u32(e.attempt);
+        const checkpoint = u64(e.checkpoint);
+        const wm = e.watermark;
+        const some = wm === undefined || wm === null ? 0 : 1;
+        const watermark = some ? s64(wm) : 0n;
+        const p = g.lowerBytes(e.committables);
+        const dv = g.dv;
+        const at = base + 48 * i;
+        dv.setUint32(at, subtask, true);
+        dv.setUint32(at + 4, attempt, true);
+        dv.setBigUint64(at + 8, checkpoint, true);
+        dv.setUint32(at + 16, p, true);
+        dv.setUint32(at + 20, g.len, true);
+        dv.setUint8(at + 24, some);
+        dv.setBigInt64(at + 32, watermark, true);
+        dv.setUint8(at + 40, flag(e.savepoint));
+      }
+      return [self, base, n];
+    }, inst.batchResult);
+  }
+
+  /**
+   * `eventsPacked` from index.js's plan of the batch (each event's
+   * committables and block size): each block is written straight into its
+   * guest allocation, with no block built in JavaScript first.
+   */
+  eventsPlanned(plan) {
+    const inst = this.#i;
+    const g = inst.guest;
+    const self = this.#self;
+    return inst.callRet(`${inst.C}[method]coordinator.events-packed`, () => {
+      const n = plan.length;
+      const base = g.alloc(8, n * 48);
+      for (let i = 0; i < n; i++) {
+        const e = plan[i];
+        const p = g.alloc(1, e.size);
+        // A committable whose length changed since the plan (a getter) must
+        // not write past the allocation the guest will free.
+        if (writeBlock(g.u8, p, e.list) - p !== e.size) throw new Error('a committable changed its length while the batch was sent');
+        const dv = g.dv;
+        const at = base + 48 * i;
+        dv.setUint32(at, u32(e.subtask), true);
+        dv.setUint32(at + 4, u32(e.attempt), true);
+        dv.setBigUint64(at + 8, u64(e.checkpoint), true);
+        dv.setUint32(at + 16, p, true);
+        dv.setUint32(at + 20, e.size, true);
+        if (e.watermark === undefined) {
+          dv.setUint8(at + 24, 0);
+        } else {
+          dv.setUint8(at + 24, 1);
+          dv.setBigInt64(at + 32, s64(e.watermark), true);
+        }
+        dv.setUint8(at + 40, flag(e.savepoint));
+      }
+      return [self, base, n];
+    }, inst.batchResult);
+  }
+
+  restored(subtask, attempt, checkpoint, entries) {
+    const g = this.#i.guest;
+    return this.#outcome('restored', () => {
+      const list = Array.from(entries);
+      const base = g.alloc(8, list.length * 40);
+      for (let i = 0; i < list.length; i++) g.lowerEntryAt(base + 40 * i, list[i]);
+      return [u32(subtask), u32(attempt), u64(checkpoint), base, list.length];
+    });
+  }
+
+  subtaskReset(subtask, checkpoint) {
+    const some = checkpoint === undefined || checkpoint === null ? 0 : 1;
+    return this.#outcome('subtask-reset', () => [u32(subtask), some, some ? u64(checkpoint) : 0n]);
+  }
+
+  /** result<list<u8>, error>: both payloads at ret + 4. */
+  checkpoint(checkpoint) {
+    const inst = this.#i;
+    const self = this.#self;
+    return inst.callRet(`${inst.C}[method]coordinator.checkpoint`, () => [self, u64(checkpoint)], (ret) => {
+      const g = inst.guest;
+      return g.dv.getUint8(ret) === 0 ? { ok: g.bytes(ret + 4) } : { err: g.error(ret + 4) };
+    });
+  }
+
+  checkpointComplete(checkpoint) { return this.#outcome('checkpoint-complete', () => [u64(checkpoint)]); }
+  checkpointAborted(checkpoint) { return this.#outcome('checkpoint-aborted', () => [u64(checkpoint)]); }
+  close() { return this.#outcome('close', () => []); }
+
+  state() {
+    const self = this.#self;
+    const v = this.#i.call(`${this.#i.C}[method]coordinator.state`, () => [self]);
+    const state = LIFECYCLE[v];
+    if (state === undefined) throw new TypeError(`invalid lifecycle discriminant ${v}`);
+    return state;
+  }
+
+  /** option<checkpoint-id> through a return area (two flat results). */
+  committedUpTo() {
+    const inst = this.#i;
+    const self = this.#self;
+    return inst.callRet(`${inst.C}[method]coordinator.committed-up-to`, () => [self], (ret) => ({ ok: inst.guest.optU64(ret) }));
+  }
+}
+
+/** WIT resource `writer` on the core module. */
+class CoreWriter {
+  #i;
+  #self;
+
+  constructor(inst, subtask) {
+    this.#i = inst;
+    this.#self = inst.rep(inst.call(`${inst.W}[constructor]writer`, () => [u32(subtask)]));
+  }
+
+  #entryResult = (ret) => {
+    const g = this.#i.guest;
+    return g.dv.getUint8(ret) === 0 ? { ok: g.entry(ret + 8) } : { err: g.error(ret + 8) };
+  };
+
+  #call(method, lower, lift) {
+    const self = this.#self;
+    return this.#i.callRet(`${this.#i.W}[method]writer.${method}`, () => [self, ...lower()], lift);
+  }
+
+  report(checkpoint, committables, watermark, savepoint) {
+    const g = this.#i.guest;
+    return this.#call('report', () => {
+      const cp = u64(checkpoint);
+      const p = g.lowerByteLists(committables);
+      const some = watermark === undefined || watermark === null ? 0 : 1;
+      return [cp, p, g.len, some, some ? s64(watermark) : 0n, flag(savepoint)];
+    }, this.#entryResult);
+  }
+
+  endInput(committables, watermark) {
+    const g = this.#i.guest;
+    return this.#call('end-input', () => {
+      const p = g.lowerByteLists(committables);
+      const some = watermark === undefined || watermark === null ? 0 : 1;
+      return [p, g.len, some, some ? s64(watermark) : 0n];
+    }, this.#entryResult);
+  }
+
+  committed(checkpoint) { this.#call('committed', () => [u64(checkpoint)], this.#i.unitResult); }
+  checkpointAborted(checkpoint) { this.#call('checkpoint-aborted', () => [u64(checkpoint)], this.#i.unitResult); }
+
+  /** list<u8> through a return area: (ptr, len) at ret. */
+  state() {
+    return this.#call('state', () => [], (ret) => ({ ok: this.#i.guest.bytes(ret) }));
+  }
+
+  /** result<list<entry>, error>: both payloads at ret + 4. */
+  restore(state, checkpoint) {
+    const g = this.#i.guest;
+    return this.#call('restore', () => {
+      const p = g.lowerBytes(state);
+      const n = g.len;
+      return [p, n, u64(checkpoint)];
+    }, (ret) => (g.dv.getUint8(ret) === 0 ? { ok: g.entries(ret + 4) } : { err: g.error(ret + 4) }));
+  }
+}
+
+/** WIT interface `table` on the core module. */
+class CoreTable {
+  #i;
+
+  constructor(inst) {
+    this.#i = inst;
+  }
+
+  /** result<option<snapshot>, error>: the option (or error) at ret + 8, the snapshot at ret + 16. */
+  #optSnapshot = (ret) => {
+    const g = this.#i.guest;
+    if (g.dv.getUint8(ret) !== 0) return { err: g.error(ret + 8) };
+    const d = g.dv.getUint8(ret + 8);
+    if (d > 1) throw new TypeError(`invalid variant discriminant ${d} for option`);
+    return { ok: d === 0 ? undefined : g.snapshot(ret + 16) };
+  };
+
+  /** result<list<T>, error>: both payloads at ret + 4. */
+  #listResult = (size, one) => (ret) => {
+    const g = this.#i.guest;
+    return g.dv.getUint8(ret) === 0 ? { ok: g.list(ret + 4, size, one) } : { err: g.error(ret + 4) };
+  };
+
+  latestSnapshot() {
+    return this.#i.callRet(`${this.#i.T}latest-snapshot`, () => [], this.#optSnapshot);
+  }
+
+  snapshotById(id) {
+    return this.#i.callRet(`${this.#i.T}snapshot-by-id`, () => [u64(id)], this.#optSnapshot);
+  }
+
+  listSnapshots() {
+    return this.#i.callRet(`${this.#i.T}list-snapshots`, () => [], this.#listResult(56, this.#i.guest.snapshot));
+  }
+
+  listTags() {
+    return this.#i.callRet(`${this.#i.T}list-tags`, () => [], this.#listResult(48, this.#i.guest.tag));
+  }
+}

@@ -30,6 +30,8 @@ from test_storage_failure import MidRunFailure  # noqa: E402,F401
 from test_table_format import Paimon  # noqa: E402,F401
 # The Paimon committable builder against tests/paimon/committables.json.
 from test_paimon_committable import PaimonCommittable  # noqa: E402,F401
+# The core and component runtimes give the same results, byte for byte.
+from test_runtimes import Runtimes  # noqa: E402,F401
 
 MESSAGE_0_1 = (
     "incompatible component: this host runs sink:coordinator >=0.2.1, <0.3.0, "
@@ -63,6 +65,11 @@ class Installed(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(os.path.dirname(sc.__file__), "py.typed")))
         with open(os.path.join(REPO, "dist", f"sink-coordinator-{sc.COMPONENT_VERSION}.wasm"), "rb") as f:
             self.assertEqual(sc.embedded_wasm(), f.read())
+        # And its core module, which the default (core) runtime runs.
+        from sink_coordinator.runtime import embedded_core
+
+        with open(os.path.join(REPO, "dist", f"sink-coordinator-{sc.COMPONENT_VERSION}.core.wasm"), "rb") as f:
+            self.assertEqual(embedded_core(), f.read())
         self.assertEqual(sc.Runtime.default().version, sc.COMPONENT_VERSION)
 
 
@@ -163,9 +170,11 @@ class Api(unittest.TestCase):
             table = sc.Table(storage, runtime=runtime)
             return seen, table.list_snapshots(), table.list_tags()
 
-        plain = sc.Runtime(fast_values=False)
+        # On the component runtime, where ``fast_values`` applies.
+        plain = sc.Runtime(fast_values=False, api="component")
         self.assertFalse(plain.fast_values)
-        self.assertTrue(sc.Runtime.default().fast_values)
+        self.assertTrue(sc.Runtime(api="component").fast_values)
+        self.assertEqual(run(plain), run(sc.Runtime(api="component")))
         self.assertEqual(run(plain), run(sc.Runtime.default()))
 
     def test_a_0_2_1_component_batches_through_events(self) -> None:

@@ -6,11 +6,12 @@ trap raises ``TrapError`` and discards the handle (a table re-instantiates)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, TypeVar, Union
+from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, TypeVar, Union, cast
 
 from wasmtime.component import Record, Variant
 
 from .errors import ERRORS, BackendIOError, CoordinatorError, InvalidConfigError, TrapError
+from ._core import CoreInstance
 from .runtime import Runtime, _Instance
 from .storage import Clock, Storage, SystemClock
 from .types import (
@@ -30,6 +31,8 @@ from .types import (
 TableFormatLike = Union[TableFormat, Literal["native", "paimon"]]
 
 T = TypeVar("T")
+#: One handle's instance: the core module's (default) or the component's.
+AnyInstance = Union[_Instance, CoreInstance]
 
 
 def _record(value: Any) -> Record:
@@ -95,14 +98,30 @@ def _leb128(n: int) -> bytes:
     return bytes(out)
 
 
+#: LEB128s already made: packing is most of a batched event's host time,
+#: and a job's committables have few distinct lengths (bounded: the cache
+#: stops growing at 2^14 entries).
+_LEB128: Dict[int, bytes] = {}
+
+
+def _leb128_cached(n: int) -> bytes:
+    b = _LEB128.get(n)
+    if b is None:
+        b = _leb128(n)
+        if len(_LEB128) < 1 << 14:
+            _LEB128[n] = b
+    return b
+
+
 def pack_committables(committables: Sequence[bytes]) -> bytes:
     """The committables as one block (WIT 0.2.2 ``packed-event``): an unsigned
     LEB128 count, then per committable an unsigned LEB128 length and its
     bytes."""
-    parts = [_leb128(len(committables))]
+    get = _LEB128.get
+    parts = [get(len(committables)) or _leb128_cached(len(committables))]
     for c in committables:
-        parts.append(_leb128(len(c)))
-        parts.append(bytes(c))
+        parts.append(get(len(c)) or _leb128_cached(len(c)))
+        parts.append(c if isinstance(c, (bytes, bytearray)) else bytes(c))
     return b"".join(parts)
 
 
@@ -166,13 +185,13 @@ class _Handle:
         self._runtime = runtime or Runtime.default()
         self._storage = storage
         self._clock = clock or SystemClock()
-        self._instance: Optional[_Instance] = None
+        self._instance: Optional[AnyInstance] = None
         self._discarded: Optional[str] = None
 
-    def _new_instance(self) -> _Instance:
+    def _new_instance(self) -> AnyInstance:
         return self._runtime.instantiate(self._storage, self._clock)
 
-    def _call(self, fn: Callable[[_Instance], T]) -> T:
+    def _call(self, fn: Callable[[AnyInstance], T]) -> T:
         if self._discarded is not None:
             raise TrapError(f"the instance was discarded after a trap: {self._discarded}")
         try:
@@ -246,7 +265,7 @@ class Coordinator(_Handle):
         except ValueError:
             raise ValueError(f"unknown table format {format!r} (native or paimon)") from None
 
-        def call(i: _Instance) -> None:
+        def call(i: AnyInstance) -> None:
             if self._has_format is None:
                 self._has_format = i.exports("coordinator", "[method]coordinator.set-table-format")
             if not self._has_format:
@@ -282,7 +301,10 @@ class Coordinator(_Handle):
         event instead of one per committable)."""
         if self._packed is None:
             self._packed = self._call(lambda i: i.exports("coordinator", "[method]coordinator.events-packed"))
-        if self._packed:
+        if self._packed and isinstance(self._instance, CoreInstance):
+            # No Record per event on the core module: straight from the events.
+            value = self._call(lambda i: cast(CoreInstance, i).events_packed(self._handle, events, pack_committables))
+        elif self._packed:
             value = self._method("events-packed", [_packed_record(e) for e in events])
         else:
             value = self._method("events", [_event_record(e) for e in events])

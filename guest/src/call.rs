@@ -4,8 +4,12 @@
 //! checker, the property tests, the trace replay, a host's retry loop)
 //! builds a [`Call`] and hands it to one `apply`: [`Coordinator::apply`] on
 //! the core, [`crate::CoordinatorApi::apply`] on whatever runs it. Adding a
-//! call to the WIT adds a variant here and an arm in each `apply`; the
-//! callers that match on calls keep a catch-all and do not change.
+//! call to the WIT adds a variant here, its arms in the tables here
+//! ([`Call::name`], [`Call::checkpoint_arg`]) and an arm in each `apply`
+//! (the core's, and the embedding crate's binding of the component); the
+//! callers that match on calls (the trace format, the test kit's
+//! simulator, script recorder and old-component driver) keep a catch-all
+//! and do not change (a call they cannot express is refused by its name).
 //!
 //! `apply` dispatches to the typed methods rather than the other way round:
 //! each method then returns its own result type with no "wrong reply" arm,
@@ -79,6 +83,25 @@ impl Call {
             Call::CheckpointComplete(_) => "checkpoint-complete",
             Call::CheckpointAborted(_) => "checkpoint-aborted",
             Call::Close => "close",
+        }
+    }
+
+    /// The checkpoint id of a call whose only argument is one (`checkpoint`,
+    /// `checkpoint-complete`, `checkpoint-aborted`): such a call is spelled
+    /// by its WIT name and this id alone (a script line), so a caller that
+    /// spells calls needs no arm per call. Exhaustive on purpose: a new call
+    /// says here, in the core, whether it has that shape.
+    pub fn checkpoint_arg(&self) -> Option<u64> {
+        match self {
+            Call::Checkpoint(n) | Call::CheckpointComplete(n) | Call::CheckpointAborted(n) => {
+                Some(*n)
+            }
+            Call::Start
+            | Call::Event { .. }
+            | Call::Events(_)
+            | Call::Restored { .. }
+            | Call::SubtaskReset { .. }
+            | Call::Close => None,
         }
     }
 

@@ -264,7 +264,9 @@ impl CoordinatorApi for Played {
             if let CoordinatorCall::Events(events) = call {
                 return events_one_by_one(self, events);
             }
-            return Err(HostError::trap("a call with no script line").into());
+            return Err(
+                HostError::trap(format!("`{}`: a call with no script line", call.name())).into(),
+            );
         };
         let mut tape = self.tape.borrow_mut();
         Ok(match call {

@@ -275,7 +275,9 @@ impl CoordinatorApi for Recorded {
             if let CoordinatorCall::Events(events) = call {
                 return events_one_by_one(self, events);
             }
-            return Err(HostError::trap("a call with no script line").into());
+            return Err(
+                HostError::trap(format!("`{}`: a call with no script line", call.name())).into(),
+            );
         };
         self.log.call(line);
         // Not a batch: its only failure is one error.

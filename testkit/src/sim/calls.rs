@@ -35,7 +35,11 @@ pub(crate) fn apply_to_mirror(m: &mut Mirror, call: &Call) {
                 m.event(e.subtask, &e.entry);
             }
         }
-        Call::Start | Call::Checkpoint(_) | Call::Close => {}
+        // `start`, `checkpoint`, `close`: no input the mirror keeps. One
+        // catch-all, so that a call added to the WIT and the core needs no
+        // arm here; a call the simulator starts making that delivers input
+        // gets its arm then (the mirror checks would tell).
+        _ => {}
     }
 }
 
@@ -148,9 +152,16 @@ impl Job {
                 return Err(w.fail("simulator bug: no coordinator"));
             };
             // Every call the simulator makes here is a trace step (`start` and
-            // batches take other paths).
-            if let Some(op) = Op::of_call(&call) {
-                w.rec.push(&inst.name, op);
+            // batches take other paths); one TRACE-FORMAT cannot express
+            // would leave the recorded trace short of it.
+            match Op::of_call(&call) {
+                Some(op) => w.rec.push(&inst.name, op),
+                None => {
+                    return Err(w.fail(format!(
+                        "simulator bug: `{}` has no TRACE-FORMAT step to record",
+                        call.name()
+                    )))
+                }
             }
             w.tables.real.probe.lock().begin(crash, None);
             let fueled = fuel.is_some_and(|f| inst.coord.set_fuel(f));

@@ -167,7 +167,7 @@ fn main() {
         "—".into(),
     ]);
     rows.push([
-        "Node (jco) and Python (wasmtime-py) per event, ÷ Rust-wasmtime".into(),
+        "Node and Python (core module, hand-written ABI) per event, ÷ Rust-wasmtime".into(),
         hosts_row(component),
         "≤ 3× and ≤ 10× (through batching)".into(),
     ]);

@@ -208,14 +208,9 @@ class CoreInstance:
         try:
             return run()
         except (Trap, WasmtimeError) as e:
-            # The epoch deadline is the only interrupt this host arms.
-            if self.runtime.call_deadline_ms is not None and "interrupt" in str(e):
-                from .runtime import DeadlineExceeded
+            from .runtime import raise_if_deadline  # runtime imports this module
 
-                ms = self.runtime.call_deadline_ms
-                raise DeadlineExceeded(
-                    f"guest trapped in {interface}#{name}: the call exceeded its deadline of {ms} ms"
-                ) from e
+            raise_if_deadline(self.runtime, f"{interface}#{name}", e)
             raise
         except Malformed as e:
             raise Malformed(f"guest trapped in {interface}#{name}: malformed result: {e}") from None

@@ -268,6 +268,16 @@ class DeadlineExceeded(Exception):
     ``TrapError`` with this message)."""
 
 
+def raise_if_deadline(runtime: Runtime, export: str, e: Exception) -> None:
+    """Raises :class:`DeadlineExceeded` for the trap ``e`` of the call of
+    ``export`` if it is the epoch interrupt: the only interrupt this host
+    arms, and only with a deadline (both runtimes, ``_core`` and the
+    component path)."""
+    if runtime.call_deadline_ms is not None and "interrupt" in str(e):
+        ms = runtime.call_deadline_ms
+        raise DeadlineExceeded(f"guest trapped in {export}: the call exceeded its deadline of {ms} ms") from e
+
+
 def _start_ticker(runtime: Runtime) -> None:
     """Advances ``runtime``'s epoch every ``DEADLINE_TICK_MS`` until the
     runtime is gone (a daemon thread holding only a weak reference). The
@@ -413,10 +423,5 @@ class _Instance:
         try:
             return f(self.store, *args)
         except (Trap, WasmtimeError) as e:
-            # The epoch deadline is the only interrupt this host arms.
-            if self.runtime.call_deadline_ms is not None and "interrupt" in str(e):
-                ms = self.runtime.call_deadline_ms
-                raise DeadlineExceeded(
-                    f"guest trapped in {interface}#{name}: the call exceeded its deadline of {ms} ms"
-                ) from e
+            raise_if_deadline(self.runtime, f"{interface}#{name}", e)
             raise

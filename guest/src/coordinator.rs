@@ -17,10 +17,10 @@ use crate::slots::{EndEntry, SlotEntry, Slots};
 use crate::state_codec;
 use crate::table::{TableFormatKind, TableLog};
 use crate::types::{
-    Config, Entry, Lifecycle, Outcome, RestorePoint, END, MAX_CHECKPOINT, MAX_COMMIT_USER_BYTES,
-    MAX_PARALLELISM,
+    Config, Entry, Lifecycle, Outcome, RestorePoint, END, MAX_COMMIT_USER_BYTES, MAX_PARALLELISM,
 };
 
+mod preconditions;
 mod recovery;
 
 use recovery::{Recovery, SubtaskSet};
@@ -333,57 +333,6 @@ impl Coordinator {
             tags_deleted: log.tags.deleted,
             restart_required: log.restart_required,
             committed_up_to: self.up_to,
-        }
-    }
-
-    /// The state check every call makes first.
-    fn require(&self, call: &'static str, allowed: &[Lifecycle]) -> Result<()> {
-        let state = self.state();
-        if allowed.contains(&state) {
-            Ok(())
-        } else {
-            Err(ErrorReason::NotAllowed { call, state }.into())
-        }
-    }
-
-    fn require_subtask(&self, call: &'static str, s: u32) -> Result<()> {
-        if s < self.config.parallelism {
-            Ok(())
-        } else {
-            Err(ErrorReason::SubtaskOutsideParallelism {
-                call,
-                subtask: s,
-                parallelism: self.config.parallelism,
-            }
-            .into())
-        }
-    }
-
-    /// As [`Self::require_checkpoint`], naming the subtask; the message is
-    /// only built on the error path.
-    fn require_checkpoint_of(call: &'static str, s: u32, c: u64, end_allowed: bool) -> Result<()> {
-        if c <= MAX_CHECKPOINT || (end_allowed && c == END) {
-            Ok(())
-        } else {
-            Err(ErrorReason::CheckpointOutOfRange {
-                call,
-                subtask: Some(s),
-                checkpoint: c,
-            }
-            .into())
-        }
-    }
-
-    fn require_checkpoint(call: &'static str, c: u64, end_allowed: bool) -> Result<()> {
-        if c <= MAX_CHECKPOINT || (end_allowed && c == END) {
-            Ok(())
-        } else {
-            Err(ErrorReason::CheckpointOutOfRange {
-                call,
-                subtask: None,
-                checkpoint: c,
-            }
-            .into())
         }
     }
 

@@ -275,6 +275,19 @@ mod tests {
         prop::collection::vec((0u32..4, 0u64..6, 0u8..3, any::<bool>()), 0..40)
     }
 
+    /// The events of `steps` (checkpoint 5 stands for one far beyond the
+    /// others), sent by `attempt`.
+    fn writer_events(steps: &[(u32, u64, u8, bool)], attempt: u32) -> Vec<WriterEvent> {
+        steps
+            .iter()
+            .map(|&(s, cp, n, sp)| WriterEvent {
+                subtask: s,
+                attempt,
+                entry: entry(if cp == 5 { u64::MAX >> 1 } else { cp }, n, sp),
+            })
+            .collect()
+    }
+
     fn run(
         batch: bool,
         cuts: &[usize],
@@ -284,14 +297,7 @@ mod tests {
         let mut env = MemEnv::default();
         let mut c = Coordinator::new(config(3, mode), None);
         c.start(&mut env).unwrap();
-        let evs: Vec<WriterEvent> = steps
-            .iter()
-            .map(|&(s, cp, n, sp)| WriterEvent {
-                subtask: s,
-                attempt: 0,
-                entry: entry(if cp == 5 { u64::MAX >> 1 } else { cp }, n, sp),
-            })
-            .collect();
+        let evs = writer_events(steps, 0);
         let mut outcomes = Vec::new();
         let mut errors = Vec::new();
         let mut start = 0;
@@ -373,14 +379,7 @@ mod tests {
         #[test]
         fn a_packed_batch_is_the_batch(steps in steps(), on_end in any::<bool>()) {
             let mode = if on_end { FinalCommitMode::OnEndInput } else { FinalCommitMode::OnCheckpoint };
-            let evs: Vec<WriterEvent> = steps
-                .iter()
-                .map(|&(s, cp, n, sp)| WriterEvent {
-                    subtask: s,
-                    attempt: 1,
-                    entry: entry(if cp == 5 { u64::MAX >> 1 } else { cp }, n, sp),
-                })
-                .collect();
+            let evs = writer_events(&steps, 1);
             let mut results = Vec::new();
             for pack in [false, true] {
                 let mut env = MemEnv::default();

@@ -7,9 +7,13 @@ use core::fmt;
 use crate::env::StorageError;
 
 mod detail;
+#[cfg(feature = "paimon")]
+mod paimon;
 mod reason;
 mod text;
 pub use detail::{Defect, StorageOp};
+#[cfg(feature = "paimon")]
+pub use paimon::PaimonDefect;
 pub use reason::ErrorReason;
 
 /// The class of an error (SEMANTICS 8); decides whether it is fatal.
@@ -71,30 +75,6 @@ impl Error {
             text: message.into(),
         }
         .into()
-    }
-    /// A `declined` error known only by its text.
-    pub fn declined(m: impl Into<String>) -> Self {
-        Self::new(ErrorKind::Declined, m)
-    }
-    /// A `storage` error known only by its text (see also [`Self::with_source`]).
-    pub fn storage(m: impl Into<String>) -> Self {
-        Self::new(ErrorKind::Storage, m)
-    }
-    /// An `illegal-state` error known only by its text.
-    pub fn illegal_state(m: impl Into<String>) -> Self {
-        Self::new(ErrorKind::IllegalState, m)
-    }
-    /// An `invalid-event` error known only by its text.
-    pub fn invalid_event(m: impl Into<String>) -> Self {
-        Self::new(ErrorKind::InvalidEvent, m)
-    }
-    /// An `invalid-config` error known only by its text.
-    pub fn invalid_config(m: impl Into<String>) -> Self {
-        Self::new(ErrorKind::InvalidConfig, m)
-    }
-    /// A `corrupt-state` error known only by its text.
-    pub fn corrupt_state(m: impl Into<String>) -> Self {
-        Self::new(ErrorKind::CorruptState, m)
     }
 
     /// Why the call failed.
@@ -209,12 +189,12 @@ mod tests {
         assert_eq!(source.source().unwrap().to_string(), "disk full");
         // Equality is by class and reason, or class and message: the error
         // known only by its text (from the WIT boundary) equals it.
-        assert_eq!(e, Error::storage(e.message()));
-        assert_ne!(e, Error::corrupt_state(e.message()));
-        assert!(Error::invalid_event("x").source().is_none());
+        assert_eq!(e, Error::new(ErrorKind::Storage, e.message()));
+        assert_ne!(e, Error::new(ErrorKind::CorruptState, e.message()));
+        assert!(Error::new(ErrorKind::InvalidEvent, "x").source().is_none());
         // A text error keeps the source it is given.
         let io = StorageError::backend("writing snapshot/1", Disk);
-        let t = Error::storage("committing: x").with_source(io);
+        let t = Error::new(ErrorKind::Storage, "committing: x").with_source(io);
         assert_eq!(
             t.source().unwrap().source().unwrap().to_string(),
             "disk full"

@@ -25,6 +25,17 @@
 
 extern crate alloc;
 
+/// The golden state files `tests/golden/<dir>/<name>.bin` of the tests, as
+/// byte slices (one `include_bytes!` each, the path spelled once).
+#[cfg(test)]
+macro_rules! golden_states {
+    ($dir:literal: $($name:literal),* $(,)?) => {
+        [$(include_bytes!(concat!(
+            env!("CARGO_MANIFEST_DIR"), "/../tests/golden/", $dir, "/", $name, ".bin"
+        )).as_slice()),*]
+    };
+}
+
 /// The calls as a host sees them: errors with `trap`, the native-or-component traits.
 pub mod api;
 /// Batches of writer events.

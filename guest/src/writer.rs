@@ -317,21 +317,22 @@ mod tests {
     /// re-encodes to exactly its bytes.
     #[test]
     fn golden_states_re_encode_identically() {
-        let golden = [
-            include_bytes!("../../tests/golden/writer/after_complete_dropped.bin").as_slice(),
-            include_bytes!("../../tests/golden/writer/complete_all_keeps_end.bin").as_slice(),
-            include_bytes!("../../tests/golden/writer/empty_committables.bin").as_slice(),
-            include_bytes!("../../tests/golden/writer/end_only.bin").as_slice(),
-            include_bytes!("../../tests/golden/writer/end_watermark_max.bin").as_slice(),
-            include_bytes!("../../tests/golden/writer/entries_and_end.bin").as_slice(),
-            include_bytes!("../../tests/golden/writer/entries_plain.bin").as_slice(),
-            include_bytes!("../../tests/golden/writer/entries_savepoints.bin").as_slice(),
-            include_bytes!("../../tests/golden/writer/fresh.bin").as_slice(),
-            include_bytes!("../../tests/golden/writer/highest_checkpoint_ids.bin").as_slice(),
-            include_bytes!("../../tests/golden/writer/large_committable.bin").as_slice(),
-            include_bytes!("../../tests/golden/writer/restored_end_then_more.bin").as_slice(),
-            include_bytes!("../../tests/golden/writer/restored_then_reports.bin").as_slice(),
-            include_bytes!("../../tests/golden/writer/watermark_extremes.bin").as_slice(),
+        let golden = golden_states![
+            "writer":
+            "after_complete_dropped",
+            "complete_all_keeps_end",
+            "empty_committables",
+            "end_only",
+            "end_watermark_max",
+            "entries_and_end",
+            "entries_plain",
+            "entries_savepoints",
+            "fresh",
+            "highest_checkpoint_ids",
+            "large_committable",
+            "restored_end_then_more",
+            "restored_then_reports",
+            "watermark_extremes",
         ];
         for bytes in golden {
             let (version, rest) = wire::version(bytes).unwrap();

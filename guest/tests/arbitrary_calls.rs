@@ -2,42 +2,36 @@
 //! panic in the component is a guest trap, which SEMANTICS treats as a bug),
 //! and the lifecycle rules of SEMANTICS 2 hold after every call.
 
+mod common;
+
+use common::Mix;
 use proptest::prelude::*;
 use sink_coordinator::{
-    Call, Config, Coordinator, Entry, ErrorKind, FinalCommitMode, Lifecycle, MemEnv, RestorePoint,
-    END,
+    Config, Coordinator, Entry, ErrorKind, FinalCommitMode, Lifecycle, MemEnv, RestorePoint, END,
 };
 
 fn checkpoint() -> impl Strategy<Value = u64> {
     prop_oneof![8 => 0u64..6, 1 => Just(END), 1 => Just(u64::MAX)]
 }
 
-fn call() -> impl Strategy<Value = Call> {
-    prop_oneof![
-        6 => (0u32..4, checkpoint(), 0u8..3, proptest::option::of(-2i64..3), any::<bool>())
-            .prop_map(|(s, c, n, w, sp)| Call::Event { subtask: s, attempt: 0, entry: entry(c, n, w, sp) }),
-        2 => (0u32..4, 0u64..6, proptest::collection::vec((checkpoint(), 0u8..2), 0..3))
-            .prop_map(|(s, r, e)| Call::Restored {
-                subtask: s,
-                attempt: 1,
-                checkpoint: r,
-                entries: e.into_iter().map(|(cp, n)| entry(cp, n, None, n == 1)).collect(),
-            }),
-        1 => (0u32..4, proptest::option::of(0u64..6)).prop_map(|(s, r)| Call::SubtaskReset { subtask: s, checkpoint: r }),
-        1 => checkpoint().prop_map(Call::Checkpoint),
-        3 => checkpoint().prop_map(Call::CheckpointComplete),
-        1 => checkpoint().prop_map(Call::CheckpointAborted),
-        1 => Just(Call::Close),
-    ]
+fn mix() -> Mix {
+    Mix {
+        checkpoint: checkpoint().boxed(),
+        event: 6,
+        savepoint: 0.5,
+        restored: 2,
+        complete: 3,
+        close: 1,
+        committable,
+    }
+}
+
+fn committable(i: u8, _checkpoint: u64) -> Vec<u8> {
+    vec![i]
 }
 
 fn entry(c: u64, n: u8, w: Option<i64>, sp: bool) -> Entry {
-    Entry {
-        checkpoint: c,
-        committables: (0..n).map(|i| vec![i]).collect(),
-        watermark: w,
-        savepoint: sp,
-    }
+    common::entry(committable, c, n, w, sp)
 }
 
 proptest! {
@@ -49,7 +43,7 @@ proptest! {
         force in any::<bool>(),
         tags in any::<bool>(),
         restore in proptest::option::of((0u64..4, proptest::collection::vec(any::<u8>(), 0..12), proptest::collection::vec(0u32..4, 0..3))),
-        calls in proptest::collection::vec(call(), 0..40),
+        calls in proptest::collection::vec(common::call(&mix()), 0..40),
     ) {
         let mut env = MemEnv::default();
         let mut config = Config::new(p, "job");

@@ -67,6 +67,17 @@ fn files_in(st: &mut dyn Storage) -> BTreeMap<String, usize> {
     out
 }
 
+/// A started coordinator of `parallelism` writers on a fresh Paimon table in
+/// memory (the job's clock and fault switches).
+fn started_job(parallelism: u32) -> (Coordinator, Job<MemStorage>) {
+    let mut st = job_env(MemStorage::default());
+    create_table(&mut st.storage.inner);
+    let mut c = Coordinator::new(Config::new(parallelism, "job"), None);
+    c.set_table_format(TableFormatKind::Paimon).unwrap();
+    c.start(&mut st).unwrap();
+    (c, st)
+}
+
 fn check_job<S: Storage>(st: &mut Job<S>) {
     create_table(&mut st.storage.inner);
     let r = scenario::run(st, &mut file);
@@ -119,11 +130,7 @@ fn a_job_on_a_paimon_table_in_a_directory() {
 /// `manifest.merge-min-count`), which adds the merged manifests' gets and one put.
 #[test]
 fn calls_per_commit_do_not_grow_with_history() {
-    let mut st = job_env(MemStorage::default());
-    create_table(&mut st.storage.inner);
-    let mut c = Coordinator::new(Config::new(2, "job"), None);
-    c.set_table_format(TableFormatKind::Paimon).unwrap();
-    c.start(&mut st).unwrap();
+    let (mut c, mut st) = started_job(2);
     let mut per_commit = Vec::new();
     for cp in 1..=200u64 {
         for s in 0..2 {
@@ -177,11 +184,7 @@ fn bad_committables_are_refused_on_arrival() {
         ),
     ];
     for (bytes, why) in bad {
-        let mut st = job_env(MemStorage::default());
-        create_table(&mut st.storage.inner);
-        let mut c = Coordinator::new(Config::new(2, "job"), None);
-        c.set_table_format(TableFormatKind::Paimon).unwrap();
-        c.start(&mut st).unwrap();
+        let (mut c, mut st) = started_job(2);
         let e = Entry {
             checkpoint: 7,
             committables: vec![file(1, 7), bytes].into(),
@@ -232,11 +235,7 @@ fn the_format_is_chosen_only_while_created() {
 /// with real pypaimon commits.)
 #[test]
 fn a_paimon_commit_of_our_user_landing_first_is_filtered() {
-    let mut st = job_env(MemStorage::default());
-    create_table(&mut st.storage.inner);
-    let mut c = Coordinator::new(Config::new(1, "job"), None);
-    c.set_table_format(TableFormatKind::Paimon).unwrap();
-    c.start(&mut st).unwrap();
+    let (mut c, mut st) = started_job(1);
     let entry = |cp: u64| Entry {
         checkpoint: cp,
         committables: vec![file(0, cp)].into(),

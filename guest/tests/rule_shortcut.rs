@@ -8,6 +8,9 @@
 
 use std::collections::BTreeSet;
 
+mod common;
+
+use common::Mix;
 use proptest::prelude::*;
 use sink_coordinator::{
     Call, Config, Coordinator, Entry, FinalCommitMode, MemEnv, MemStorage, OwnedEnv, Reply,
@@ -18,31 +21,25 @@ fn checkpoint() -> impl Strategy<Value = u64> {
     prop_oneof![12 => 0u64..7, 1 => Just(END)]
 }
 
-fn call() -> impl Strategy<Value = Call> {
-    prop_oneof![
-        10 => (0u32..4, checkpoint(), 0u8..3, proptest::option::of(-2i64..3), proptest::bool::weighted(0.2))
-            .prop_map(|(s, c, n, w, sp)| Call::Event { subtask: s, attempt: 0, entry: entry(c, n, w, sp) }),
-        1 => (0u32..4, 0u64..6, proptest::collection::vec((checkpoint(), 0u8..2), 0..3))
-            .prop_map(|(s, r, e)| Call::Restored {
-                subtask: s,
-                attempt: 1,
-                checkpoint: r,
-                entries: e.into_iter().map(|(cp, n)| entry(cp, n, None, n == 1)).collect(),
-            }),
-        1 => (0u32..4, proptest::option::of(0u64..6)).prop_map(|(s, r)| Call::SubtaskReset { subtask: s, checkpoint: r }),
-        1 => checkpoint().prop_map(Call::Checkpoint),
-        4 => checkpoint().prop_map(Call::CheckpointComplete),
-        1 => checkpoint().prop_map(Call::CheckpointAborted),
-    ]
+fn mix() -> Mix {
+    Mix {
+        checkpoint: checkpoint().boxed(),
+        event: 10,
+        savepoint: 0.2,
+        restored: 1,
+        complete: 4,
+        // The shortcut is about a running instance: no close.
+        close: 0,
+        committable,
+    }
+}
+
+fn committable(i: u8, checkpoint: u64) -> Vec<u8> {
+    vec![i, checkpoint as u8]
 }
 
 fn entry(c: u64, n: u8, w: Option<i64>, sp: bool) -> Entry {
-    Entry {
-        checkpoint: c,
-        committables: (0..n).map(|i| vec![i, c as u8]).collect(),
-        watermark: w,
-        savepoint: sp,
-    }
+    common::entry(committable, c, n, w, sp)
 }
 
 fn event(subtask: u32, entry: Entry) -> Call {
@@ -133,7 +130,7 @@ proptest! {
         tags in any::<bool>(),
         restore in proptest::option::of((0u64..4, proptest::collection::vec(0u32..4, 0..3))),
         fail in proptest::collection::btree_set(0usize..120, 0..6),
-        calls in proptest::collection::vec(call(), 0..60),
+        calls in proptest::collection::vec(common::call(&mix()), 0..60),
     ) {
         let mut config = Config::new(p, "job");
         config.checkpointing = !batch;

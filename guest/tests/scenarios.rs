@@ -78,6 +78,19 @@ struct FaultyStore {
 /// The faulty storage beside a clock that stays at 0.
 type Faulty = OwnedEnv<FaultyStore>;
 
+/// Memory storage that fails nothing until told to; `land` as above.
+fn faulty(land: bool) -> Faulty {
+    let store = FaultyStore {
+        env: MemEnv::default(),
+        fail_gets: 0,
+        fail_puts: 0,
+        land,
+        puts: 0,
+        gets: 0,
+    };
+    Faulty::new(store, StepClock::default())
+}
+
 impl Storage for FaultyStore {
     fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
         self.gets += 1;
@@ -112,17 +125,7 @@ impl Storage for FaultyStore {
 
 #[test]
 fn ambiguous_write_is_recognised_on_retry() {
-    let mut f = Faulty::new(
-        FaultyStore {
-            env: MemEnv::default(),
-            fail_gets: 0,
-            fail_puts: 0,
-            land: true,
-            puts: 0,
-            gets: 0,
-        },
-        StepClock::default(),
-    );
+    let mut f = faulty(true);
     let mut c = Coordinator::new(Config::new(1, "job"), None);
     c.start(&mut f).unwrap();
     c.event(&mut f, 0, 0, e(1, &["v1"], None)).unwrap();
@@ -151,17 +154,7 @@ fn ambiguous_write_is_recognised_on_retry() {
 
 #[test]
 fn commit_storage_calls_do_not_grow_with_history() {
-    let mut f = Faulty::new(
-        FaultyStore {
-            env: MemEnv::default(),
-            fail_gets: 0,
-            fail_puts: 0,
-            land: false,
-            puts: 0,
-            gets: 0,
-        },
-        StepClock::default(),
-    );
+    let mut f = faulty(false);
     let mut c = Coordinator::new(Config::new(4, "job"), None);
     c.start(&mut f).unwrap();
     let mut per_commit = Vec::new();

@@ -91,6 +91,13 @@ fn log(env: &mut Faulty) -> Vec<(u64, Vec<String>)> {
         .collect()
 }
 
+/// A configuration of `parallelism` writers that tags savepoints.
+fn tagging(parallelism: u32) -> Config {
+    let mut config = Config::new(parallelism, "job");
+    config.savepoint_auto_tag = true;
+    config
+}
+
 fn started(config: Config) -> (Coordinator, Faulty) {
     let mut env = Faulty::default();
     let mut c = Coordinator::new(config, None);
@@ -119,9 +126,7 @@ fn up_to_after_a_failure_in_the_middle_of_a_commit() {
 
 #[test]
 fn an_owed_savepoint_tag_holds_up_to_back_until_the_repeat() {
-    let mut config = Config::new(1, "job");
-    config.savepoint_auto_tag = true;
-    let (mut c, mut env) = started(config);
+    let (mut c, mut env) = started(tagging(1));
     c.event(&mut env, 0, 0, e(1, &["a"])).unwrap();
     c.event(&mut env, 0, 0, sp(2, &["b"])).unwrap();
     c.event(&mut env, 0, 0, e(3, &["c"])).unwrap();
@@ -137,9 +142,7 @@ fn an_owed_savepoint_tag_holds_up_to_back_until_the_repeat() {
 
 #[test]
 fn an_ended_writers_late_empty_report_is_a_no_op_whose_flag_is_ignored() {
-    let mut config = Config::new(2, "job");
-    config.savepoint_auto_tag = true;
-    let (mut c, mut env) = started(config);
+    let (mut c, mut env) = started(tagging(2));
     c.event(&mut env, 0, 0, e(END, &["e0"])).unwrap();
     c.event(&mut env, 1, 0, e(1, &["a"])).unwrap();
     c.event(&mut env, 1, 0, e(2, &["b"])).unwrap();
@@ -268,9 +271,7 @@ fn an_end_snapshot_that_landed_despite_an_error_counts_as_the_final_commit() {
 
 #[test]
 fn an_aborted_savepoint_flag_never_reaches_the_state_bytes() {
-    let mut config = Config::new(2, "job");
-    config.savepoint_auto_tag = true;
-    let (mut c, mut env) = started(config);
+    let (mut c, mut env) = started(tagging(2));
     c.event(&mut env, 0, 0, sp(3, &["a"])).unwrap();
     c.event(&mut env, 0, 0, e(END, &[])).unwrap();
     c.checkpoint_aborted(&mut env, 3).unwrap();

@@ -152,8 +152,9 @@ pub enum Defect {
         /// The record's checkpoint.
         checkpoint: u64,
     },
-    /// Any other defect, as the decoder words it.
-    Detail(String),
+    /// A defect of an Apache Paimon record.
+    #[cfg(feature = "paimon")]
+    Paimon(super::PaimonDefect),
 }
 
 impl fmt::Display for StorageOp {
@@ -267,7 +268,8 @@ impl fmt::Display for Defect {
                 Ckpt(*previous_checkpoint),
                 Ckpt(*checkpoint)
             ),
-            Detail(text) => f.write_str(text),
+            #[cfg(feature = "paimon")]
+            Paimon(d) => d.fmt(f),
         }
     }
 }

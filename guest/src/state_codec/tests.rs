@@ -252,30 +252,26 @@ fn version_1_restores_without_ordinary_entries() {
 /// sequences) decodes and re-encodes to exactly its bytes.
 #[test]
 fn golden_v1_states_re_encode_identically() {
-    let golden = [
-        include_bytes!("../../../tests/golden/coordinator/after_final_commit.bin").as_slice(),
-        include_bytes!("../../../tests/golden/coordinator/all_ended_final_pending.bin").as_slice(),
-        include_bytes!("../../../tests/golden/coordinator/empty_committables.bin").as_slice(),
-        include_bytes!("../../../tests/golden/coordinator/end_after_region_failover.bin")
-            .as_slice(),
-        include_bytes!("../../../tests/golden/coordinator/end_many_committables_large.bin")
-            .as_slice(),
-        include_bytes!("../../../tests/golden/coordinator/end_replaced.bin").as_slice(),
-        include_bytes!("../../../tests/golden/coordinator/end_watermark_extremes.bin").as_slice(),
-        include_bytes!("../../../tests/golden/coordinator/fresh_p1.bin").as_slice(),
-        include_bytes!("../../../tests/golden/coordinator/fresh_p4_ordinary_pending.bin")
-            .as_slice(),
-        include_bytes!("../../../tests/golden/coordinator/highest_checkpoint_id.bin").as_slice(),
-        include_bytes!("../../../tests/golden/coordinator/p1000_few_ends.bin").as_slice(),
-        include_bytes!("../../../tests/golden/coordinator/p1_one_end.bin").as_slice(),
-        include_bytes!("../../../tests/golden/coordinator/p4_one_end.bin").as_slice(),
-        include_bytes!("../../../tests/golden/coordinator/p4_three_ends_mixed_watermarks.bin")
-            .as_slice(),
-        include_bytes!("../../../tests/golden/coordinator/restored_ends_rechecked.bin").as_slice(),
-        include_bytes!("../../../tests/golden/coordinator/synthesized_finished.bin").as_slice(),
-        include_bytes!("../../../tests/golden/coordinator/synthesized_rerestored_all_ended.bin")
-            .as_slice(),
-        include_bytes!("../../../tests/golden/coordinator/unicode_commit_user.bin").as_slice(),
+    let golden = golden_states![
+        "coordinator":
+        "after_final_commit",
+        "all_ended_final_pending",
+        "empty_committables",
+        "end_after_region_failover",
+        "end_many_committables_large",
+        "end_replaced",
+        "end_watermark_extremes",
+        "fresh_p1",
+        "fresh_p4_ordinary_pending",
+        "highest_checkpoint_id",
+        "p1000_few_ends",
+        "p1_one_end",
+        "p4_one_end",
+        "p4_three_ends_mixed_watermarks",
+        "restored_ends_rechecked",
+        "synthesized_finished",
+        "synthesized_rerestored_all_ended",
+        "unicode_commit_user",
     ];
     for bytes in golden {
         let (version, rest) = wire::version(bytes).unwrap();

@@ -45,11 +45,34 @@ impl Storage for Calls {
     }
 }
 
-fn mark(identifier: u64, snapshot_id: u64) -> UserMark {
+pub(super) fn mark(identifier: u64, snapshot_id: u64) -> UserMark {
     UserMark {
         identifier,
         snapshot_id,
     }
+}
+
+/// Creates user `job`'s snapshot `id` for checkpoint `id` (its previous
+/// commit is snapshot `id - 1`, the only user) holding `committables`, at
+/// time `id`; whether it was created.
+pub(super) fn create_job_snapshot<F: TableFormat>(
+    f: &mut F,
+    st: &mut dyn Storage,
+    id: u64,
+    committables: &[(u32, &[u8])],
+) -> bool {
+    let users = [("job", mark(id, id))];
+    let record = SnapshotRecord {
+        id,
+        commit_user: "job",
+        identifier: id,
+        watermark: None,
+        time_ms: id,
+        committables,
+        previous_of_user: (id > 1).then(|| mark(id - 1, id - 1)),
+        users: &users,
+    };
+    f.create_snapshot(st, &record).unwrap()
 }
 
 /// What the contract needs to know of a format beyond [`TableFormat`]: where

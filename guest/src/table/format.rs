@@ -19,8 +19,8 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use crate::env::{Storage, StorageError};
-use crate::error::Result;
-use crate::types::{Snapshot, Tag};
+use crate::error::{Defect, Result};
+use crate::types::{Snapshot, Tag, MAX_TABLE_USERS_BYTES};
 
 /// A commit user's last snapshot as of some snapshot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,6 +29,56 @@ pub struct UserMark {
     pub identifier: u64,
     /// The snapshot that committed it.
     pub snapshot_id: u64,
+}
+
+/// What the table's exactly-once filter and its walks back rely on, checked
+/// by every format before a snapshot record is used: the snapshot of `user`
+/// marks its own commit (`own`), no mark points past it, the previous-of-user
+/// link goes strictly back (so a walk along it ends: a self-link or a cycle
+/// is `corrupt-state`, never a loop), and its commit users stay within
+/// [`MAX_TABLE_USERS_BYTES`]. `strict` is false for a snapshot Paimon wrote,
+/// whose previous link goes back in ids but may repeat an identifier
+/// (pypaimon's batch commits are all END).
+pub(crate) fn check_marks<'u>(
+    users: impl IntoIterator<Item = (&'u str, UserMark)>,
+    user: &str,
+    own: UserMark,
+    previous: Option<UserMark>,
+    strict: bool,
+) -> core::result::Result<(), Defect> {
+    let mut bytes: u64 = 0;
+    let mut marks_own = false;
+    for (u, m) in users {
+        bytes = bytes.saturating_add(u.len() as u64 + 16);
+        if m.snapshot_id == 0 || m.snapshot_id > own.snapshot_id {
+            return Err(Defect::MarkOutsideSnapshots {
+                user: u.into(),
+                snapshot: m.snapshot_id,
+                latest: own.snapshot_id,
+            });
+        }
+        marks_own |= u == user && m == own;
+    }
+    if bytes > MAX_TABLE_USERS_BYTES {
+        return Err(Defect::UsersTooLarge { bytes });
+    }
+    if !marks_own {
+        return Err(Defect::NoOwnMark {
+            user: user.into(),
+            checkpoint: own.identifier,
+        });
+    }
+    if let Some(p) = previous {
+        if p.snapshot_id >= own.snapshot_id || (strict && p.identifier >= own.identifier) {
+            return Err(Defect::LinkDoesNotGoBack {
+                previous: p.snapshot_id,
+                previous_checkpoint: p.identifier,
+                snapshot: own.snapshot_id,
+                checkpoint: own.identifier,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A decoded snapshot plus the bookkeeping the log needs.

@@ -542,7 +542,7 @@ impl TableLog {
             if m.identifier == identifier && !via_link {
                 return Ok(Some(m.snapshot_id));
             }
-            // Each record's link goes strictly back (`check_links`), so the
+            // Each record's link goes strictly back (`format::check_marks`), so the
             // walk ends; a mark that names a missing or another snapshot is
             // a damaged table, not "no such snapshot", unless an expiry removed
             // it: then the walk ends with no snapshot (SEMANTICS 5.4: an

@@ -172,21 +172,7 @@ fn listing<F: TableFormat>(
 /// Every tag, by name in byte order.
 #[cfg(not(feature = "paimon"))]
 pub fn list_tags(st: &mut dyn Storage) -> Result<Vec<Tag>> {
-    let mut out = NativeLog.list_tags(st)?;
-    // A format lists its tags in key order, which is name order unless a
-    // record's name differs from its key (a damaged or hand-made table);
-    // only then are they ordered, stably, by binary insertion: a sort
-    // function would add 3 KB to the component.
-    let by_name = |a: &Tag, b: &Tag| a.name.as_bytes() <= b.name.as_bytes();
-    if !out.is_sorted_by(by_name) {
-        let mut sorted: Vec<Tag> = Vec::with_capacity(out.len());
-        for t in out {
-            let i = sorted.partition_point(|s| by_name(s, &t));
-            sorted.insert(i, t);
-        }
-        out = sorted;
-    }
-    Ok(out)
+    Ok(by_name(NativeLog.list_tags(st)?))
 }
 
 #[cfg(feature = "paimon")]
@@ -265,8 +251,10 @@ mod detecting {
     }
 }
 
-/// `tags` ordered by name, stably (see the native `list_tags`).
-#[cfg(feature = "paimon")]
+/// `out` ordered by name, stably. A format lists its tags in key order, which
+/// is name order unless a record's name differs from its key (a damaged or
+/// hand-made table); only then are they ordered, by binary insertion: a sort
+/// function would add 3 KB to the component.
 fn by_name(mut out: Vec<Tag>) -> Vec<Tag> {
     let by_name = |a: &Tag, b: &Tag| a.name.as_bytes() <= b.name.as_bytes();
     if !out.is_sorted_by(by_name) {

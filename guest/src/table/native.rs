@@ -27,12 +27,12 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::format::{
-    Probe, SnapshotRecord, StoredSnapshot, StoredTag, TableFormat, TagRecord, UserMark,
+    check_marks, Probe, SnapshotRecord, StoredSnapshot, StoredTag, TableFormat, TagRecord, UserMark,
 };
 use super::storage_err;
 use crate::env::{Storage, StorageError};
 use crate::error::{Defect, Error, ErrorReason, Result, StorageOp};
-use crate::types::{Snapshot, Tag, MAX_TABLE_USERS_BYTES};
+use crate::types::{Snapshot, Tag};
 use crate::wire::{self, Bytes, Seq};
 
 /// Key prefix of the snapshots.
@@ -229,13 +229,10 @@ impl TableFormat for NativeLog {
 
     fn read_tag(&mut self, st: &mut dyn Storage, name: &str) -> Result<Option<StoredTag>> {
         let key = tag_key(name);
-        match st
-            .get(&key)
+        st.get(&key)
             .map_err(|e| storage_err(StorageOp::ReadingTag(name.into()), e))?
-        {
-            Some(bytes) => decode_tag(&key, &bytes).map(Some),
-            None => Ok(None),
-        }
+            .map(|b| decode_tag(&key, &b))
+            .transpose()
     }
 
     fn delete_tag(
@@ -271,7 +268,12 @@ pub fn decode_snapshot(key: &str, bytes: &[u8]) -> Result<StoredSnapshot> {
         return Err(corrupt(wire::DecodeError::UnknownVersion(version).into()));
     }
     let w: SnapshotWire = wire::body(rest).map_err(|e| corrupt(e.into()))?;
-    check_links(&w).map_err(corrupt)?;
+    let own = UserMark {
+        identifier: w.identifier,
+        snapshot_id: w.id,
+    };
+    let users = w.users.0.iter().map(|u| (u.commit_user, u.mark));
+    check_marks(users, w.commit_user, own, w.previous_of_user, true).map_err(corrupt)?;
     Ok(StoredSnapshot {
         snapshot: Snapshot {
             id: w.id,
@@ -326,51 +328,6 @@ pub fn encode_snapshot(s: &StoredSnapshot) -> Vec<u8> {
                 .collect()),
         },
     )
-}
-
-/// What the table's exactly-once filter and its walks back rely on, checked
-/// before a record is used: the snapshot marks its own commit, no mark
-/// points past it, the previous-of-user link goes strictly back (so a walk
-/// along it ends: a self-link or a cycle is `corrupt-state`, never a loop),
-/// and its commit users stay within [`MAX_TABLE_USERS_BYTES`].
-fn check_links(w: &SnapshotWire<'_>) -> core::result::Result<(), Defect> {
-    let own = UserMark {
-        identifier: w.identifier,
-        snapshot_id: w.id,
-    };
-    let mut bytes: u64 = 0;
-    let mut marks_own = false;
-    for u in &w.users.0 {
-        bytes = bytes.saturating_add(u.commit_user.len() as u64 + 16);
-        if u.mark.snapshot_id == 0 || u.mark.snapshot_id > w.id {
-            return Err(Defect::MarkOutsideSnapshots {
-                user: u.commit_user.into(),
-                snapshot: u.mark.snapshot_id,
-                latest: w.id,
-            });
-        }
-        marks_own |= u.commit_user == w.commit_user && u.mark == own;
-    }
-    if bytes > MAX_TABLE_USERS_BYTES {
-        return Err(Defect::UsersTooLarge { bytes });
-    }
-    if !marks_own {
-        return Err(Defect::NoOwnMark {
-            user: w.commit_user.into(),
-            checkpoint: w.identifier,
-        });
-    }
-    if let Some(p) = w.previous_of_user {
-        if p.snapshot_id >= w.id || p.identifier >= w.identifier {
-            return Err(Defect::LinkDoesNotGoBack {
-                previous: p.snapshot_id,
-                previous_checkpoint: p.identifier,
-                snapshot: w.id,
-                checkpoint: w.identifier,
-            });
-        }
-    }
-    Ok(())
 }
 
 fn decode_tag(key: &str, bytes: &[u8]) -> Result<StoredTag> {

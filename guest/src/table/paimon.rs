@@ -39,12 +39,12 @@ use sink_coordinator_paimon::subtasks;
 use sink_coordinator_paimon::{decode_schema, TableSchema};
 
 use super::format::{
-    Probe, SnapshotRecord, StoredSnapshot, StoredTag, TableFormat, TagRecord, UserMark,
+    check_marks, Probe, SnapshotRecord, StoredSnapshot, StoredTag, TableFormat, TagRecord, UserMark,
 };
 use super::{clip, storage_err};
 use crate::env::{Storage, StorageError};
-use crate::error::{Defect, Error, ErrorKind, ErrorReason, Result, StorageOp};
-use crate::types::{checkpoint_name, Snapshot, Tag, MAX_TABLE_USERS_BYTES};
+use crate::error::{Defect, Error, ErrorKind, ErrorReason, PaimonDefect, Result, StorageOp};
+use crate::types::{checkpoint_name, Snapshot, Tag};
 
 /// The schema every table has (Paimon's first schema id): its presence tells a Paimon
 /// table from a native one where nothing configures the format.
@@ -84,12 +84,12 @@ fn unusable(what: String) -> StorageError {
     StorageError::Io(what)
 }
 
-/// The Paimon record under `key` is corrupt: `why`, in the format's words.
+/// The Paimon record under `key` is corrupt.
 #[cold]
-fn corrupt(key: &str, why: &str) -> Error {
+fn corrupt(key: &str, defect: impl Into<Defect>) -> Error {
     ErrorReason::TableRecord {
         key: key.into(),
-        defect: Defect::Detail(why.into()),
+        defect: defect.into(),
     }
     .into()
 }
@@ -139,9 +139,9 @@ impl PaimonTable {
                 .get(&key)
                 .map_err(|e| storage_err(StorageOp::ReadingPaimonSchema(key.clone()), e))?
                 .ok_or_else(|| Error::from(ErrorReason::NoPaimonSchema { key: key.clone() }))?;
-            let s = decode_schema(&bytes).map_err(|e| corrupt(&key, &schema_error_text(&e)))?;
+            let s = decode_schema(&bytes).map_err(|e| corrupt(&key, PaimonDefect::Schema(e)))?;
             if s.id != id {
-                return Err(corrupt(&key, &format!("it holds schema {}", s.id)));
+                return Err(corrupt(&key, PaimonDefect::SchemaId { found: s.id }));
             }
             self.schema = Some(s);
         }
@@ -179,9 +179,9 @@ impl PaimonTable {
             return Ok(None);
         };
         let s = psnap::decode_snapshot(&bytes)
-            .map_err(|_| corrupt(&key, "it is not a Paimon snapshot"))?;
+            .map_err(|_| corrupt(&key, PaimonDefect::NotASnapshot))?;
         if s.id != pid {
-            return Err(corrupt(&key, &format!("it holds snapshot {}", s.id)));
+            return Err(corrupt(&key, PaimonDefect::SnapshotId { found: s.id }));
         }
         Ok(Some((key, s)))
     }
@@ -214,7 +214,7 @@ impl PaimonTable {
             };
             if older
                 .marks()
-                .map_err(|_| corrupt(&key, "its marks are malformed"))?
+                .map_err(|_| corrupt(&key, PaimonDefect::MarksMalformed))?
                 .is_some()
             {
                 users = self.stored(st, &key, older, at)?.users;
@@ -225,7 +225,7 @@ impl PaimonTable {
                     identifier,
                     snapshot_id: at,
                 })
-                .ok_or_else(|| corrupt(&key, "its commit identifier is negative"))?;
+                .ok_or_else(|| corrupt(&key, PaimonDefect::NegativeIdentifier))?;
             seen.push((older.commit_user.clone(), mark));
             at -= 1;
         }
@@ -246,26 +246,27 @@ impl PaimonTable {
         id: u64,
     ) -> Result<StoredSnapshot> {
         let identifier = identifier_of(s.commit_identifier)
-            .ok_or_else(|| corrupt(key, "its commit identifier is negative"))?;
+            .ok_or_else(|| corrupt(key, PaimonDefect::NegativeIdentifier))?;
         let own = UserMark {
             identifier,
             snapshot_id: id,
         };
         let marks = s
             .marks()
-            .map_err(|_| corrupt(key, "its marks are malformed"))?;
+            .map_err(|_| corrupt(key, PaimonDefect::MarksMalformed))?;
         let (users, previous_of_user, ours) = match marks {
             Some(m) => {
                 let mut users = BTreeMap::new();
                 for (u, mark) in &m.users {
-                    let mark = user_mark(mark).ok_or_else(|| corrupt(key, "a mark is negative"))?;
+                    let mark =
+                        user_mark(mark).ok_or_else(|| corrupt(key, PaimonDefect::NegativeMark))?;
                     users.insert(u.clone(), mark);
                 }
                 let previous = match m.previous_of_user {
                     None => None,
                     Some(p) => {
                         let snapshot_id = u64::try_from(p)
-                            .map_err(|_| corrupt(key, "its previous-of-user link is negative"))?;
+                            .map_err(|_| corrupt(key, PaimonDefect::NegativePreviousLink))?;
                         // None: the link names an expired snapshot of a table whose
                         // snapshots do not say its identifier (the chain ends there).
                         self.previous_identifier(st, key, &s, snapshot_id)?
@@ -284,8 +285,9 @@ impl PaimonTable {
                 (users, previous, false)
             }
         };
-        check_marks(&users, &s.commit_user, own, previous_of_user, ours)
-            .map_err(|why| corrupt(key, &why))?;
+        let marks = users.iter().map(|(u, m)| (u.as_str(), *m));
+        check_marks(marks, &s.commit_user, own, previous_of_user, ours)
+            .map_err(|d| corrupt(key, d))?;
         let snapshot = Snapshot {
             id,
             commit_user: s.commit_user.clone(),
@@ -311,7 +313,7 @@ impl PaimonTable {
         s: &psnap::Snapshot,
         previous: u64,
     ) -> Result<Option<u64>> {
-        let bad = || corrupt(key, "its previous-of-user identifier is malformed");
+        let bad = || corrupt(key, PaimonDefect::PreviousIdentifierMalformed);
         if let Some(v) = s
             .properties
             .as_ref()
@@ -322,10 +324,7 @@ impl PaimonTable {
         match self.get_snapshot(st, previous)? {
             Some((_, p)) => identifier_of(p.commit_identifier).map(Some).ok_or_else(bad),
             None if previous < self.read_earliest(st)? => Ok(None),
-            None => Err(corrupt(
-                key,
-                &format!("its previous-of-user snapshot {previous} is missing"),
-            )),
+            None => Err(corrupt(key, PaimonDefect::PreviousMissing { previous })),
         }
     }
 
@@ -397,54 +396,6 @@ fn read_list(
         .ok_or_else(|| unusable(format!("the manifest list {key} is missing")))?;
     manifest::decode_manifest_list(&bytes)
         .map_err(|_| unusable(format!("the manifest list {key} cannot be decoded")))
-}
-
-/// The checks the native log makes of its records (`native::check_links`), on a Paimon
-/// snapshot's marks; `ours` is false for a snapshot Paimon wrote, whose previous link
-/// goes back in ids but may repeat an identifier (pypaimon's batch commits are all END).
-fn check_marks(
-    users: &BTreeMap<String, UserMark>,
-    user: &str,
-    own: UserMark,
-    previous: Option<UserMark>,
-    ours: bool,
-) -> core::result::Result<(), String> {
-    let mut bytes: u64 = 0;
-    for (u, m) in users {
-        bytes = bytes.saturating_add(u.len() as u64 + 16);
-        if m.snapshot_id == 0 || m.snapshot_id > own.snapshot_id {
-            return Err(format!(
-                "commit user \"{}\" is marked at snapshot {}, outside 1..={}",
-                clip(u),
-                m.snapshot_id,
-                own.snapshot_id
-            ));
-        }
-    }
-    if bytes > MAX_TABLE_USERS_BYTES {
-        return Err(format!(
-            "its commit users take {bytes} bytes, more than {MAX_TABLE_USERS_BYTES}"
-        ));
-    }
-    if users.get(user) != Some(&own) {
-        return Err(format!(
-            "it does not mark its own commit (\"{}\", checkpoint {})",
-            clip(user),
-            checkpoint_name(own.identifier)
-        ));
-    }
-    if let Some(p) = previous {
-        if p.snapshot_id >= own.snapshot_id || (ours && p.identifier >= own.identifier) {
-            return Err(format!(
-                "its previous-of-user link (snapshot {}, checkpoint {}) does not go back from snapshot {}, checkpoint {}",
-                p.snapshot_id,
-                checkpoint_name(p.identifier),
-                own.snapshot_id,
-                checkpoint_name(own.identifier)
-            ));
-        }
-    }
-    Ok(())
 }
 
 fn pi(v: u64) -> core::result::Result<i64, StorageError> {
@@ -699,13 +650,10 @@ impl TableFormat for PaimonTable {
         let Ok(key) = psnap::tag_key(name) else {
             return Ok(None); // no such key can exist
         };
-        match st
-            .get(&key)
+        st.get(&key)
             .map_err(|e| storage_err(StorageOp::ReadingTag(name.into()), e))?
-        {
-            Some(bytes) => decode_tag(&key, name, &bytes).map(Some),
-            None => Ok(None),
-        }
+            .map(|b| decode_tag(&key, name, &b))
+            .transpose()
     }
 
     fn delete_tag(
@@ -740,22 +688,22 @@ impl TableFormat for PaimonTable {
 }
 
 fn decode_tag(key: &str, name: &str, bytes: &[u8]) -> Result<StoredTag> {
-    let s = psnap::decode_snapshot(bytes).map_err(|_| corrupt(key, "it is not a Paimon tag"))?;
+    let s = psnap::decode_snapshot(bytes).map_err(|_| corrupt(key, PaimonDefect::NotATag))?;
     let prop = |k: &str| -> Result<Option<u64>> {
         match s.properties.as_ref().and_then(|p| p.get(k)) {
             None => Ok(None),
             Some(v) => v
                 .parse::<u64>()
                 .map(Some)
-                .map_err(|_| corrupt(key, "its times are malformed")),
+                .map_err(|_| corrupt(key, PaimonDefect::TimesMalformed)),
         }
     };
     let tag = Tag {
         name: name.to_string(),
         snapshot_id: u64::try_from(s.id)
-            .map_err(|_| corrupt(key, "its snapshot id is negative"))?,
+            .map_err(|_| corrupt(key, PaimonDefect::NegativeSnapshotId))?,
         identifier: identifier_of(s.commit_identifier)
-            .ok_or_else(|| corrupt(key, "its commit identifier is negative"))?,
+            .ok_or_else(|| corrupt(key, PaimonDefect::NegativeIdentifier))?,
         create_time_ms: prop(P_TAG_CREATE)?.unwrap_or(0),
         expire_time_ms: prop(P_TAG_EXPIRE)?,
     };
@@ -770,7 +718,6 @@ mod read;
 #[path = "paimon_text.rs"]
 mod text;
 pub use text::committable_error_text;
-use text::schema_error_text;
 
 #[cfg(test)]
 #[path = "paimon_tests.rs"]

@@ -12,33 +12,20 @@
 //! The commit path never comes here: reading manifests would cost a get per manifest of
 //! every snapshot the log looks at.
 
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use sink_coordinator_paimon::avro::AvroError;
 use sink_coordinator_paimon::committable;
-use sink_coordinator_paimon::manifest::{self, ManifestError, KIND_ADD};
+use sink_coordinator_paimon::manifest::{self, KIND_ADD};
 use sink_coordinator_paimon::snapshot as psnap;
-use sink_coordinator_paimon::subtasks::{self, SubtasksError};
+use sink_coordinator_paimon::subtasks;
 
 use super::{corrupt, PaimonTable};
 use crate::env::Storage;
-use crate::error::{Error, ErrorReason, Result, StorageOp};
+use crate::error::{Error, ErrorReason, PaimonDefect, Result, StorageOp};
 use crate::table::storage_err;
 use crate::table::TableFormat;
 use crate::types::Snapshot;
-
-/// Why a manifest or list cannot be read back, for a message.
-fn manifest_error_text(e: &ManifestError) -> String {
-    match e {
-        ManifestError::Avro(AvroError::UnsupportedCodec(c)) => format!(
-            "it is compressed with codec \"{}\", which this build does not decompress",
-            super::clip(c)
-        ),
-        _ => "it cannot be decoded".into(),
-    }
-}
 
 impl PaimonTable {
     /// Snapshot `id` as a reader of the table sees it: the log's record with its
@@ -72,17 +59,17 @@ impl PaimonTable {
             let bytes = st
                 .get(&k)
                 .map_err(|e| storage_err(StorageOp::ReadingSnapshotFiles(s.id), e))?
-                .ok_or_else(|| corrupt(&key, &format!("its {k} is missing")))?;
+                .ok_or_else(|| corrupt(&key, PaimonDefect::ManifestMissing { key: k.clone() }))?;
             Ok((k, bytes))
         };
         let (list_key, list) = get(&s.delta_manifest_list)?;
         let metas = manifest::decode_manifest_list(&list)
-            .map_err(|e| corrupt(&list_key, &manifest_error_text(&e)))?;
+            .map_err(|e| corrupt(&list_key, PaimonDefect::Manifest(e)))?;
         let mut files = Vec::new();
         for m in metas {
             let (k, bytes) = get(&m.file_name)?;
             let entries = manifest::decode_manifest_files(&bytes, &schema)
-                .map_err(|e| corrupt(&k, &manifest_error_text(&e)))?;
+                .map_err(|e| corrupt(&k, PaimonDefect::Manifest(e)))?;
             files.extend(
                 entries
                     .into_iter()
@@ -96,17 +83,8 @@ impl PaimonTable {
             .and_then(|p| p.get(subtasks::P_SUBTASKS));
         let subtasks = match runs {
             None => alloc::vec![0; files.len()],
-            Some(v) => subtasks::decode_runs(v, files.len()).map_err(|e| {
-                corrupt(
-                    &key,
-                    &match e {
-                        SubtasksError::Malformed => "its subtasks are malformed".into(),
-                        SubtasksError::Count { files, runs } => format!(
-                            "its subtasks name {runs} files, its delta manifests hold {files}"
-                        ),
-                    },
-                )
-            })?,
+            Some(v) => subtasks::decode_runs(v, files.len())
+                .map_err(|e| corrupt(&key, PaimonDefect::from(e)))?,
         };
         Ok(subtasks.into_iter().zip(files).collect())
     }

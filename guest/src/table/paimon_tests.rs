@@ -11,8 +11,8 @@ use sink_coordinator_paimon::{encode_schema, CreateTable, Datum};
 
 use super::PaimonTable;
 use crate::env::{MemStorage, Storage};
-use crate::error::{Defect, ErrorKind, ErrorReason};
-use crate::table::contract::{check_format, Calls, ContractFormat};
+use crate::error::{Defect, ErrorKind, ErrorReason, PaimonDefect};
+use crate::table::contract::{check_format, create_job_snapshot, mark, Calls, ContractFormat};
 use crate::table::format::{SnapshotRecord, TableFormat, UserMark};
 
 /// An unpartitioned table's schema-0.
@@ -80,13 +80,6 @@ impl ContractFormat for PaimonTable {
 #[test]
 fn the_paimon_format_keeps_the_contract() {
     check_format::<PaimonTable>(4);
-}
-
-fn mark(identifier: u64, snapshot_id: u64) -> UserMark {
-    UserMark {
-        identifier,
-        snapshot_id,
-    }
 }
 
 fn table(partitioned: bool) -> (MemStorage, PaimonTable) {
@@ -262,18 +255,7 @@ fn calls_per_commit_stay_constant_with_merging() {
 }
 
 fn commit_counted(st: &mut Calls, f: &mut PaimonTable, id: u64, file: &[u8]) {
-    let users = [("job", mark(id, id))];
-    let record = SnapshotRecord {
-        id,
-        commit_user: "job",
-        identifier: id,
-        watermark: None,
-        time_ms: id,
-        committables: &[(0, file)],
-        previous_of_user: (id > 1).then(|| mark(id - 1, id - 1)),
-        users: &users,
-    };
-    assert!(f.create_snapshot(st, &record).unwrap());
+    assert!(create_job_snapshot(f, st, id, &[(0, file)]));
 }
 
 #[test]
@@ -431,7 +413,7 @@ fn committables_read_back_exactly() {
         e.reason(),
         &ErrorReason::TableRecord {
             key: psnap::snapshot_key(3),
-            defect: Defect::Detail("its subtasks name 2 files, its delta manifests hold 1".into()),
+            defect: Defect::Paimon(PaimonDefect::SubtasksCount { files: 1, runs: 2 }),
         },
         "{e}"
     );
@@ -545,18 +527,7 @@ fn any_accepted_committable_reads_back_as_its_bytes() {
         // The log hands committables over in subtask order.
         committed.sort_by_key(|(s, _)| *s);
         let refs: Vec<(u32, &[u8])> = committed.iter().map(|(s, c)| (*s, c.as_slice())).collect();
-        let users = [("job", mark(id, id))];
-        let record = SnapshotRecord {
-            id,
-            commit_user: "job",
-            identifier: id,
-            watermark: None,
-            time_ms: id,
-            committables: &refs,
-            previous_of_user: (id > 1).then(|| mark(id - 1, id - 1)),
-            users: &users,
-        };
-        assert!(f.create_snapshot(&mut st, &record).unwrap());
+        assert!(create_job_snapshot(&mut f, &mut st, id, &refs));
         let back = crate::table::snapshot_by_id(&mut st, id).unwrap().unwrap();
         assert_eq!(back.committables, committed, "snapshot {id}");
     }

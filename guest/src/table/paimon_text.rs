@@ -1,4 +1,5 @@
-//! The words of the Paimon format's errors: why a committable or a schema is refused.
+//! The words of the Paimon format's errors: why a committable is refused (a record's
+//! defects are `error::PaimonDefect`).
 //! No `{:?}` of strings (its escaping would pull Unicode tables into the component):
 //! names are quoted as they are, clipped.
 
@@ -6,7 +7,6 @@ use alloc::format;
 use alloc::string::String;
 
 use sink_coordinator_paimon::committable::CommittableError;
-use sink_coordinator_paimon::schema::SchemaError;
 
 use crate::table::clip;
 
@@ -45,20 +45,5 @@ pub fn committable_error_text(e: &CommittableError) -> String {
                 clip(c)
             )
         }
-    }
-}
-
-pub(super) fn schema_error_text(e: &SchemaError) -> String {
-    match e {
-        SchemaError::BadJson => "it is not a Paimon schema".into(),
-        SchemaError::PrimaryKeyTable => "it is a primary-key table (append tables only)".into(),
-        SchemaError::FixedBucket(b) => format!("its bucket is {} (only -1 is supported)", clip(b)),
-        SchemaError::UnknownPartitionKey(k) => {
-            format!("its partition key \"{}\" names no column", clip(k))
-        }
-        SchemaError::UnsupportedPartitionType(k) => {
-            format!("its partition key \"{}\" has an unsupported type", clip(k))
-        }
-        SchemaError::BadFields => "its columns are missing or repeated".into(),
     }
 }

@@ -18,6 +18,17 @@ fn commit(log: &mut TableLog, env: &mut MemEnv, user: &str, id: u64) -> Written 
     .unwrap()
 }
 
+/// A table in memory with user `u`'s checkpoints `1..=n` committed, and the
+/// log that committed them.
+fn committed(n: u64) -> (MemEnv, TableLog) {
+    let mut env = MemEnv::default();
+    let mut log = TableLog::default();
+    for i in 1..=n {
+        commit(&mut log, &mut env, "u", i);
+    }
+    (env, log)
+}
+
 #[test]
 fn filter_and_conflict() {
     let mut env = MemEnv::default();
@@ -352,11 +363,7 @@ fn expire_below(st: &mut MemStorage, earliest: u64) {
 
 #[test]
 fn a_walk_into_expired_snapshots_ends_with_none() {
-    let mut env = MemEnv::default();
-    let mut log = TableLog::default();
-    for i in 1..=5 {
-        commit(&mut log, &mut env, "u", i);
-    }
+    let (mut env, mut log) = committed(5);
     commit(&mut log, &mut env, "v", 1);
     expire_below(&mut env.storage, 4);
     let mut fresh = TableLog::default();
@@ -425,11 +432,7 @@ fn a_hint_naming_an_expired_snapshot_starts_the_probe_at_the_earliest() {
 
 #[test]
 fn an_earliest_hint_that_keeps_moving_is_a_retryable_storage_error() {
-    let mut env = MemEnv::default();
-    let mut log = TableLog::default();
-    for i in 1..=3 {
-        commit(&mut log, &mut env, "u", i);
-    }
+    let (mut env, _) = committed(3);
     env.storage.map.insert(LATEST_HINT.into(), b"1".to_vec());
     // The hint says 3 but 3 is gone too: a second expiry moved on.
     expire_below(&mut env.storage, 4);
@@ -486,11 +489,7 @@ impl crate::env::Storage for ExpiresDuring {
 
 #[test]
 fn a_listing_goes_on_past_an_expiry_that_runs_beside_it() {
-    let mut env = MemEnv::default();
-    let mut log = TableLog::default();
-    for i in 1..=8 {
-        commit(&mut log, &mut env, "u", i);
-    }
+    let (env, _) = committed(8);
     // Never expired: the snapshots, then one get past the end and one of snapshot 1.
     let mut st = ExpiresDuring {
         inner: env.storage.clone(),
@@ -538,11 +537,7 @@ fn an_expired_table_is_never_taken_for_an_empty_one() {
 
 #[test]
 fn a_match_reached_through_a_link_is_read_first() {
-    let mut env = MemEnv::default();
-    let mut log = TableLog::default();
-    for i in 1..=5 {
-        commit(&mut log, &mut env, "u", i);
-    }
+    let (mut env, _) = committed(5);
     expire_below(&mut env.storage, 4);
     // u's chain 5 -> 4 -> 3: the link names snapshot 3 with identifier 3, which
     // an expiry removed: no snapshot (a tag there would dangle).
@@ -562,11 +557,7 @@ fn a_match_reached_through_a_link_is_read_first() {
 
 #[test]
 fn a_probe_from_a_snapshot_left_below_the_marks_jumps_over_them() {
-    let mut env = MemEnv::default();
-    let mut log = TableLog::default();
-    for i in 1..=6 {
-        commit(&mut log, &mut env, "u", i);
-    }
+    let (mut env, _) = committed(6);
     // An expiry to 5 that marked 1 and 3..=4 but not yet 2, and a stale hint
     // naming 2: the probe reads 2, then 3's mark, and goes on at 5.
     let two = env.storage.map[&snapshot_key(2)].clone();

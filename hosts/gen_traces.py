@@ -26,21 +26,26 @@ import random
 END = "end"
 
 
+def set_some(rng: random.Random, config: dict, options: list) -> None:
+    """Sets each (key, probability, value()) of options in config with its
+    probability: one draw per option, in order, and value() only when set,
+    so a seed still gives the same trace."""
+    for key, probability, value in options:
+        if rng.random() < probability:
+            config[key] = value()
+
+
 def gen_trace(rng: random.Random, n_steps: int) -> dict:
     p = rng.choice([1, 1, 2, 2, 3])
     config = {"parallelism": p, "commit_user": rng.choice(["job-1", "job-\u00e9", 'job "q"'])}
-    if rng.random() < 0.5:
-        config["savepoint_auto_tag"] = True
-    if rng.random() < 0.3:
-        config["tag_time_retained_ms"] = rng.choice([0, 1000, 2**63])
-    if rng.random() < 0.3:
-        config["force_create_snapshot"] = True
-    if rng.random() < 0.2:
-        config["final_commit"] = "on-end-input"
-    if rng.random() < 0.15:
-        config["checkpointing"] = False
-    if rng.random() < 0.3:
-        config["recovery"] = "continue"
+    set_some(rng, config, [
+        ("savepoint_auto_tag", 0.5, lambda: True),
+        ("tag_time_retained_ms", 0.3, lambda: rng.choice([0, 1000, 2**63])),
+        ("force_create_snapshot", 0.3, lambda: True),
+        ("final_commit", 0.2, lambda: "on-end-input"),
+        ("checkpointing", 0.15, lambda: False),
+        ("recovery", 0.3, lambda: "continue"),
+    ])
     trace = {"config": config, "clock_start_ms": rng.choice([0, 1000, 2**64 - 3]), "steps": []}
     if rng.random() < 0.3:
         trace["clock_step_ms"] = rng.choice([1, 7])
@@ -171,14 +176,12 @@ def gen_writer_trace(rng: random.Random, n_steps: int) -> dict:
     """A trace of writer steps: rounds of checkpoints with disturbances."""
     p = rng.choice([1, 2, 2, 3])
     config = {"parallelism": p, "commit_user": "job-w"}
-    if rng.random() < 0.3:
-        config["savepoint_auto_tag"] = True
-    if rng.random() < 0.2:
-        config["final_commit"] = "on-end-input"
-    if rng.random() < 0.1:
-        config["checkpointing"] = False
-    if rng.random() < 0.3:
-        config["recovery"] = "continue"
+    set_some(rng, config, [
+        ("savepoint_auto_tag", 0.3, lambda: True),
+        ("final_commit", 0.2, lambda: "on-end-input"),
+        ("checkpointing", 0.1, lambda: False),
+        ("recovery", 0.3, lambda: "continue"),
+    ])
     trace = {"config": config, "clock_start_ms": 1000, "steps": []}
     steps = trace["steps"]
     names = ["main"] + (["b"] if rng.random() < 0.25 else [])

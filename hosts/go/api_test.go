@@ -154,18 +154,8 @@ type panicky struct{ *sc.MemoryStorage }
 func (panicky) Get(string) ([]byte, bool, error) { panic("backend exploded") }
 
 func TestTrapDiscardsTheInstance(t *testing.T) {
-	ctx := context.Background()
-	rt := runtime(t)
-	c, err := rt.NewCoordinator(ctx, sc.Config{Parallelism: 1, CommitUser: "job-1", Checkpointing: true},
-		panicky{sc.NewMemoryStorage()}, sc.NewManualClock(1), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Free()
-	if _, err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	_, err = c.Event(0, 0, sc.Entry{Checkpoint: 1, Committables: [][]byte{[]byte("a")}})
+	c := startedCoordinator(t, runtime(t), sc.Config{Parallelism: 1, CommitUser: "job-1", Checkpointing: true}, panicky{sc.NewMemoryStorage()}, 1)
+	_, err := c.Event(0, 0, sc.Entry{Checkpoint: 1, Committables: [][]byte{[]byte("a")}})
 	var trap *sc.TrapError
 	if !errors.As(err, &trap) {
 		// The first event reads the table (hint, snapshot) to resume.
@@ -194,16 +184,11 @@ func (f *failing) PutIfAbsent(key string, value []byte) (bool, error) {
 }
 
 func TestStorageErrorIsRetryable(t *testing.T) {
-	ctx := context.Background()
 	storage := &failing{sc.NewMemoryStorage(), true}
-	c, err := runtime(t).NewCoordinator(ctx, sc.Config{Parallelism: 1, CommitUser: "job-1", Checkpointing: true}, storage, sc.NewManualClock(1), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Free()
+	c := newCoordinator(t, runtime(t), sc.Config{Parallelism: 1, CommitUser: "job-1", Checkpointing: true}, storage, 1, nil)
 	c.Start()
 	c.Event(0, 0, sc.Entry{Checkpoint: 1, Committables: [][]byte{[]byte("a")}})
-	_, err = c.CheckpointComplete(1)
+	_, err := c.CheckpointComplete(1)
 	var se *sc.StorageError
 	if !errors.As(err, &se) {
 		t.Fatalf("complete with a failing storage: %v", err)

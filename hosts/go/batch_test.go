@@ -1,7 +1,6 @@
 package sinkcoord_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -59,14 +58,7 @@ func newBatchCoordinator(t testing.TB, rt *sc.Runtime, onEndInput bool) (*sc.Coo
 		cfg.FinalCommit = sc.OnEndInput
 	}
 	storage := sc.NewMemoryStorage()
-	c, err := rt.NewCoordinator(context.Background(), cfg, storage, sc.NewManualClock(1000), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return c, storage
+	return startedCoordinator(t, rt, cfg, storage, 1000), storage
 }
 
 // checkBatch: EventsPacked must do what Event does for each event in turn,
@@ -76,9 +68,7 @@ func newBatchCoordinator(t testing.TB, rt *sc.Runtime, onEndInput bool) (*sc.Coo
 // blocks are malformed. The instance must never trap.
 func checkBatch(t testing.TB, rt *sc.Runtime, bc batchCase) {
 	batch, batchStorage := newBatchCoordinator(t, rt, bc.onEndInput)
-	defer batch.Free()
 	one, oneStorage := newBatchCoordinator(t, rt, bc.onEndInput)
-	defer one.Free()
 
 	got, gotErr := batch.EventsPacked(bc.events)
 	var trap *sc.TrapError

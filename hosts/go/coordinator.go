@@ -98,29 +98,60 @@ func (c *Coordinator) Handle() uint32 { return c.h }
 // outcomeCall calls id (parameters in the stack) and lifts its
 // result<outcome, error> (payload at ret + 8).
 func (c *Coordinator) outcomeCall(id fn, what string) (Outcome, error) {
-	in := c.in
+	out, err := resultCall(c.in, id, what, 8, (*lifter).outcome)
+	if out.CommittedUpTo != nil {
+		c.last = out.CommittedUpTo
+	}
+	return out, err
+}
+
+// resultCall calls id (parameters in the stack) and lifts its
+// result<T, error> with lift.
+func resultCall[T any](in *instance, id fn, what string, at uint32, lift func(*lifter, uint32) T) (T, error) {
 	if err := in.call(id, what); err != nil {
-		return Outcome{}, err
+		var zero T
+		return zero, err
+	}
+	return result(in, id, what, at, lift)
+}
+
+// valueCall calls id (parameters in the stack) and lifts its result, a
+// plain value (no result<_, error>) at ret.
+func valueCall[T any](in *instance, id fn, what string, lift func(*lifter, uint32) T) (T, error) {
+	var zero T
+	if err := in.call(id, what); err != nil {
+		return zero, err
 	}
 	ret := uint32(in.stack[0])
 	l := lifter{mem: in.mem}
-	var out Outcome
+	v := lift(&l, ret)
+	if err := in.finish(id, ret, &l, what); err != nil {
+		return zero, err
+	}
+	return v, nil
+}
+
+// result lifts the result<T, error> of the call id just made: the
+// discriminant at ret, the payload (T by lift, or the error) at ret + at.
+// A malformed result is a trap and yields the zero T.
+func result[T any](in *instance, id fn, what string, at uint32, lift func(*lifter, uint32) T) (T, error) {
+	ret := uint32(in.stack[0])
+	l := lifter{mem: in.mem}
+	var v T
 	var cerr error
 	switch l.u8(ret) {
 	case 0:
-		out = l.outcome(ret + 8)
+		v = lift(&l, ret+at)
 	case 1:
-		cerr = l.callError(ret + 8)
+		cerr = l.callError(ret + at)
 	default:
 		l.fail("a result at %d has discriminant %d", ret, l.u8(ret))
 	}
 	if err := in.finish(id, ret, &l, what); err != nil {
-		return Outcome{}, err
+		var zero T
+		return zero, err
 	}
-	if out.CommittedUpTo != nil {
-		c.last = out.CommittedUpTo
-	}
-	return out, cerr
+	return v, cerr
 }
 
 // finish runs post-return and turns a failed lift into a trap.
@@ -144,28 +175,14 @@ func (c *Coordinator) SetLimits(limits Limits) error {
 	defer c.lock()()
 	in := c.in
 	in.stack[0], in.stack[1], in.stack[2], in.stack[3] = uint64(c.self), limits.MaxCommittableBytes, limits.MaxEventBytes, limits.MaxSnapshotBytes
-	if err := in.call(fnSetLimits, "set-limits"); err != nil {
-		return err
-	}
-	return in.unitResult(fnSetLimits, "set-limits")
+	return in.unitCall(fnSetLimits, "set-limits")
 }
 
-// unitResult lifts result<_, error> (error at ret + 4).
-func (in *instance) unitResult(id fn, what string) error {
-	ret := uint32(in.stack[0])
-	l := lifter{mem: in.mem}
-	var cerr error
-	switch l.u8(ret) {
-	case 0:
-	case 1:
-		cerr = l.callError(ret + 4)
-	default:
-		l.fail("a result at %d has discriminant %d", ret, l.u8(ret))
-	}
-	if err := in.finish(id, ret, &l, what); err != nil {
-		return err
-	}
-	return cerr
+// unitCall calls id (parameters in the stack) and lifts its
+// result<_, error> (error at ret + 4).
+func (in *instance) unitCall(id fn, what string) error {
+	_, err := resultCall(in, id, what, 4, func(*lifter, uint32) struct{} { return struct{}{} })
+	return err
 }
 
 // Start: created -> running (fresh) or restoring (with a restore point).
@@ -179,17 +196,11 @@ func (c *Coordinator) Start() (Outcome, error) {
 func (c *Coordinator) Event(subtask, attempt uint32, entry Entry) (Outcome, error) {
 	defer c.lock()()
 	in := c.in
-	p, n, err := in.lowerByteLists(entry.Committables)
-	if err != nil {
+	if err := in.lowerEntryArgs(4, entry.Committables, entry.Watermark); err != nil {
 		return Outcome{}, err
 	}
 	s := &in.stack
-	s[0], s[1], s[2], s[3], s[4], s[5] = uint64(c.self), uint64(subtask), uint64(attempt), entry.Checkpoint, uint64(p), uint64(n)
-	s[6], s[7] = 0, 0
-	if entry.Watermark != nil {
-		s[6], s[7] = 1, uint64(*entry.Watermark)
-	}
-	s[8] = b2u64(entry.Savepoint)
+	s[0], s[1], s[2], s[3], s[8] = uint64(c.self), uint64(subtask), uint64(attempt), entry.Checkpoint, b2u64(entry.Savepoint)
 	return c.outcomeCall(fnEvent, "event")
 }
 
@@ -349,25 +360,7 @@ func (c *Coordinator) Checkpoint(checkpoint CheckpointID) ([]byte, error) {
 	defer c.lock()()
 	in := c.in
 	in.stack[0], in.stack[1] = uint64(c.self), checkpoint
-	if err := in.call(fnCheckpoint, "checkpoint"); err != nil {
-		return nil, err
-	}
-	ret := uint32(in.stack[0])
-	l := lifter{mem: in.mem}
-	var state []byte
-	var cerr error
-	switch l.u8(ret) {
-	case 0:
-		state = l.bytes(ret + 4)
-	case 1:
-		cerr = l.callError(ret + 4)
-	default:
-		l.fail("a result at %d has discriminant %d", ret, l.u8(ret))
-	}
-	if err := in.finish(fnCheckpoint, ret, &l, "checkpoint"); err != nil {
-		return nil, err
-	}
-	return state, cerr
+	return resultCall(in, fnCheckpoint, "checkpoint", 4, (*lifter).bytes)
 }
 
 // CheckpointComplete: checkpoint completed; commits what it can.
@@ -412,13 +405,8 @@ func (c *Coordinator) CommittedUpTo() (*CheckpointID, error) {
 	defer c.lock()()
 	in := c.in
 	in.stack[0] = uint64(c.self)
-	if err := in.call(fnCommittedUpTo, "committed-up-to"); err != nil {
-		return c.last, err
-	}
-	ret := uint32(in.stack[0])
-	l := lifter{mem: in.mem}
-	v := l.optU64(ret)
-	if err := in.finish(fnCommittedUpTo, ret, &l, "committed-up-to"); err != nil {
+	v, err := valueCall(in, fnCommittedUpTo, "committed-up-to", (*lifter).optU64)
+	if err != nil {
 		return c.last, err
 	}
 	if v != nil {

@@ -1,7 +1,6 @@
 package sinkcoord_test
 
 import (
-	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -14,12 +13,7 @@ import (
 )
 
 func TestDirectoryStorageContract(t *testing.T) {
-	dir := t.TempDir()
-	d, err := sc.OpenDirectoryStorage(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	dir, d := openDirectory(t)
 	if v, found, err := d.Get("snapshot/1"); found || v != nil || err != nil {
 		t.Fatalf("get of a missing key: %v %v %v", v, found, err)
 	}
@@ -95,18 +89,8 @@ func TestDirectoryStorageContract(t *testing.T) {
 // TestDirectoryTableReadByTheRustCLI: a table the Go host commits to a
 // directory is the Rust host's layout: `sinkcoord inspect` reads it.
 func TestDirectoryTableReadByTheRustCLI(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	d, err := sc.OpenDirectoryStorage(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	c, err := runtime(t).NewCoordinator(ctx, sc.Config{Parallelism: 1, CommitUser: "go-job", Checkpointing: true}, d, sc.NewManualClock(5000), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Free()
+	dir, d := openDirectory(t)
+	c := newCoordinator(t, runtime(t), sc.Config{Parallelism: 1, CommitUser: "go-job", Checkpointing: true}, d, 5000, nil)
 	c.Start()
 	c.Event(0, 0, sc.Entry{Checkpoint: 1, Committables: [][]byte{[]byte("file-1")}})
 	if out, err := c.CheckpointComplete(1); err != nil || len(out.Committed) != 1 {

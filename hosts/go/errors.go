@@ -31,12 +31,7 @@ const (
 var kindNames = [...]string{"declined", "storage", "illegal-state", "invalid-event", "invalid-config", "corrupt-state", "trap"}
 
 // String is the WIT kebab-case name ("invalid-event").
-func (k ErrorKind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("ErrorKind(%d)", uint8(k))
-}
+func (k ErrorKind) String() string { return enumName(kindNames[:], k, "ErrorKind") }
 
 // CoordinatorError is implemented by every error a coordinator, writer or
 // table call returns: one type per kind, so callers use errors.As with the

@@ -21,12 +21,7 @@ const (
 var tableFormatNames = [...]string{"native", "paimon"}
 
 // String is the WIT name ("native", "paimon").
-func (f TableFormat) String() string {
-	if int(f) < len(tableFormatNames) {
-		return tableFormatNames[f]
-	}
-	return fmt.Sprintf("TableFormat(%d)", uint8(f))
-}
+func (f TableFormat) String() string { return enumName(tableFormatNames[:], f, "TableFormat") }
 
 // ParseTableFormat reads a WIT name ("native", "paimon").
 func ParseTableFormat(name string) (TableFormat, error) {
@@ -62,10 +57,7 @@ func (c *Coordinator) SetTableFormat(format TableFormat) error {
 	// (handle, enum discriminant) -> the return area of result<_, error>,
 	// as set-limits.
 	in.stack[0], in.stack[1] = uint64(c.self), uint64(format)
-	if err := in.call(fnSetTableFormat, "set-table-format"); err != nil {
-		return err
-	}
-	return in.unitResult(fnSetTableFormat, "set-table-format")
+	return in.unitCall(fnSetTableFormat, "set-table-format")
 }
 
 // HasSetTableFormat reports whether the module exports set-table-format

@@ -158,25 +158,20 @@ func checkLen(n int, size uint64) (uint32, error) {
 
 // lowerBytes copies b into a new guest allocation: (ptr, len).
 func (in *instance) lowerBytes(b []byte) (uint32, uint32, error) {
-	size, err := checkLen(len(b), 1)
-	if err != nil {
-		return 0, 0, err
-	}
-	ptr, err := in.alloc(1, size)
-	if err != nil {
-		return 0, 0, err
-	}
-	if size > 0 && !in.mem.Write(ptr, b) {
-		return 0, 0, in.trap("lower", fmt.Errorf("cabi_realloc returned %d, outside memory", ptr))
-	}
-	return ptr, size, nil
+	return lowerData(in, b, in.mem.Write)
 }
 
 func (in *instance) lowerString(s string) (uint32, uint32, error) {
 	if !utf8.ValidString(s) {
 		return 0, 0, errors.New("sinkcoord: a string argument is not valid UTF-8")
 	}
-	size, err := checkLen(len(s), 1)
+	return lowerData(in, s, in.mem.WriteString)
+}
+
+// lowerData copies v into a new guest allocation with write (no copy of a
+// string to bytes first): (ptr, len).
+func lowerData[T ~string | ~[]byte](in *instance, v T, write func(uint32, T) bool) (uint32, uint32, error) {
+	size, err := checkLen(len(v), 1)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -184,7 +179,7 @@ func (in *instance) lowerString(s string) (uint32, uint32, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if size > 0 && !in.mem.WriteString(ptr, s) {
+	if size > 0 && !write(ptr, v) {
 		return 0, 0, in.trap("lower", fmt.Errorf("cabi_realloc returned %d, outside memory", ptr))
 	}
 	return ptr, size, nil
@@ -235,6 +230,22 @@ func (in *instance) lowerByteLists(lists [][]byte) (uint32, uint32, error) {
 		return nil
 	})
 	return ptr, uint32(len(lists)), err
+}
+
+// lowerEntryArgs lowers an entry's committables and watermark as flat
+// parameters: stack slots at, at+1 (the list) and at+2, at+3 (option<s64>).
+// The caller sets the other slots; lowering leaves them alone.
+func (in *instance) lowerEntryArgs(at int, committables [][]byte, watermark *int64) error {
+	p, n, err := in.lowerByteLists(committables)
+	if err != nil {
+		return err
+	}
+	s := in.stack[at:]
+	s[0], s[1], s[2], s[3] = uint64(p), uint64(n), 0, 0
+	if watermark != nil {
+		s[2], s[3] = 1, uint64(*watermark)
+	}
+	return nil
 }
 
 // lowerEntryInto writes an entry record (40 bytes) at buf, lowering its

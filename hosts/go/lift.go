@@ -24,29 +24,18 @@ func (l *lifter) fail(format string, args ...any) {
 	}
 }
 
-func (l *lifter) u8(p uint32) uint8 {
-	v, ok := l.mem.ReadByte(p)
+// read is one fixed-size value at p by get (a wazero Memory reader).
+func read[T any](l *lifter, p uint32, get func(uint32) (T, bool)) T {
+	v, ok := get(p)
 	if !ok {
 		l.fail("a result at %d is outside memory", p)
 	}
 	return v
 }
 
-func (l *lifter) u32(p uint32) uint32 {
-	v, ok := l.mem.ReadUint32Le(p)
-	if !ok {
-		l.fail("a result at %d is outside memory", p)
-	}
-	return v
-}
-
-func (l *lifter) u64(p uint32) uint64 {
-	v, ok := l.mem.ReadUint64Le(p)
-	if !ok {
-		l.fail("a result at %d is outside memory", p)
-	}
-	return v
-}
+func (l *lifter) u8(p uint32) uint8   { return read(l, p, l.mem.ReadByte) }
+func (l *lifter) u32(p uint32) uint32 { return read(l, p, l.mem.ReadUint32Le) }
+func (l *lifter) u64(p uint32) uint64 { return read(l, p, l.mem.ReadUint64Le) }
 
 func (l *lifter) bool(p uint32) bool {
 	switch l.u8(p) {

@@ -54,36 +54,31 @@ func vectorDatum(t *testing.T, m map[string]json.RawMessage) sc.Datum {
 		t.Fatalf("a value has one kind: %v", m)
 	}
 	for kind, raw := range m {
-		var err error
-		var d sc.Datum
 		switch kind {
 		case "null":
-			d = sc.Null{}
+			return sc.Null{}
 		case "int":
-			var v int32
-			err = json.Unmarshal(raw, &v)
-			d = sc.Int32(v)
+			return sc.Int32(vectorJSON[int32](t, raw))
 		case "long":
-			var s string
-			err = json.Unmarshal(raw, &s)
-			d = sc.Int64(vectorInt(t, s))
+			return sc.Int64(vectorInt(t, vectorJSON[string](t, raw)))
 		case "string":
-			var s string
-			err = json.Unmarshal(raw, &s)
-			d = sc.String(s)
+			return sc.String(vectorJSON[string](t, raw))
 		case "bool":
-			var b bool
-			err = json.Unmarshal(raw, &b)
-			d = sc.Bool(b)
-		default:
-			t.Fatalf("unknown value kind %q", kind)
+			return sc.Bool(vectorJSON[bool](t, raw))
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
+		t.Fatalf("unknown value kind %q", kind)
 	}
 	panic("unreachable")
+}
+
+// vectorJSON is raw decoded as a T.
+func vectorJSON[T any](t *testing.T, raw json.RawMessage) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 func TestEncodeCommittableVectors(t *testing.T) {

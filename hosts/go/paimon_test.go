@@ -75,11 +75,7 @@ func paimonCoordinator(t *testing.T, rt *sc.Runtime, g goldenJob, storage *sc.Me
 		t.Fatal(err)
 	}
 	cfg := sc.Config{Parallelism: g.Config.Parallelism, CommitUser: g.Config.CommitUser, Checkpointing: true, SavepointAutoTag: g.Config.SavepointAutoTag}
-	c, err := rt.NewCoordinator(context.Background(), cfg, storage, sc.NewManualClock(g.ClockMs), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Free)
+	c := newCoordinator(t, rt, cfg, storage, g.ClockMs, nil)
 	if err := c.SetTableFormat(sc.TableFormatPaimon); err != nil {
 		t.Fatalf("set-table-format paimon: %v", err)
 	}
@@ -301,14 +297,7 @@ func TestPaimonRuntimeOption(t *testing.T) {
 // TestPaimonFormatOnlyWhileCreated: after Start, set-table-format is a
 // fatal illegal-state.
 func TestPaimonFormatOnlyWhileCreated(t *testing.T) {
-	c, err := runtime(t).NewCoordinator(context.Background(), sc.Config{Parallelism: 1, CommitUser: "job", Checkpointing: true}, sc.NewMemoryStorage(), sc.NewManualClock(1), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Free()
-	if _, err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
+	c := startedCoordinator(t, runtime(t), sc.Config{Parallelism: 1, CommitUser: "job", Checkpointing: true}, sc.NewMemoryStorage(), 1)
 	var is *sc.IllegalStateError
 	if err := c.SetTableFormat(sc.TableFormatPaimon); !errors.As(err, &is) {
 		t.Fatalf("after start: %v", err)

@@ -1,7 +1,6 @@
 package sinkcoord_test
 
 import (
-	"context"
 	"errors"
 	"reflect"
 	"testing"
@@ -15,18 +14,13 @@ import (
 // a trap; a writer restored from its own state bytes replays the same
 // entries.
 func checkState(t testing.TB, rt *sc.Runtime, state []byte, checkpoint uint64, finished bool) {
-	ctx := context.Background()
 	var trap *sc.TrapError
 	restore := &sc.RestorePoint{Checkpoint: checkpoint % 8, State: state}
 	if finished {
 		restore.FinishedSubtasks = []uint32{1}
 	}
 	cfg := sc.Config{Parallelism: 2, CommitUser: "job-1", Checkpointing: true}
-	c, err := rt.NewCoordinator(ctx, cfg, sc.NewMemoryStorage(), sc.NewManualClock(1000), restore)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Free()
+	c := newCoordinator(t, rt, cfg, sc.NewMemoryStorage(), 1000, restore)
 	if _, err := c.Start(); errors.As(err, &trap) {
 		t.Fatalf("start trapped: %v", err)
 	}
@@ -37,11 +31,7 @@ func checkState(t testing.TB, rt *sc.Runtime, state []byte, checkpoint uint64, f
 		t.Fatal(err)
 	}
 
-	w, err := rt.NewWriter(ctx, 0, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Free()
+	w := newWriter(t, rt)
 	entries, err := w.Restore(state, checkpoint)
 	if errors.As(err, &trap) {
 		t.Fatalf("writer restore trapped: %v", err)
@@ -53,12 +43,7 @@ func checkState(t testing.TB, rt *sc.Runtime, state []byte, checkpoint uint64, f
 	if err != nil {
 		t.Fatal(err)
 	}
-	w2, err := rt.NewWriter(ctx, 0, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w2.Free()
-	entries2, err := w2.Restore(again, checkpoint)
+	entries2, err := newWriter(t, rt).Restore(again, checkpoint)
 	if err != nil || !reflect.DeepEqual(entries, entries2) {
 		t.Fatalf("a writer restored from its own state replays %v (%v), not %v", entries2, err, entries)
 	}

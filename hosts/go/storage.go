@@ -3,10 +3,11 @@ package sinkcoord
 import (
 	"errors"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sink-coordinator/sink-coordinator-go/internal/keys"
 )
 
 // Storage is where a table's snapshot log and tags live: an object store
@@ -102,20 +103,13 @@ func (m *MemoryStorage) List(prefix string) ([]string, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var keys []string
-	for k := range m.items {
-		if strings.HasPrefix(k, prefix) {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys, nil
+	return keys.WithPrefix(m.items, prefix), nil
 }
 
 // Keys is every key, sorted (tests).
 func (m *MemoryStorage) Keys() []string {
-	keys, _ := m.List("")
-	return keys
+	all, _ := m.List("")
+	return all
 }
 
 // init makes the zero MemoryStorage usable.

@@ -74,22 +74,9 @@ func (f *flaky) List(prefix string) ([]string, error) {
 }
 
 func TestDirectoryStorageFailingMidRun(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	d, err := sc.OpenDirectoryStorage(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	_, d := openDirectory(t)
 	storage := &flaky{inner: d}
-	c, err := runtime(t).NewCoordinator(ctx, sc.Config{Parallelism: 1, CommitUser: "job-1", Checkpointing: true}, storage, sc.NewManualClock(7), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Free()
-	if _, err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
+	c := startedCoordinator(t, runtime(t), sc.Config{Parallelism: 1, CommitUser: "job-1", Checkpointing: true}, storage, 7)
 	prepare := func(cp uint64) {
 		t.Helper()
 		if _, err := c.Event(0, 0, sc.Entry{Checkpoint: cp, Committables: [][]byte{[]byte(fmt.Sprint("c", cp))}}); err != nil {
@@ -139,7 +126,7 @@ func TestDirectoryStorageFailingMidRun(t *testing.T) {
 		t.Fatalf("%d storage failures injected", storage.failures)
 	}
 
-	table, err := runtime(t).NewTable(ctx, d, sc.NewManualClock(7))
+	table, err := runtime(t).NewTable(context.Background(), d, sc.NewManualClock(7))
 	if err != nil {
 		t.Fatal(err)
 	}

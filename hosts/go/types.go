@@ -43,15 +43,9 @@ const (
 	OnEndInput
 )
 
-func (m FinalCommitMode) String() string {
-	switch m {
-	case OnCheckpoint:
-		return "on-checkpoint"
-	case OnEndInput:
-		return "on-end-input"
-	}
-	return fmt.Sprintf("FinalCommitMode(%d)", uint8(m))
-}
+var finalCommitNames = [...]string{"on-checkpoint", "on-end-input"}
+
+func (m FinalCommitMode) String() string { return enumName(finalCommitNames[:], m, "FinalCommitMode") }
 
 // RecoveryMode says what a recovery that committed something asks for.
 type RecoveryMode uint8
@@ -63,15 +57,9 @@ const (
 	Continue
 )
 
-func (m RecoveryMode) String() string {
-	switch m {
-	case Restart:
-		return "restart"
-	case Continue:
-		return "continue"
-	}
-	return fmt.Sprintf("RecoveryMode(%d)", uint8(m))
-}
+var recoveryNames = [...]string{"restart", "continue"}
+
+func (m RecoveryMode) String() string { return enumName(recoveryNames[:], m, "RecoveryMode") }
 
 // Config is a coordinator's configuration; nothing is checked until Start.
 type Config struct {
@@ -117,11 +105,14 @@ const (
 
 var lifecycleNames = [...]string{"created", "restoring", "running", "closed", "failed"}
 
-func (l Lifecycle) String() string {
-	if int(l) < len(lifecycleNames) {
-		return lifecycleNames[l]
+func (l Lifecycle) String() string { return enumName(lifecycleNames[:], l, "Lifecycle") }
+
+// enumName is the WIT name of case v, or Type(v) for a value outside the enum.
+func enumName[T ~uint8](names []string, v T, typ string) string {
+	if int(v) < len(names) {
+		return names[v]
 	}
-	return fmt.Sprintf("Lifecycle(%d)", uint8(l))
+	return fmt.Sprintf("%s(%d)", typ, uint8(v))
 }
 
 // Outcome is what one call did.

@@ -43,26 +43,7 @@ func (w *Writer) lock() func() {
 
 // entryCall lifts result<entry, error> (payload at ret + 8).
 func (w *Writer) entryCall(id fn, what string) (Entry, error) {
-	in := w.in
-	if err := in.call(id, what); err != nil {
-		return Entry{}, err
-	}
-	ret := uint32(in.stack[0])
-	l := lifter{mem: in.mem}
-	var e Entry
-	var cerr error
-	switch l.u8(ret) {
-	case 0:
-		e = l.entry(ret + 8)
-	case 1:
-		cerr = l.callError(ret + 8)
-	default:
-		l.fail("a result at %d has discriminant %d", ret, l.u8(ret))
-	}
-	if err := in.finish(id, ret, &l, what); err != nil {
-		return Entry{}, err
-	}
-	return e, cerr
+	return resultCall(w.in, id, what, 8, (*lifter).entry)
 }
 
 // Report buffers the entry for checkpoint (strictly increasing) and returns
@@ -70,16 +51,10 @@ func (w *Writer) entryCall(id fn, what string) (Entry, error) {
 func (w *Writer) Report(checkpoint CheckpointID, committables [][]byte, watermark *int64, savepoint bool) (Entry, error) {
 	defer w.lock()()
 	in := w.in
-	p, n, err := in.lowerByteLists(committables)
-	if err != nil {
+	if err := in.lowerEntryArgs(2, committables, watermark); err != nil {
 		return Entry{}, err
 	}
-	s := &in.stack
-	s[0], s[1], s[2], s[3], s[4], s[5] = uint64(w.self), checkpoint, uint64(p), uint64(n), 0, 0
-	if watermark != nil {
-		s[4], s[5] = 1, uint64(*watermark)
-	}
-	s[6] = b2u64(savepoint)
+	in.stack[0], in.stack[1], in.stack[6] = uint64(w.self), checkpoint, b2u64(savepoint)
 	return w.entryCall(fnReport, "report")
 }
 
@@ -87,15 +62,10 @@ func (w *Writer) Report(checkpoint CheckpointID, committables [][]byte, watermar
 func (w *Writer) EndInput(committables [][]byte, watermark *int64) (Entry, error) {
 	defer w.lock()()
 	in := w.in
-	p, n, err := in.lowerByteLists(committables)
-	if err != nil {
+	if err := in.lowerEntryArgs(1, committables, watermark); err != nil {
 		return Entry{}, err
 	}
-	s := &in.stack
-	s[0], s[1], s[2], s[3], s[4] = uint64(w.self), uint64(p), uint64(n), 0, 0
-	if watermark != nil {
-		s[3], s[4] = 1, uint64(*watermark)
-	}
+	in.stack[0] = uint64(w.self)
 	return w.entryCall(fnEndInput, "end-input")
 }
 
@@ -104,20 +74,14 @@ func (w *Writer) EndInput(committables [][]byte, watermark *int64) (Entry, error
 func (w *Writer) Committed(checkpoint CheckpointID) error {
 	defer w.lock()()
 	w.in.stack[0], w.in.stack[1] = uint64(w.self), checkpoint
-	if err := w.in.call(fnWriterCommitted, "committed"); err != nil {
-		return err
-	}
-	return w.in.unitResult(fnWriterCommitted, "committed")
+	return w.in.unitCall(fnWriterCommitted, "committed")
 }
 
 // CheckpointAborted clears the savepoint flag of entry checkpoint.
 func (w *Writer) CheckpointAborted(checkpoint CheckpointID) error {
 	defer w.lock()()
 	w.in.stack[0], w.in.stack[1] = uint64(w.self), checkpoint
-	if err := w.in.call(fnWriterAborted, "checkpoint-aborted"); err != nil {
-		return err
-	}
-	return w.in.unitResult(fnWriterAborted, "checkpoint-aborted")
+	return w.in.unitCall(fnWriterAborted, "checkpoint-aborted")
 }
 
 // State is the buffer as versioned bytes (the writer's checkpointed state).
@@ -125,16 +89,7 @@ func (w *Writer) State() ([]byte, error) {
 	defer w.lock()()
 	in := w.in
 	in.stack[0] = uint64(w.self)
-	if err := in.call(fnWriterState, "state"); err != nil {
-		return nil, err
-	}
-	ret := uint32(in.stack[0])
-	l := lifter{mem: in.mem}
-	b := l.bytes(ret)
-	if err := in.finish(fnWriterState, ret, &l, "state"); err != nil {
-		return nil, err
-	}
-	return b, nil
+	return valueCall(in, fnWriterState, "state", (*lifter).bytes)
 }
 
 // Restore restores a fresh writer from state taken at checkpoint; it
@@ -147,31 +102,7 @@ func (w *Writer) Restore(state []byte, checkpoint CheckpointID) ([]Entry, error)
 		return nil, err
 	}
 	in.stack[0], in.stack[1], in.stack[2], in.stack[3] = uint64(w.self), uint64(p), uint64(n), checkpoint
-	if err := in.call(fnWriterRestore, "restore"); err != nil {
-		return nil, err
-	}
-	ret := uint32(in.stack[0])
-	l := lifter{mem: in.mem}
-	var entries []Entry
-	var cerr error
-	switch l.u8(ret) {
-	case 0:
-		ptr, count := l.u32(ret+4), l.u32(ret+8)
-		if l.view(ptr, count, 40) != nil {
-			entries = make([]Entry, count)
-			for i := range count {
-				entries[i] = l.entry(ptr + 40*i)
-			}
-		}
-	case 1:
-		cerr = l.callError(ret + 4)
-	default:
-		l.fail("a result at %d has discriminant %d", ret, l.u8(ret))
-	}
-	if err := in.finish(fnWriterRestore, ret, &l, "restore"); err != nil {
-		return nil, err
-	}
-	return entries, cerr
+	return listCall(in, fnWriterRestore, "restore", 40, (*lifter).entry)
 }
 
 // Free drops the writer and releases its instance.
@@ -206,33 +137,17 @@ func (t *Table) lock() func() {
 // optSnapshot lifts result<option<snapshot>, error>: the error or the
 // option at ret + 8, the snapshot at ret + 16.
 func (t *Table) optSnapshot(id fn, what string) (*Snapshot, error) {
-	in := t.in
-	if err := in.call(id, what); err != nil {
-		return nil, err
-	}
-	ret := uint32(in.stack[0])
-	l := lifter{mem: in.mem}
-	var snap *Snapshot
-	var cerr error
-	switch l.u8(ret) {
-	case 0:
-		switch l.u8(ret + 8) {
+	return resultCall(t.in, id, what, 8, func(l *lifter, p uint32) *Snapshot {
+		switch l.u8(p) {
 		case 0:
 		case 1:
-			s := l.snapshot(ret + 16)
-			snap = &s
+			s := l.snapshot(p + 8)
+			return &s
 		default:
-			l.fail("an option at %d has discriminant %d", ret+8, l.u8(ret+8))
+			l.fail("an option at %d has discriminant %d", p, l.u8(p))
 		}
-	case 1:
-		cerr = l.callError(ret + 8)
-	default:
-		l.fail("a result at %d has discriminant %d", ret, l.u8(ret))
-	}
-	if err := in.finish(id, ret, &l, what); err != nil {
-		return nil, err
-	}
-	return snap, cerr
+		return nil
+	})
 }
 
 // LatestSnapshot is the newest snapshot, or nil.
@@ -248,33 +163,20 @@ func (t *Table) SnapshotByID(id uint64) (*Snapshot, error) {
 	return t.optSnapshot(fnSnapshotByID, "snapshot-by-id")
 }
 
-// listCall lifts result<list<T>, error> (list at ret + 4, error at ret + 4).
+// listCall lifts result<list<T>, error> (list at ret + 4, error at ret + 4):
+// elements of size bytes, each lifted by lift.
 func listCall[T any](in *instance, id fn, what string, size uint32, lift func(*lifter, uint32) T) ([]T, error) {
-	if err := in.call(id, what); err != nil {
-		return nil, err
-	}
-	ret := uint32(in.stack[0])
-	l := lifter{mem: in.mem}
-	var out []T
-	var cerr error
-	switch l.u8(ret) {
-	case 0:
-		ptr, n := l.u32(ret+4), l.u32(ret+8)
-		if l.view(ptr, n, size) != nil {
-			out = make([]T, n)
-			for i := range n {
-				out[i] = lift(&l, ptr+size*i)
-			}
+	return resultCall(in, id, what, 4, func(l *lifter, p uint32) []T {
+		ptr, n := l.u32(p), l.u32(p+4)
+		if l.view(ptr, n, size) == nil {
+			return nil
 		}
-	case 1:
-		cerr = l.callError(ret + 4)
-	default:
-		l.fail("a result at %d has discriminant %d", ret, l.u8(ret))
-	}
-	if err := in.finish(id, ret, &l, what); err != nil {
-		return nil, err
-	}
-	return out, cerr
+		out := make([]T, n)
+		for i := range n {
+			out[i] = lift(l, ptr+size*i)
+		}
+		return out
+	})
 }
 
 // ListSnapshots is every snapshot, by id.

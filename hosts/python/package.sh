@@ -11,10 +11,8 @@
 # interpreter (default python3).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO="$(cd "$HERE/../.." && pwd)"
-venv="${1:-$REPO/target/python-package/venv}"
-wheels="$REPO/target/python-package/wheels"
-pip=(--disable-pip-version-check -q)
+. "$HERE/paths.sh"
+venv="${1:-$out/venv}"
 
 rm -rf "$venv" "$wheels"
 "${PYTHON:-python3}" -m venv "$venv"

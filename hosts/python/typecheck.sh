@@ -7,14 +7,13 @@
 # (target/python-package/mypy-venv, kept between runs).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO="$(cd "$HERE/../.." && pwd)"
-venv="$REPO/target/python-package/mypy-venv"
-work="$REPO/target/python-package/typecheck"
-pip=(--disable-pip-version-check -q)
+. "$HERE/paths.sh"
+venv="$out/mypy-venv"
+work="$out/typecheck"
 
 [ -x "$venv/bin/mypy" ] || { "${PYTHON:-python3}" -m venv "$venv" && "$venv/bin/python" -m pip install "${pip[@]}" mypy==2.4.1; }
-"$venv/bin/python" -m pip install "${pip[@]}" --force-reinstall --no-deps "$REPO"/target/python-package/wheels/sink_coordinator-*.whl
-wheel="$(echo "$REPO"/target/python-package/wheels/sink_coordinator-*.whl)"
+"$venv/bin/python" -m pip install "${pip[@]}" --force-reinstall --no-deps "$wheels"/sink_coordinator-*.whl
+wheel="$(echo "$wheels"/sink_coordinator-*.whl)"
 # With its s3 extra: object_storage.py is checked against obstore's types.
 "$venv/bin/python" -m pip install "${pip[@]}" "$wheel[s3]"
 rm -rf "$work" && mkdir -p "$work"

@@ -342,62 +342,44 @@ class CoreCoordinator {
     });
   }
 
-  /** list<writer-event>: 48 bytes each (subtask @0, attempt @4, entry @8). */
-  events(events) {
+  /**
+   * A batch call: `method` with the list of `items` as records of 48 bytes
+   * (align 8), each lowered at `at` by lowerAt(item, at).
+   */
+  #batch(method, items, lowerAt) {
     const inst = this.#i;
     const g = inst.guest;
     const self = this.#self;
-    return inst.callRet(`${inst.C}[method]coordinator.events`, () => {
-      const list = Array.from(events);
+    return inst.callRet(`${inst.C}[method]coordinator.${method}`, () => {
+      const list = Array.isArray(items) ? items : Array.from(items);
       const base = g.alloc(8, list.length * 48);
-      for (let i = 0; i < list.length; i++) {
-        const e = list[i];
-        const at = base + 48 * i;
-        const subtask = u32(e.subtask);
-        const attempt = u32(e.attempt);
-        g.lowerEntryAt(at + 8, e.entry);
-        g.dv.setUint32(at, subtask, true);
-        g.dv.setUint32(at + 4, attempt, true);
-      }
+      for (let i = 0; i < list.length; i++) lowerAt(list[i], base + 48 * i);
       return [self, base, list.length];
     }, inst.batchResult);
   }
 
+  /** list<writer-event>: subtask @0, attempt @4, entry @8. */
+  events(events) {
+    const g = this.#i.guest;
+    return this.#batch('events', events, (e, at) => {
+      const subtask = u32(e.subtask);
+      const attempt = u32(e.attempt);
+      g.lowerEntryAt(at + 8, e.entry);
+      g.dv.setUint32(at, subtask, true);
+      g.dv.setUint32(at + 4, attempt, true);
+    });
+  }
+
   /**
-   * list<packed-event>: 48 bytes each (subtask @0, attempt @4, checkpoint
-   * @8, block @16, watermark @24, savepoint @40); each block is its own
+   * list<packed-event> (Guest.lowerPackedEventAt); each block is its own
    * allocation, as the guest frees it on its own.
    */
   eventsPacked(events) {
-    const inst = this.#i;
-    const g = inst.guest;
-    const self = this.#self;
-    return inst.callRet(`${inst.C}[method]coordinator.events-packed`, () => {
-      const list = Array.isArray(events) ? events : Array.from(events);
-      const n = list.length;
-      const base = g.alloc(8, n * 48);
-      for (let i = 0; i < n; i++) {
-        const e = list[i];
-        const subtask = u32(e.subtask);
-        const attempt = u32(e.attempt);
-        const checkpoint = u64(e.checkpoint);
-        const wm = e.watermark;
-        const some = wm === undefined || wm === null ? 0 : 1;
-        const watermark = some ? s64(wm) : 0n;
-        const p = g.lowerBytes(e.committables);
-        const dv = g.dv;
-        const at = base + 48 * i;
-        dv.setUint32(at, subtask, true);
-        dv.setUint32(at + 4, attempt, true);
-        dv.setBigUint64(at + 8, checkpoint, true);
-        dv.setUint32(at + 16, p, true);
-        dv.setUint32(at + 20, g.len, true);
-        dv.setUint8(at + 24, some);
-        dv.setBigInt64(at + 32, watermark, true);
-        dv.setUint8(at + 40, flag(e.savepoint));
-      }
-      return [self, base, n];
-    }, inst.batchResult);
+    const g = this.#i.guest;
+    return this.#batch('events-packed', events, (e, at) => {
+      const p = g.lowerBytes(e.committables);
+      g.lowerPackedEventAt(at, e, p, g.len);
+    });
   }
 
   /**
@@ -406,35 +388,14 @@ class CoreCoordinator {
    * guest allocation, with no block built in JavaScript first.
    */
   eventsPlanned(plan) {
-    const inst = this.#i;
-    const g = inst.guest;
-    const self = this.#self;
-    return inst.callRet(`${inst.C}[method]coordinator.events-packed`, () => {
-      const n = plan.length;
-      const base = g.alloc(8, n * 48);
-      for (let i = 0; i < n; i++) {
-        const e = plan[i];
-        const p = g.alloc(1, e.size);
-        // A committable whose length changed since the plan (a getter) must
-        // not write past the allocation the guest will free.
-        if (writeBlock(g.u8, p, e.list) - p !== e.size) throw new Error('a committable changed its length while the batch was sent');
-        const dv = g.dv;
-        const at = base + 48 * i;
-        dv.setUint32(at, u32(e.subtask), true);
-        dv.setUint32(at + 4, u32(e.attempt), true);
-        dv.setBigUint64(at + 8, u64(e.checkpoint), true);
-        dv.setUint32(at + 16, p, true);
-        dv.setUint32(at + 20, e.size, true);
-        if (e.watermark === undefined) {
-          dv.setUint8(at + 24, 0);
-        } else {
-          dv.setUint8(at + 24, 1);
-          dv.setBigInt64(at + 32, s64(e.watermark), true);
-        }
-        dv.setUint8(at + 40, flag(e.savepoint));
-      }
-      return [self, base, n];
-    }, inst.batchResult);
+    const g = this.#i.guest;
+    return this.#batch('events-packed', plan, (e, at) => {
+      const p = g.alloc(1, e.size);
+      // A committable whose length changed since the plan (a getter) must
+      // not write past the allocation the guest will free.
+      if (writeBlock(g.u8, p, e.list) - p !== e.size) throw new Error('a committable changed its length while the batch was sent');
+      g.lowerPackedEventAt(at, e, p, e.size);
+    });
   }
 
   restored(subtask, attempt, checkpoint, entries) {

@@ -199,6 +199,29 @@ export class Guest {
     dv.setUint8(at + 32, flag(e.savepoint));
   }
 
+  /**
+   * A packed-event record (48 bytes) at `at`: subtask @0, attempt @4,
+   * checkpoint @8, its block (already lowered at `p`, `len` bytes) @16,
+   * watermark @24, savepoint @40.
+   */
+  lowerPackedEventAt(at, e, p, len) {
+    const subtask = u32(e.subtask);
+    const attempt = u32(e.attempt);
+    const checkpoint = u64(e.checkpoint);
+    const wm = e.watermark;
+    const some = wm === undefined || wm === null ? 0 : 1;
+    const watermark = some ? s64(wm) : 0n;
+    const dv = this.dv;
+    dv.setUint32(at, subtask, true);
+    dv.setUint32(at + 4, attempt, true);
+    dv.setBigUint64(at + 8, checkpoint, true);
+    dv.setUint32(at + 16, p, true);
+    dv.setUint32(at + 20, len, true);
+    dv.setUint8(at + 24, some);
+    dv.setBigInt64(at + 32, watermark, true);
+    dv.setUint8(at + 40, flag(e.savepoint));
+  }
+
   // -------------------------------------------------------------------------
   // Lifting (copies: the post-return frees what the result points to).
   // -------------------------------------------------------------------------
@@ -224,12 +247,7 @@ export class Guest {
   }
 
   strings(p) {
-    const ptr = this.dv.getUint32(p, true);
-    const n = this.dv.getUint32(p + 4, true);
-    this.span(ptr, n, 8);
-    const out = new Array(n);
-    for (let i = 0; i < n; i++) out[i] = this.str(ptr + 8 * i);
-    return out;
+    return this.list(p, 8, this.str);
   }
 
   u64s(p) {
@@ -273,11 +291,7 @@ export class Guest {
 
   /** entry (40 bytes, align 8). */
   entry(p) {
-    const ptr = this.dv.getUint32(p + 8, true);
-    const n = this.dv.getUint32(p + 12, true);
-    this.span(ptr, n, 8);
-    const committables = new Array(n);
-    for (let i = 0; i < n; i++) committables[i] = this.bytes(ptr + 8 * i);
+    const committables = this.list(p + 8, 8, this.bytes);
     return {
       checkpoint: this.dv.getBigUint64(p, true),
       committables,
@@ -287,24 +301,12 @@ export class Guest {
   }
 
   entries(p) {
-    const ptr = this.dv.getUint32(p, true);
-    const n = this.dv.getUint32(p + 4, true);
-    this.span(ptr, n, 40);
-    const out = new Array(n);
-    for (let i = 0; i < n; i++) out[i] = this.entry(ptr + 40 * i);
-    return out;
+    return this.list(p, 40, this.entry);
   }
 
   /** snapshot (56 bytes, align 8); committables are tuple<u32, list<u8>> of 12 bytes. */
   snapshot(p) {
-    const ptr = this.dv.getUint32(p + 48, true);
-    const n = this.dv.getUint32(p + 52, true);
-    this.span(ptr, n, 12);
-    const committables = new Array(n);
-    for (let i = 0; i < n; i++) {
-      const e = ptr + 12 * i;
-      committables[i] = [this.dv.getUint32(e, true), this.bytes(e + 4)];
-    }
+    const committables = this.list(p + 48, 12, (e) => [this.dv.getUint32(e, true), this.bytes(e + 4)]);
     return {
       id: this.dv.getBigUint64(p, true),
       commitUser: this.str(p + 8),

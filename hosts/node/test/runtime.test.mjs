@@ -6,13 +6,13 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 
 import { extractCoreModule } from '../package/build.mjs';
-import { loadInstalled, PROJECT, REPO } from '../installed.mjs';
+import { loadInstalled, REPO, withPackageCopy } from '../installed.mjs';
 
 const sc = await loadInstalled();
 const SCENARIO = join(REPO, 'hosts', 'node', 'runtime_scenario.mjs');
@@ -63,12 +63,7 @@ test('SINK_COORDINATOR_NODE_RUNTIME refuses another value', () => {
 test('the core module of another version is refused at load (IncompatibleComponent)', async () => {
   // The installed package's modules beside a core/ made from the 0.1.0
   // component, inside the project (whose node_modules has semver).
-  const dir = mkdtempSync(join(PROJECT, 'sink-coordinator-core-0.1.0-'));
-  try {
-    const installed = join(PROJECT, 'node_modules', 'sink-coordinator');
-    for (const f of readdirSync(installed).filter((f) => f.endsWith('.js') || f === 'package.json')) {
-      copyFileSync(join(installed, f), join(dir, f));
-    }
+  await withPackageCopy('sink-coordinator-core-0.1.0-', async (dir, installed) => {
     for (const d of ['component', 'core']) {
       mkdirSync(join(dir, d));
       for (const f of readdirSync(join(installed, d), { withFileTypes: true })) {
@@ -84,7 +79,5 @@ test('the core module of another version is refused at load (IncompatibleCompone
     assert.throws(() => new pkg.Runtime(), (e) => e instanceof pkg.IncompatibleComponent
       && /this host runs sink:coordinator >=0\.2\.1, <0\.3\.0, the component is sink:coordinator@0\.1\.0/.test(e.message)
       && e.found.join() === '0.1.0');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });

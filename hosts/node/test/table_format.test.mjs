@@ -8,13 +8,13 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 
 import { build } from '../package/build.mjs';
-import { loadInstalled, PROJECT, REPO } from '../installed.mjs';
+import { loadInstalled, PROJECT, REPO, withPackageCopy } from '../installed.mjs';
 
 const sc = await loadInstalled();
 const golden = JSON.parse(readFileSync(join(REPO, 'tests', 'paimon', 'golden', 'two-checkpoints.json'), 'utf8'));
@@ -123,12 +123,7 @@ test('the format is chosen only while created; an unknown one is a TypeError', (
 test('the package built from the 0.2.4 artifact takes native and refuses paimon', async () => {
   // The installed package's modules beside a 0.2.4 transpilation, inside the
   // project (whose node_modules has the package's dependency semver).
-  const dir = mkdtempSync(join(PROJECT, 'sink-coordinator-0.2.4-'));
-  try {
-    const installed = join(PROJECT, 'node_modules', 'sink-coordinator');
-    for (const f of readdirSync(installed).filter((f) => f.endsWith('.js') || f === 'package.json')) {
-      copyFileSync(join(installed, f), join(dir, f));
-    }
+  await withPackageCopy('sink-coordinator-0.2.4-', async (dir) => {
     assert.equal(await build(join(REPO, 'dist', 'sink-coordinator-0.2.4.wasm'), join(dir, 'component')), '0.2.4');
     const old = await import(pathToFileURL(join(dir, 'index.js')).href);
     const c = new old.Coordinator({ parallelism: 1, commitUser: 'job' }, new old.MemoryStorage(), { clock: new old.ManualClock(1n) });
@@ -141,9 +136,7 @@ test('the package built from the 0.2.4 artifact takes native and refuses paimon'
       () => new old.Coordinator({ parallelism: 1, commitUser: 'job' }, new old.MemoryStorage(), opts('paimon')),
       (e) => e instanceof old.InvalidConfigError && e.detail === NO_SET_TABLE_FORMAT,
     );
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('run.mjs executes a set-table-format line', () => {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	sc "github.com/sink-coordinator/sink-coordinator-go"
+	"github.com/sink-coordinator/sink-coordinator-go/internal/keys"
 )
 
 const (
@@ -67,14 +68,7 @@ func (s *storage) Delete(key string) error {
 }
 
 func (s *storage) List(prefix string) ([]string, error) {
-	var keys []string
-	for k := range s.items {
-		if strings.HasPrefix(k, prefix) {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys, nil
+	return keys.WithPrefix(s.items, prefix), nil
 }
 
 // events are writer s's packed events for checkpoint c: distinct 200-byte

@@ -17,9 +17,9 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 
 	sc "github.com/sink-coordinator/sink-coordinator-go"
+	"github.com/sink-coordinator/sink-coordinator-go/internal/keys"
 )
 
 // Failure is a run that must exit 1: the component's calls differ from the
@@ -168,14 +168,7 @@ func (p *player) List(prefix string) ([]string, error) {
 	if err := p.read("list", prefix); err != nil {
 		return nil, err
 	}
-	var keys []string
-	for k := range p.items {
-		if strings.HasPrefix(k, prefix) {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys, nil
+	return keys.WithPrefix(p.items, prefix), nil
 }
 
 func (p *player) NowMs() uint64 {

@@ -42,36 +42,30 @@ func (e *executor) free() {
 type u64 uint64
 
 func (v *u64) UnmarshalJSON(b []byte) error {
-	var w struct{ U64 *string }
-	if err := json.Unmarshal(b, &w); err != nil || w.U64 == nil {
-		return fmt.Errorf("not a u64: %s", b)
-	}
-	n, err := strconv.ParseUint(*w.U64, 10, 64)
-	*v = u64(n)
-	return err
+	return unwrap(b, "u64", "a u64", (*uint64)(v), func(s string) (uint64, error) { return strconv.ParseUint(s, 10, 64) })
 }
 
 type s64 int64
 
 func (v *s64) UnmarshalJSON(b []byte) error {
-	var w struct{ S64 *string }
-	if err := json.Unmarshal(b, &w); err != nil || w.S64 == nil {
-		return fmt.Errorf("not an s64: %s", b)
-	}
-	n, err := strconv.ParseInt(*w.S64, 10, 64)
-	*v = s64(n)
-	return err
+	return unwrap(b, "s64", "an s64", (*int64)(v), func(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) })
 }
 
 type blob []byte
 
 func (v *blob) UnmarshalJSON(b []byte) error {
-	var w struct{ Bytes *string }
-	if err := json.Unmarshal(b, &w); err != nil || w.Bytes == nil {
-		return fmt.Errorf("not bytes: %s", b)
+	return unwrap(b, "bytes", "bytes", (*[]byte)(v), hex.DecodeString)
+}
+
+// unwrap decodes the wire form {key: "TEXT"} into *dst with parse (what
+// names the form in the error).
+func unwrap[T any](b []byte, key, what string, dst *T, parse func(string) (T, error)) error {
+	var w map[string]*string
+	if err := json.Unmarshal(b, &w); err != nil || w[key] == nil {
+		return fmt.Errorf("not %s: %s", what, b)
 	}
-	d, err := hex.DecodeString(*w.Bytes)
-	*v = d
+	v, err := parse(*w[key])
+	*dst = v
 	return err
 }
 
@@ -121,24 +115,27 @@ type wireLimits struct {
 	MaxSnapshotBytes    u64 `json:"max-snapshot-bytes"`
 }
 
+// wireCase is the one of cases whose WIT name (its String) is name; field
+// names the config field in the error.
+func wireCase[T fmt.Stringer](field, name string, cases ...T) (T, error) {
+	for _, c := range cases {
+		if c.String() == name {
+			return c, nil
+		}
+	}
+	var zero T
+	return zero, fmt.Errorf("%s %q", field, name)
+}
+
 func (w wireConfig) config() (sc.Config, error) {
 	c := sc.Config{Parallelism: w.Parallelism, CommitUser: w.CommitUser, Checkpointing: w.Checkpointing,
 		ForceCreateSnapshot: w.ForceCreateSnapshot, SavepointAutoTag: w.SavepointAutoTag}
-	switch w.FinalCommit {
-	case "on-checkpoint":
-		c.FinalCommit = sc.OnCheckpoint
-	case "on-end-input":
-		c.FinalCommit = sc.OnEndInput
-	default:
-		return c, fmt.Errorf("final-commit %q", w.FinalCommit)
+	var err error
+	if c.FinalCommit, err = wireCase("final-commit", w.FinalCommit, sc.OnCheckpoint, sc.OnEndInput); err != nil {
+		return c, err
 	}
-	switch w.Recovery {
-	case "restart":
-		c.Recovery = sc.Restart
-	case "continue":
-		c.Recovery = sc.Continue
-	default:
-		return c, fmt.Errorf("recovery %q", w.Recovery)
+	if c.Recovery, err = wireCase("recovery", w.Recovery, sc.Restart, sc.Continue); err != nil {
+		return c, err
 	}
 	if w.TagTimeRetainedMs != nil {
 		c.TagTimeRetainedMs = new(uint64(*w.TagTimeRetainedMs))

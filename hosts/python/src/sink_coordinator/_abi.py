@@ -236,23 +236,21 @@ class Guest:
 
     # -- lifting ------------------------------------------------------------
 
-    def u8(self, p: int) -> int:
+    def _read(self, unpack: Callable[..., Tuple[Any, ...]], p: int) -> int:
+        """One fixed-size value at ``p`` by ``unpack`` (``_U8``, ...)."""
         try:
-            return int(_U8(self.mem, p)[0])
+            return int(unpack(self.mem, p)[0])
         except struct.error:
             raise Malformed(f"a result at {p} is outside memory") from None
+
+    def u8(self, p: int) -> int:
+        return self._read(_U8, p)
 
     def u32(self, p: int) -> int:
-        try:
-            return int(_U32(self.mem, p)[0])
-        except struct.error:
-            raise Malformed(f"a result at {p} is outside memory") from None
+        return self._read(_U32, p)
 
     def u64(self, p: int) -> int:
-        try:
-            return int(_U64(self.mem, p)[0])
-        except struct.error:
-            raise Malformed(f"a result at {p} is outside memory") from None
+        return self._read(_U64, p)
 
     def flag(self, p: int) -> bool:
         v = self.u8(p)

@@ -30,6 +30,8 @@ S64 = (-(1 << 63), (1 << 63) - 1)
 R = TypeVar("R")
 #: One ``packed-event``: 48 bytes, align 8 (docs/embedding.md section 3).
 _PACKED = struct.Struct("<IIQIIB7xqB7x")
+#: What ``_storage_call`` yields after it wrote a storage error.
+_FAILED = object()
 
 
 def core_module_bytes(wasm: bytes) -> bytes:
@@ -274,10 +276,19 @@ class CoreInstance:
             raise Malformed(f"the guest passed bytes outside memory ({ptr}, {n})")
         return bytes(mem[ptr : ptr + n])  # copied: the guest frees it after the call
 
-    def _storage_call(self, op: str, method: Callable[..., Any], *args: Any) -> Any:
-        if self._guard is None:
-            return method(*args)
-        return self._guard.call(op, method, args)
+    def _storage_call(self, ret: int, op: str, *args: Any) -> Any:
+        """The storage's method ``op`` on args (under the guard, if any). A
+        ``BackendError`` is the import's answer, not the host's failure: it
+        is written to ``ret`` as ``err(storage-error)`` and yields
+        ``_FAILED`` (the caller then writes nothing)."""
+        method = getattr(self._storage, op)
+        try:
+            if self._guard is None:
+                return method(*args)
+            return self._guard.call(op, method, args)
+        except BackendError as e:
+            self._storage_error(ret, e)
+            return _FAILED
 
     def _storage_error(self, ret: int, e: BackendError) -> None:
         """Writes ``err(storage-error)``: case at +4, message at +8."""
@@ -286,11 +297,9 @@ class CoreInstance:
         self.guest.put("<B3xB3xII", ret & U32_MAX, 1, 1 if e.kind == "invalid-key" else 0, p, len(message))
 
     def _get(self, kp: int, kl: int, ret: int) -> None:
-        key = self._text(kp, kl)
-        try:
-            value = self._storage_call("get", self._storage.get, key)
-        except BackendError as e:
-            return self._storage_error(ret, e)
+        value = self._storage_call(ret, "get", self._text(kp, kl))
+        if value is _FAILED:
+            return
         if value is None:
             self.guest.put("<B3xB", ret & U32_MAX, 0, 0)
             return
@@ -299,35 +308,22 @@ class CoreInstance:
         self.guest.put("<B3xB3xII", ret & U32_MAX, 0, 1, p, len(data))
 
     def _put_if_absent(self, kp: int, kl: int, vp: int, vl: int, ret: int) -> None:
-        key, value = self._text(kp, kl), self._blob(vp, vl)
-        try:
-            created = self._storage_call("put_if_absent", self._storage.put_if_absent, key, value)
-        except BackendError as e:
-            return self._storage_error(ret, e)
-        self.guest.put("<B3xB", ret & U32_MAX, 0, check_bool("put_if_absent's result", created))
+        created = self._storage_call(ret, "put_if_absent", self._text(kp, kl), self._blob(vp, vl))
+        if created is not _FAILED:
+            self.guest.put("<B3xB", ret & U32_MAX, 0, check_bool("put_if_absent's result", created))
 
     def _put(self, kp: int, kl: int, vp: int, vl: int, ret: int) -> None:
-        key, value = self._text(kp, kl), self._blob(vp, vl)
-        try:
-            self._storage_call("put", self._storage.put, key, value)
-        except BackendError as e:
-            return self._storage_error(ret, e)
-        self.guest.put("<B", ret & U32_MAX, 0)
+        if self._storage_call(ret, "put", self._text(kp, kl), self._blob(vp, vl)) is not _FAILED:
+            self.guest.put("<B", ret & U32_MAX, 0)
 
     def _delete(self, kp: int, kl: int, ret: int) -> None:
-        key = self._text(kp, kl)
-        try:
-            self._storage_call("delete", self._storage.delete, key)
-        except BackendError as e:
-            return self._storage_error(ret, e)
-        self.guest.put("<B", ret & U32_MAX, 0)
+        if self._storage_call(ret, "delete", self._text(kp, kl)) is not _FAILED:
+            self.guest.put("<B", ret & U32_MAX, 0)
 
     def _list(self, pp: int, pl: int, ret: int) -> None:
-        prefix = self._text(pp, pl)
-        try:
-            keys = self._storage_call("list", self._storage.list, prefix)
-        except BackendError as e:
-            return self._storage_error(ret, e)
+        keys = self._storage_call(ret, "list", self._text(pp, pl))
+        if keys is _FAILED:
+            return
         if not isinstance(keys, (list, tuple)):
             raise TypeError(f"list must return a list of str, not {type(keys).__name__}")
         ptr, n = self.guest.lower_list([as_str("a listed key", k) for k in keys])

@@ -14,7 +14,7 @@ import os
 import secrets
 import stat
 import time
-from typing import Dict, List, Optional, Protocol, Tuple, runtime_checkable
+from typing import Dict, Iterator, List, Optional, Protocol, Tuple, runtime_checkable
 
 from .errors import BackendIOError, InvalidKeyError, ValueTooLargeError
 
@@ -430,12 +430,24 @@ class DirectoryStorage:
             return tmp
         raise AssertionError("unreachable")
 
-    def put_if_absent(self, key: str, value: bytes) -> bool:
-        value = bytes(value)
+    @contextlib.contextmanager
+    def _writing(self, op: str, key: str, value: bytes) -> Iterator[Tuple[int, str]]:
+        """The open parent directory of ``key`` (created) and the key's
+        name in it, for one write of ``value`` (its size checked first); an
+        ``OSError`` in the block is the ``BackendIOError`` of ``op``."""
         self._check_size(key, value)
-        d, name = self._parent("create", key, True)
+        d, name = self._parent(op, key, True)
         assert d is not None
         try:
+            yield d, name
+        except OSError as e:
+            raise BackendIOError(f'cannot {op} "{key}": {e}') from e
+        finally:
+            os.close(d)
+
+    def put_if_absent(self, key: str, value: bytes) -> bool:
+        value = bytes(value)
+        with self._writing("create", key, value) as (d, name):
             tmp = self._write_tmp(d, value)
             try:
                 # link(2) fails if the name exists, a link included (not followed).
@@ -455,17 +467,10 @@ class DirectoryStorage:
             if st is not None and not stat.S_ISREG(st.st_mode):
                 raise self._special_error(key, st.st_mode)
             return False
-        except OSError as e:
-            raise BackendIOError(f'cannot create "{key}": {e}') from e
-        finally:
-            os.close(d)
 
     def put(self, key: str, value: bytes) -> None:
         value = bytes(value)
-        self._check_size(key, value)
-        d, name = self._parent("write", key, True)
-        assert d is not None
-        try:
+        with self._writing("write", key, value) as (d, name):
             # os.replace would replace a link, not its target; refused anyway.
             st = _lstat_at(d, name)
             if st is not None and stat.S_ISLNK(st.st_mode):
@@ -478,10 +483,6 @@ class DirectoryStorage:
                     os.unlink(tmp, dir_fd=d)
                 raise
             os.fsync(d)
-        except OSError as e:
-            raise BackendIOError(f'cannot write "{key}": {e}') from e
-        finally:
-            os.close(d)
 
     def delete(self, key: str) -> None:
         d, name = self._parent("delete", key, False)

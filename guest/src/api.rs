@@ -11,6 +11,7 @@ use std::fmt;
 use crate::batch::Merged;
 use crate::call::{Call, CallError, Reply};
 use crate::shared::HostEnv;
+use crate::writer_call::{WriterCall, WriterReply};
 use crate::{
     Config, Coordinator, Entry, Error, ErrorKind, Lifecycle, Limits, Outcome, RestorePoint,
     StorageError, Writer, WriterEvent,
@@ -361,8 +362,36 @@ pub fn events_one_by_one<A: CoordinatorApi + ?Sized>(
     Ok(Reply::Outcome(merged.finish()))
 }
 
+/// A writer reply of the kind `pick` takes. Only a host whose `apply`
+/// answers a call with the wrong kind of reply (a bug in that host) gets the
+/// error.
+fn want<T>(
+    call: &'static str,
+    r: HostResult<WriterReply>,
+    pick: fn(WriterReply) -> Option<T>,
+) -> HostResult<T> {
+    pick(r?).ok_or_else(|| {
+        HostError::trap(format!(
+            "the host answered the writer's `{call}` with the wrong kind of reply"
+        ))
+    })
+}
+
+fn entry_of(r: WriterReply) -> Option<Entry> {
+    match r {
+        WriterReply::Entry(e) => Some(e),
+        _ => None,
+    }
+}
+
 /// The writer-side helper (SEMANTICS 11), whatever runs it.
+///
+/// An implementation provides [`Self::apply`] (one arm per [`WriterCall`]);
+/// the typed methods are provided on top of it, as for [`CoordinatorApi`].
 pub trait WriterApi {
+    /// Makes `call`: the reply of its kind ([`WriterReply`]).
+    fn apply(&mut self, call: WriterCall<'_>) -> HostResult<WriterReply>;
+
     /// Buffers what the writer produced for `checkpoint` and returns the
     /// entry to send to the coordinator.
     fn report(
@@ -371,61 +400,64 @@ pub trait WriterApi {
         committables: Vec<Vec<u8>>,
         watermark: Option<i64>,
         savepoint: bool,
-    ) -> HostResult<Entry>;
+    ) -> HostResult<Entry> {
+        let call = WriterCall::Report {
+            checkpoint,
+            committables,
+            watermark,
+            savepoint,
+        };
+        want("report", self.apply(call), entry_of)
+    }
     /// The input ended: buffers and returns the writer's END entry.
     fn end_input(
         &mut self,
         committables: Vec<Vec<u8>>,
         watermark: Option<i64>,
-    ) -> HostResult<Entry>;
+    ) -> HostResult<Entry> {
+        let call = WriterCall::EndInput {
+            committables,
+            watermark,
+        };
+        want("end-input", self.apply(call), entry_of)
+    }
     /// The coordinator's committed-up-to `u`, forwarded: drops buffered
     /// ordinary entries `<= u` (and the END entry at END).
-    fn committed(&mut self, u: u64) -> HostResult<()>;
+    fn committed(&mut self, u: u64) -> HostResult<()> {
+        let done = |r| matches!(r, WriterReply::Done).then_some(());
+        want("committed", self.apply(WriterCall::Committed(u)), done)
+    }
     /// `checkpoint` was aborted: clears the savepoint flag of its entry, so
     /// that no stale flag is persisted.
-    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()>;
+    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()> {
+        let done = |r| matches!(r, WriterReply::Done).then_some(());
+        let r = self.apply(WriterCall::CheckpointAborted(checkpoint));
+        want("checkpoint-aborted", r, done)
+    }
     /// The writer's state bytes: every buffered entry not yet seen
     /// committed, taken with each checkpoint.
-    fn state(&mut self) -> HostResult<Vec<u8>>;
+    fn state(&mut self) -> HostResult<Vec<u8>> {
+        let bytes = |r| match r {
+            WriterReply::State(b) => Some(b),
+            _ => None,
+        };
+        want("state", self.apply(WriterCall::State), bytes)
+    }
     /// Restores the state taken at `checkpoint`; returns the entries to
     /// send in the `restored` event.
-    fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>>;
+    fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>> {
+        let entries = |r| match r {
+            WriterReply::Entries(e) => Some(e),
+            _ => None,
+        };
+        let r = self.apply(WriterCall::Restore { state, checkpoint });
+        want("restore", r, entries)
+    }
 }
 
 impl WriterApi for Writer {
-    fn report(
-        &mut self,
-        checkpoint: u64,
-        committables: Vec<Vec<u8>>,
-        watermark: Option<i64>,
-        savepoint: bool,
-    ) -> HostResult<Entry> {
-        Ok(Writer::report(
-            self,
-            checkpoint,
-            committables,
-            watermark,
-            savepoint,
-        )?)
-    }
-    fn end_input(
-        &mut self,
-        committables: Vec<Vec<u8>>,
-        watermark: Option<i64>,
-    ) -> HostResult<Entry> {
-        Ok(Writer::end_input(self, committables, watermark)?)
-    }
-    fn committed(&mut self, u: u64) -> HostResult<()> {
-        Ok(Writer::committed(self, u)?)
-    }
-    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()> {
-        Ok(Writer::checkpoint_aborted(self, checkpoint)?)
-    }
-    fn state(&mut self) -> HostResult<Vec<u8>> {
-        Ok(Writer::state(self))
-    }
-    fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>> {
-        Ok(Writer::restore(self, state, checkpoint)?)
+    fn apply(&mut self, call: WriterCall<'_>) -> HostResult<WriterReply> {
+        Ok(Writer::apply(self, call)?)
     }
 }
 

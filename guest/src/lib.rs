@@ -72,6 +72,8 @@ pub mod types;
 pub mod wire;
 /// The writer-side helper.
 pub mod writer;
+/// A writer-helper call as a value.
+pub mod writer_call;
 
 #[cfg(target_arch = "wasm32")]
 mod bindings;
@@ -93,3 +95,4 @@ pub use shared::{HostEnv, Shared};
 pub use table::TableFormatKind;
 pub use types::*;
 pub use writer::Writer;
+pub use writer_call::{WriterCall, WriterReply};

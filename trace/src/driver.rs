@@ -6,7 +6,7 @@
 
 use sink_coordinator::table::TableFormatKind;
 use sink_coordinator::{
-    events_one_by_one, ApplyResult, Call, Clock, Config, CoordinatorApi, Entry, HostEnv, HostError,
+    events_one_by_one, ApplyResult, Call, Clock, Config, CoordinatorApi, HostEnv, HostError,
     HostResult, Lifecycle, Limits, NativeCoordinator, Outcome, Reply, RestorePoint, Shared,
     Snapshot, Storage, Tag, Writer, WriterApi,
 };
@@ -202,22 +202,10 @@ impl FailedWriter {
 }
 
 impl WriterApi for FailedWriter {
-    fn report(&mut self, _: u64, _: Vec<Vec<u8>>, _: Option<i64>, _: bool) -> HostResult<Entry> {
-        self.refuse()
-    }
-    fn end_input(&mut self, _: Vec<Vec<u8>>, _: Option<i64>) -> HostResult<Entry> {
-        self.refuse()
-    }
-    fn committed(&mut self, _: u64) -> HostResult<()> {
-        self.refuse()
-    }
-    fn checkpoint_aborted(&mut self, _: u64) -> HostResult<()> {
-        self.refuse()
-    }
-    fn state(&mut self) -> HostResult<Vec<u8>> {
-        self.refuse()
-    }
-    fn restore(&mut self, _: &[u8], _: u64) -> HostResult<Vec<Entry>> {
+    fn apply(
+        &mut self,
+        _: sink_coordinator::WriterCall<'_>,
+    ) -> HostResult<sink_coordinator::WriterReply> {
         self.refuse()
     }
 }

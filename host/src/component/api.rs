@@ -6,7 +6,8 @@
 //! component alike.
 
 use sink_coordinator::{
-    ApplyResult, Call, CoordinatorApi, Entry, HostCallError, Lifecycle, Reply, WriterApi,
+    ApplyResult, Call, CoordinatorApi, HostCallError, Lifecycle, Reply, WriterApi, WriterCall,
+    WriterReply,
 };
 
 use super::{ComponentCoordinator, ComponentWriter};
@@ -54,32 +55,36 @@ impl CoordinatorApi for ComponentCoordinator {
 }
 
 impl WriterApi for ComponentWriter {
-    fn report(
-        &mut self,
-        checkpoint: u64,
-        committables: Vec<Vec<u8>>,
-        watermark: Option<i64>,
-        savepoint: bool,
-    ) -> HostResult<Entry> {
-        ComponentWriter::report(self, checkpoint, &committables, watermark, savepoint)
-    }
-    fn end_input(
-        &mut self,
-        committables: Vec<Vec<u8>>,
-        watermark: Option<i64>,
-    ) -> HostResult<Entry> {
-        ComponentWriter::end_input(self, &committables, watermark)
-    }
-    fn committed(&mut self, u: u64) -> HostResult<()> {
-        ComponentWriter::committed(self, u)
-    }
-    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()> {
-        ComponentWriter::checkpoint_aborted(self, checkpoint)
-    }
-    fn state(&mut self) -> HostResult<Vec<u8>> {
-        ComponentWriter::state(self)
-    }
-    fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>> {
-        ComponentWriter::restore(self, state, checkpoint)
+    fn apply(&mut self, call: WriterCall<'_>) -> HostResult<WriterReply> {
+        Ok(match call {
+            WriterCall::Report {
+                checkpoint,
+                committables,
+                watermark,
+                savepoint,
+            } => WriterReply::Entry(ComponentWriter::report(
+                self,
+                checkpoint,
+                &committables,
+                watermark,
+                savepoint,
+            )?),
+            WriterCall::EndInput {
+                committables,
+                watermark,
+            } => WriterReply::Entry(ComponentWriter::end_input(self, &committables, watermark)?),
+            WriterCall::Committed(u) => {
+                ComponentWriter::committed(self, u)?;
+                WriterReply::Done
+            }
+            WriterCall::CheckpointAborted(c) => {
+                ComponentWriter::checkpoint_aborted(self, c)?;
+                WriterReply::Done
+            }
+            WriterCall::State => WriterReply::State(ComponentWriter::state(self)?),
+            WriterCall::Restore { state, checkpoint } => {
+                WriterReply::Entries(ComponentWriter::restore(self, state, checkpoint)?)
+            }
+        })
     }
 }

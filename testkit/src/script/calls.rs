@@ -2,7 +2,7 @@
 //! compared by the playback: one place spells every call's arguments.
 
 use serde_json::{json, Value};
-use sink_coordinator::{Call as CoordinatorCall, Config, Entry, RestorePoint};
+use sink_coordinator::{Call as CoordinatorCall, Config, Entry, RestorePoint, WriterCall};
 
 use super::wire::{
     bytes_arg, committables_arg, config_arg, entry_arg, option_arg, restore_arg, u64_arg,
@@ -122,33 +122,29 @@ pub fn with_checkpoint(h: u32, name: &'static str, checkpoint: u64) -> Call {
     Call::on(h, name, vec![u64_arg(checkpoint)])
 }
 
-pub fn report(
-    h: u32,
-    checkpoint: u64,
-    committables: &[Vec<u8>],
-    watermark: Option<i64>,
-    savepoint: bool,
-) -> Call {
-    Call::on(
-        h,
-        "report",
-        vec![
-            u64_arg(checkpoint),
+/// The script line of a writer call on `h`.
+pub fn of_writer(h: u32, call: &WriterCall<'_>) -> Call {
+    let args = match call {
+        WriterCall::Report {
+            checkpoint,
+            committables,
+            watermark,
+            savepoint,
+        } => vec![
+            u64_arg(*checkpoint),
             committables_arg(committables),
-            watermark_arg(watermark),
+            watermark_arg(*watermark),
             json!(savepoint),
         ],
-    )
-}
-
-pub fn end_input(h: u32, committables: &[Vec<u8>], watermark: Option<i64>) -> Call {
-    Call::on(
-        h,
-        "end-input",
-        vec![committables_arg(committables), watermark_arg(watermark)],
-    )
-}
-
-pub fn restore(h: u32, state: &[u8], checkpoint: u64) -> Call {
-    Call::on(h, "restore", vec![bytes_arg(state), u64_arg(checkpoint)])
+        WriterCall::EndInput {
+            committables,
+            watermark,
+        } => vec![committables_arg(committables), watermark_arg(*watermark)],
+        WriterCall::Committed(c) | WriterCall::CheckpointAborted(c) => vec![u64_arg(*c)],
+        WriterCall::State => vec![],
+        WriterCall::Restore { state, checkpoint } => {
+            vec![bytes_arg(state), u64_arg(*checkpoint)]
+        }
+    };
+    Call::on(h, call.name(), args)
 }

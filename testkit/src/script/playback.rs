@@ -12,8 +12,8 @@ use std::rc::Rc;
 
 use serde_json::Value;
 use sink_coordinator::{
-    events_one_by_one, ApplyResult, Call as CoordinatorCall, Config, Entry, Lifecycle, Reply,
-    RestorePoint, Snapshot, Storage, StorageError, Tag,
+    events_one_by_one, ApplyResult, Call as CoordinatorCall, Config, Lifecycle, Reply,
+    RestorePoint, Snapshot, Storage, StorageError, Tag, WriterCall, WriterReply,
 };
 use sink_coordinator_host::env::Shared;
 use sink_coordinator_host::error::{HostError, HostResult};
@@ -277,40 +277,20 @@ impl CoordinatorApi for Played {
 }
 
 impl WriterApi for Played {
-    fn report(
-        &mut self,
-        checkpoint: u64,
-        committables: Vec<Vec<u8>>,
-        watermark: Option<i64>,
-        savepoint: bool,
-    ) -> HostResult<Entry> {
-        let call = calls::report(self.h, checkpoint, &committables, watermark, savepoint);
-        self.tape.borrow_mut().play(call, wire::entry_of)
-    }
-    fn end_input(
-        &mut self,
-        committables: Vec<Vec<u8>>,
-        watermark: Option<i64>,
-    ) -> HostResult<Entry> {
-        let call = calls::end_input(self.h, &committables, watermark);
-        self.tape.borrow_mut().play(call, wire::entry_of)
-    }
-    fn committed(&mut self, u: u64) -> HostResult<()> {
-        let call = calls::with_checkpoint(self.h, "committed", u);
-        self.tape.borrow_mut().play(call, unit)
-    }
-    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()> {
-        let call = calls::with_checkpoint(self.h, "checkpoint-aborted", checkpoint);
-        self.tape.borrow_mut().play(call, unit)
-    }
-    fn state(&mut self) -> HostResult<Vec<u8>> {
-        let call = self.bare("state");
-        self.tape.borrow_mut().play(call, wire::bytes_of)
-    }
-    fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>> {
-        let call = calls::restore(self.h, state, checkpoint);
-        self.tape
-            .borrow_mut()
-            .play(call, |v| wire::list_of(v, wire::entry_of))
+    fn apply(&mut self, call: WriterCall<'_>) -> HostResult<WriterReply> {
+        let line = calls::of_writer(self.h, &call);
+        let mut tape = self.tape.borrow_mut();
+        match call {
+            WriterCall::Report { .. } | WriterCall::EndInput { .. } => {
+                tape.play(line, wire::entry_of).map(WriterReply::Entry)
+            }
+            WriterCall::Committed(_) | WriterCall::CheckpointAborted(_) => {
+                tape.play(line, unit).map(|()| WriterReply::Done)
+            }
+            WriterCall::State => tape.play(line, wire::bytes_of).map(WriterReply::State),
+            WriterCall::Restore { .. } => tape
+                .play(line, |v| wire::list_of(v, wire::entry_of))
+                .map(WriterReply::Entries),
+        }
     }
 }

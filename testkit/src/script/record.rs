@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 use sink_coordinator::{
     events_one_by_one, ApplyResult, Call as CoordinatorCall, Clock, Config, Entry, HostError,
-    Lifecycle, Outcome, Reply, RestorePoint, Snapshot, Storage, StorageError, Tag,
+    Lifecycle, Outcome, Reply, RestorePoint, Snapshot, Storage, StorageError, Tag, WriterCall,
+    WriterReply,
 };
 use sink_coordinator_host::env::Shared;
 use sink_coordinator_host::error::HostResult;
@@ -297,58 +298,14 @@ struct RecordedWriter {
 }
 
 impl WriterApi for RecordedWriter {
-    fn report(
-        &mut self,
-        checkpoint: u64,
-        committables: Vec<Vec<u8>>,
-        watermark: Option<i64>,
-        savepoint: bool,
-    ) -> HostResult<Entry> {
-        self.log.call(calls::report(
-            self.h,
-            checkpoint,
-            &committables,
-            watermark,
-            savepoint,
-        ));
-        let r = self
-            .inner
-            .report(checkpoint, committables, watermark, savepoint);
-        self.log.answer(r, entry)
-    }
-    fn end_input(
-        &mut self,
-        committables: Vec<Vec<u8>>,
-        watermark: Option<i64>,
-    ) -> HostResult<Entry> {
-        self.log
-            .call(calls::end_input(self.h, &committables, watermark));
-        let r = self.inner.end_input(committables, watermark);
-        self.log.answer(r, entry)
-    }
-    fn committed(&mut self, u: u64) -> HostResult<()> {
-        self.log
-            .call(calls::with_checkpoint(self.h, "committed", u));
-        let r = self.inner.committed(u);
-        self.log.answer(r, null)
-    }
-    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()> {
-        self.log.call(calls::with_checkpoint(
-            self.h,
-            "checkpoint-aborted",
-            checkpoint,
-        ));
-        let r = self.inner.checkpoint_aborted(checkpoint);
-        self.log.answer(r, null)
-    }
-    fn state(&mut self) -> HostResult<Vec<u8>> {
-        self.log.call(Call::on(self.h, "state", vec![]));
-        let r = self.inner.state();
-        self.log.answer(r, |b: &Vec<u8>| bytes(b))
-    }
-    fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>> {
-        self.log.call(calls::restore(self.h, state, checkpoint));
-        let r = self.inner.restore(state, checkpoint);
-        self.log.answer(r, |e| e.iter().map(entry_value).collect())
+    fn apply(&mut self, call: WriterCall<'_>) -> HostResult<WriterReply> {
+        self.log.call(calls::of_writer(self.h, &call));
+        let r = self.inner.apply(call);
+        self.log.answer(r, |r| match r {
+            WriterReply::Entry(e) => entry(e),
+            WriterReply::Entries(es) => es.iter().map(entry_value).collect(),
+            WriterReply::State(b) => bytes(b),
+            WriterReply::Done => Value::Null,
+        })
     }
 }

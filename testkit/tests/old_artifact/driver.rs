@@ -6,7 +6,8 @@
 
 use sink_coordinator::{
     events_one_by_one, ApplyResult, Call, Clock, Config, Entry, ErrorKind, FinalCommitMode,
-    Lifecycle, Outcome, RecoveryMode, Reply, RestorePoint, Snapshot, Storage, Tag,
+    Lifecycle, Outcome, RecoveryMode, Reply, RestorePoint, Snapshot, Storage, Tag, WriterCall,
+    WriterReply,
 };
 use sink_coordinator_host::env::{HostEnv, Shared};
 use sink_coordinator_host::error::{HostError, HostResult};
@@ -352,88 +353,57 @@ impl CoordinatorApi for Coordinator01 {
 pub struct Writer01(Option<Live>);
 
 impl WriterApi for Writer01 {
-    fn report(
-        &mut self,
-        checkpoint: u64,
-        committables: Vec<Vec<u8>>,
-        watermark: Option<i64>,
-        savepoint: bool,
-    ) -> HostResult<Entry> {
-        call(
-            &mut self.0,
-            |s, b, h| {
-                b.sink_coordinator_writer().writer().call_report(
-                    s,
-                    h,
-                    checkpoint,
-                    &committables,
-                    watermark,
-                    savepoint,
-                )
-            },
-            from_entry,
-        )
-    }
-    fn end_input(
-        &mut self,
-        committables: Vec<Vec<u8>>,
-        watermark: Option<i64>,
-    ) -> HostResult<Entry> {
-        call(
-            &mut self.0,
-            |s, b, h| {
-                b.sink_coordinator_writer()
-                    .writer()
-                    .call_end_input(s, h, &committables, watermark)
-            },
-            from_entry,
-        )
-    }
-    /// 0.1.0's `checkpoint-complete`: drops buffered ordinary entries up to `u`.
-    fn committed(&mut self, u: u64) -> HostResult<()> {
-        call(
-            &mut self.0,
-            |s, b, h| {
-                b.sink_coordinator_writer()
-                    .writer()
-                    .call_checkpoint_complete(s, h, u)
-            },
-            |v| v,
-        )
-    }
-    fn checkpoint_aborted(&mut self, checkpoint: u64) -> HostResult<()> {
-        call(
-            &mut self.0,
-            |s, b, h| {
-                b.sink_coordinator_writer()
-                    .writer()
-                    .call_checkpoint_aborted(s, h, checkpoint)
-            },
-            |v| v,
-        )
-    }
-    fn state(&mut self) -> HostResult<Vec<u8>> {
-        call(
-            &mut self.0,
-            |s, b, h| {
-                b.sink_coordinator_writer()
-                    .writer()
-                    .call_state(s, h)
-                    .map(Ok)
-            },
-            |v| v,
-        )
-    }
-    fn restore(&mut self, state: &[u8], checkpoint: u64) -> HostResult<Vec<Entry>> {
-        call(
-            &mut self.0,
-            |s, b, h| {
-                b.sink_coordinator_writer()
-                    .writer()
-                    .call_restore(s, h, state, checkpoint)
-            },
-            |v| v.into_iter().map(from_entry).collect(),
-        )
+    fn apply(&mut self, writer_call: WriterCall<'_>) -> HostResult<WriterReply> {
+        let live = &mut self.0;
+        fn writer(
+            b: &SinkCoordinator,
+        ) -> bindings::exports::sink::coordinator::writer::GuestWriter<'_> {
+            b.sink_coordinator_writer().writer()
+        }
+        match writer_call {
+            WriterCall::Report {
+                checkpoint,
+                committables,
+                watermark,
+                savepoint,
+            } => call(
+                live,
+                |s, b, h| {
+                    let (c, w, sp) = (checkpoint, watermark, savepoint);
+                    writer(b).call_report(s, h, c, &committables, w, sp)
+                },
+                |e| WriterReply::Entry(from_entry(e)),
+            ),
+            WriterCall::EndInput {
+                committables,
+                watermark,
+            } => call(
+                live,
+                |s, b, h| writer(b).call_end_input(s, h, &committables, watermark),
+                |e| WriterReply::Entry(from_entry(e)),
+            ),
+            // 0.1.0's `checkpoint-complete`: drops buffered ordinary entries up to `u`.
+            WriterCall::Committed(u) => call(
+                live,
+                |s, b, h| writer(b).call_checkpoint_complete(s, h, u),
+                |()| WriterReply::Done,
+            ),
+            WriterCall::CheckpointAborted(c) => call(
+                live,
+                |s, b, h| writer(b).call_checkpoint_aborted(s, h, c),
+                |()| WriterReply::Done,
+            ),
+            WriterCall::State => call(
+                live,
+                |s, b, h| writer(b).call_state(s, h).map(Ok),
+                WriterReply::State,
+            ),
+            WriterCall::Restore { state, checkpoint } => call(
+                live,
+                |s, b, h| writer(b).call_restore(s, h, state, checkpoint),
+                |v| WriterReply::Entries(v.into_iter().map(from_entry).collect()),
+            ),
+        }
     }
 }
 

@@ -6,9 +6,7 @@
 
 mod common;
 
-use std::process::{Command, Output};
-
-use common::TempFile;
+use common::{sinkcoord_output as sinkcoord, text, TempFile};
 
 const HEAD: &str = r#""config": {"parallelism": 1, "commit_user": "job-1"}"#;
 
@@ -16,22 +14,22 @@ fn file(name: &str, bytes: &[u8]) -> TempFile {
     common::temp_file("hardening-cli", name, bytes)
 }
 
-fn sinkcoord(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
-        .args(args)
-        .output()
-        .expect("run sinkcoord")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 /// A trace committing `committable` at checkpoint 1.
 fn commit_trace(committable: &str) -> String {
     format!(
         r#"{{{HEAD}, "clock_start_ms": 1000, "steps": [{{"op": "start"}}, {{"op": "event", "subtask": 0, "checkpoint": 1, "committables": ["{committable}"]}}, {{"op": "complete", "checkpoint": 1}}, {{"op": "close"}}]}}"#
     )
+}
+
+/// `sinkcoord <args>` exits 2 with nothing on stdout and a message that
+/// contains one of `reasons`; returns the message.
+fn refused_at_parse_time(args: &[&str], reasons: &[&str]) -> String {
+    let out = sinkcoord(args);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?}");
+    assert!(reasons.iter().any(|r| err.contains(r)), "{args:?}: {err}");
+    err
 }
 
 #[test]
@@ -62,14 +60,7 @@ fn numeric_options_out_of_range_exit_2_at_parse_time() {
         &["inspect", "--max-hostcall-bytes", "1K", missing],
     ];
     for args in cases {
-        let out = sinkcoord(args);
-        let err = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(out.stdout.is_empty(), "{args:?}");
-        assert!(
-            err.contains("out of range") || err.contains("suffix") || err.contains("integer"),
-            "{args:?}: {err}"
-        );
+        refused_at_parse_time(args, &["out of range", "suffix", "integer"]);
     }
     // In range is accepted (and then the missing file is the problem: exit 1).
     for args in [
@@ -103,14 +94,7 @@ fn simulate_options_out_of_range_exit_2_at_parse_time() {
         &["simulate", "--memory", "--seeds", "100000001"],
     ];
     for args in cases {
-        let out = sinkcoord(args);
-        let err = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(out.stdout.is_empty(), "{args:?}");
-        assert!(
-            err.contains("not in") || err.contains("invalid digit") || err.contains("too large"),
-            "{args:?}: {err}"
-        );
+        let err = refused_at_parse_time(args, &["not in", "invalid digit", "too large"]);
         assert!(err.lines().count() <= 6, "{args:?}: {err}");
     }
     // In range is accepted and runs. (At the bound, 4096 writers, the

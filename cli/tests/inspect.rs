@@ -3,42 +3,23 @@
 //! through the component is shown as the library reads it.
 
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-use sink_coordinator::{table, Config, Coordinator, Entry, Lifecycle, StepClock};
+use sink_coordinator::{table, Config, Entry, Lifecycle};
 use sink_coordinator_host::clock::ManualClock;
 use sink_coordinator_host::env::HostEnv;
 use sink_coordinator_host::storage::LocalDirStorage;
 use sink_coordinator_host::{ComponentCoordinator, ComponentTable, Runtime};
 use sink_coordinator_testkit::render;
 
+mod common;
+use common::{sinkcoord_on, table_with_snapshots, Scratch};
+
 const SECRET: &[u8] = b"SECRET-BYTES-OUTSIDE-THE-TABLE\n";
 
 /// A fresh directory (removed on drop) holding `table/` and `outside/`.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("sinkcoord-inspect-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("table")).unwrap();
-        std::fs::create_dir_all(dir.join("outside")).unwrap();
-        Scratch(dir)
-    }
-    fn table(&self) -> PathBuf {
-        self.0.join("table")
-    }
-    fn outside(&self) -> PathBuf {
-        self.0.join("outside")
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+fn scratch(name: &str) -> Scratch {
+    Scratch::with_table("inspect", name)
 }
 
 fn entry(checkpoint: u64, committables: &[&str]) -> Entry {
@@ -51,46 +32,12 @@ fn entry(checkpoint: u64, committables: &[&str]) -> Entry {
 }
 
 fn inspect(dir: &Path, json: bool) -> (Option<i32>, String, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sinkcoord"));
-    cmd.arg("inspect");
-    if json {
-        cmd.arg("--json");
-    }
-    let out = cmd.arg(dir).output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// A table with `n` snapshots of commit user "job", made by the native core.
-fn table_with_snapshots(dir: &Path, n: u64) {
-    let st = LocalDirStorage::open(dir).unwrap();
-    let mut env = HostEnv::new(st, StepClock { next: 1, step: 1 });
-    let mut c = Coordinator::new(Config::new(1, "job"), None);
-    c.start(&mut env).unwrap();
-    for cp in 1..=n {
-        c.event(
-            &mut env,
-            0,
-            0,
-            Entry {
-                checkpoint: cp,
-                committables: vec![format!("c{cp}").into_bytes()].into(),
-                watermark: None,
-                savepoint: false,
-            },
-        )
-        .unwrap();
-        c.checkpoint(&mut env, cp).unwrap();
-        c.checkpoint_complete(&mut env, cp).unwrap();
-    }
+    inspect_with(dir, if json { &["--json"] } else { &[] })
 }
 
 #[test]
 fn inspect_reports_a_gap_and_lists_the_rest() {
-    let s = Scratch::new("inspect-gap");
+    let s = scratch("inspect-gap");
     table_with_snapshots(&s.table(), 42);
     std::fs::remove_file(s.table().join(table::snapshot_key(1))).unwrap();
     let (code, out, err) = inspect(&s.table(), false);
@@ -108,7 +55,7 @@ fn inspect_reports_a_gap_and_lists_the_rest() {
 
 #[test]
 fn inspect_reports_a_corrupt_snapshot_by_name() {
-    let s = Scratch::new("inspect-corrupt");
+    let s = scratch("inspect-corrupt");
     table_with_snapshots(&s.table(), 5);
     let key = table::snapshot_key(3);
     std::fs::write(s.table().join(&key), b"\x01garbage").unwrap();
@@ -124,7 +71,7 @@ fn inspect_reports_a_corrupt_snapshot_by_name() {
 
 #[test]
 fn inspect_names_a_link_and_lists_the_rest() {
-    let s = Scratch::new("inspect-link");
+    let s = scratch("inspect-link");
     table_with_snapshots(&s.table(), 3);
     let target = s.outside().join("hostname");
     std::fs::write(&target, SECRET).unwrap();
@@ -143,7 +90,7 @@ fn inspect_names_a_link_and_lists_the_rest() {
 
 #[test]
 fn inspect_of_a_healthy_table_exits_0() {
-    let s = Scratch::new("inspect-ok");
+    let s = scratch("inspect-ok");
     table_with_snapshots(&s.table(), 3);
     let (code, out, err) = inspect(&s.table(), false);
     assert_eq!(code, Some(0), "{out}{err}");
@@ -158,7 +105,7 @@ fn inspect_of_a_healthy_table_exits_0() {
 /// component, and `--json` in the replay layout) shows what the library reads.
 #[test]
 fn inspect_shows_a_table_written_through_the_component() {
-    let s = Scratch::new("component");
+    let s = scratch("component");
     let table_dir = s.table();
     let runtime = Runtime::embedded().unwrap();
     let env = HostEnv::new(
@@ -183,57 +130,31 @@ fn inspect_shows_a_table_written_through_the_component() {
 
     // The CLI shows the same table.
     let tags = table.list_tags().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
-        .arg("inspect")
-        .arg(&table_dir)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (code, out, err) = inspect(&table_dir, true);
+    assert_eq!(code, Some(0), "{err}");
     // The snapshots and tags as a replay result lays them out (the
     // document has more keys since issue 25: tests/issue25_inspect.rs).
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     let replay: serde_json::Value =
         serde_json::from_str(&render::render_table(&snapshots, &tags)).unwrap();
     assert_eq!(doc["snapshots"], replay["snapshots"]);
     assert_eq!(doc["tags"], replay["tags"]);
-    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
-        .arg("inspect")
-        .arg(&table_dir)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("1 snapshot(s)"));
-    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
-        .arg("inspect")
-        .arg(dir.join("missing"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    let (code, out, _) = inspect(&table_dir, false);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("1 snapshot(s)"));
+    let (code, _, _) = inspect(&dir.join("missing"), false);
+    assert_eq!(code, Some(1));
 }
 
 fn inspect_with(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
-        .arg("inspect")
-        .args(args)
-        .arg(dir)
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let mut all = vec!["inspect"];
+    all.extend_from_slice(args);
+    sinkcoord_on(&all, dir)
 }
 
 #[test]
 fn inspect_prints_rfc3339_and_filters_by_limit_and_since() {
-    let s = Scratch::new("inspect-filters");
+    let s = scratch("inspect-filters");
     table_with_snapshots(&s.table(), 5);
     let (code, out, err) = inspect_with(&s.table(), &[]);
     assert_eq!(code, Some(0), "{err}");

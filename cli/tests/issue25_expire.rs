@@ -4,19 +4,17 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use serde_json::Value;
 use sink_coordinator::table::{self, TableFormatKind};
 use sink_coordinator::{
     Config, Coordinator, Entry, HostEnv, Lifecycle, RestorePoint, Shared, StepClock, Storage,
-    StorageError,
 };
 use sink_coordinator_host::storage::LocalDirStorage;
 use sink_coordinator_paimon::committable::{self, DataFile};
 use sink_coordinator_paimon::schema::{encode_schema, CreateTable};
 use sink_coordinator_paimon::snapshot as psnap;
+use sink_coordinator_testkit::storage_hook::{BeforePut, FailTags};
 
 mod common;
 use common::job::{sinkcoord, Job};
@@ -31,6 +29,17 @@ fn run_expire(dir: &Path, args: &str) -> (Option<i32>, String, String) {
     let mut all = vec!["expire", path(dir)];
     all.extend(args.split_whitespace());
     sinkcoord(&all)
+}
+
+/// `sinkcoord expire DIR ARGS` exits with `code`, and what it says (stdout
+/// on success, stderr otherwise) contains each of `wants`.
+fn expire_says(dir: &Path, args: &str, code: i32, wants: &[&str]) {
+    let (got, out, err) = run_expire(dir, args);
+    assert_eq!(got, Some(code), "{out}{err}");
+    let said = if code == 0 { &out } else { &err };
+    for want in wants {
+        assert!(said.contains(want), "{want:?}: {out}{err}");
+    }
 }
 
 fn json(out: &str) -> Value {
@@ -74,33 +83,6 @@ fn committable_of(format: TableFormatKind, user: &str, cp: u64) -> Vec<u8> {
     }
 }
 
-/// A table directory whose tag creates fail while `fail_tags` is set.
-struct TagFaults {
-    inner: LocalDirStorage,
-    fail_tags: Arc<AtomicBool>,
-}
-
-impl Storage for TagFaults {
-    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
-        self.inner.get(key)
-    }
-    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
-        if key.starts_with("tag/") && self.fail_tags.load(Ordering::SeqCst) {
-            return Err(StorageError::Io("the test fails tag creates".into()));
-        }
-        self.inner.put_if_absent(key, value)
-    }
-    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
-        self.inner.put(key, value)
-    }
-    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
-        self.inner.delete(key)
-    }
-    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
-        self.inner.list(prefix)
-    }
-}
-
 /// One commit user's coordinator (parallelism 1) on a table directory,
 /// with failovers that restore from the state of an older savepoint.
 struct Committer {
@@ -113,7 +95,8 @@ struct Committer {
     committed: Vec<u64>,
     /// The savepoints taken, with the coordinator's state of each.
     savepoints: Vec<(u64, Vec<u8>)>,
-    fail_tags: Arc<AtomicBool>,
+    /// Fails the table's tag creates while it is on.
+    fail_tags: FailTags,
     /// A state that owes savepoint `.0` its tag (its create failed), taken at
     /// checkpoint `.1`.
     owing: Option<(u64, u64, Vec<u8>)>,
@@ -124,10 +107,10 @@ impl Committer {
         let mut config = Config::new(1, user);
         config.savepoint_auto_tag = true;
         config.tag_time_retained_ms = Some(20);
-        let fail_tags = Arc::new(AtomicBool::new(false));
-        let storage = TagFaults {
+        let fail_tags = FailTags::default();
+        let storage = BeforePut {
             inner: LocalDirStorage::open(dir).unwrap(),
-            fail_tags: Arc::clone(&fail_tags),
+            hook: fail_tags.clone(),
         };
         let env = HostEnv::new(storage, clock);
         let mut c = Committer {
@@ -186,12 +169,12 @@ impl Committer {
         };
         self.coordinator.event(&mut self.env, 0, 0, entry).unwrap();
         self.coordinator.checkpoint(&mut self.env, cp).unwrap();
-        self.fail_tags.store(true, Ordering::SeqCst);
+        self.fail_tags.set(true);
         let e = self
             .coordinator
             .checkpoint_complete(&mut self.env, cp)
             .unwrap_err();
-        self.fail_tags.store(false, Ordering::SeqCst);
+        self.fail_tags.set(false);
         assert!(e.to_string().contains("the test fails tag creates"), "{e}");
         // The snapshot landed before the tag's create failed.
         self.committed.push(cp);
@@ -216,11 +199,8 @@ impl Committer {
         self.owing = Some((cp, next, state));
     }
 
-    /// A failover restoring from the state that owes a tag: the walk back
-    /// from this user's mark to the savepoint's snapshot, which an expiry
-    /// removed by now, ends with no tag (SEMANTICS 5.4), not `corrupt-state`.
-    fn failover_owing(&mut self) -> Vec<String> {
-        let (s, cp, state) = self.owing.take().unwrap();
+    /// A new instance restored from `state` of checkpoint `cp` (not started).
+    fn restart_from(&mut self, cp: u64, state: Vec<u8>) {
         let restore = RestorePoint {
             checkpoint: cp,
             state,
@@ -228,6 +208,14 @@ impl Committer {
         };
         self.coordinator = Coordinator::new(self.config.clone(), Some(restore));
         self.coordinator.set_table_format(self.format).unwrap();
+    }
+
+    /// A failover restoring from the state that owes a tag: the walk back
+    /// from this user's mark to the savepoint's snapshot, which an expiry
+    /// removed by now, ends with no tag (SEMANTICS 5.4), not `corrupt-state`.
+    fn failover_owing(&mut self) -> Vec<String> {
+        let (s, cp, state) = self.owing.take().unwrap();
+        self.restart_from(cp, state);
         let user = self.user.clone();
         let mut created = self
             .coordinator
@@ -250,13 +238,7 @@ impl Committer {
         let Some((cp, state)) = self.savepoints.iter().rev().nth(back).cloned() else {
             return;
         };
-        let restore = RestorePoint {
-            checkpoint: cp,
-            state,
-            finished_subtasks: vec![],
-        };
-        self.coordinator = Coordinator::new(self.config.clone(), Some(restore));
-        self.coordinator.set_table_format(self.format).unwrap();
+        self.restart_from(cp, state);
         let user = self.user.clone();
         let out = self
             .coordinator
@@ -440,19 +422,19 @@ fn retain_last_and_dry_run_on_a_native_table() {
     for cp in 1..=10 {
         job.commit(cp, false, 1000 * cp);
     }
-    let (code, out, err) = run_expire(&s.0, "--retain-last 3 --dry-run");
-    assert_eq!(code, Some(0), "{out}{err}");
-    assert!(
-        out.contains("snapshots: would expire 1..=7 (7 snapshot(s)), kept 8..=10"),
-        "{out}"
+    expire_says(
+        &s.0,
+        "--retain-last 3 --dry-run",
+        0,
+        &["snapshots: would expire 1..=7 (7 snapshot(s)), kept 8..=10"],
     );
     assert_eq!(std::fs::read_dir(s.0.join("snapshot")).unwrap().count(), 10);
 
-    let (code, out, err) = run_expire(&s.0, "--retain-last 3");
-    assert_eq!(code, Some(0), "{out}{err}");
-    assert!(
-        out.contains("snapshots: expired 1..=7 (7 snapshot(s)), kept 8..=10: --retain-last"),
-        "{out}"
+    expire_says(
+        &s.0,
+        "--retain-last 3",
+        0,
+        &["snapshots: expired 1..=7 (7 snapshot(s)), kept 8..=10: --retain-last"],
     );
     let mut st = LocalDirStorage::open(&s.0).unwrap();
     let ids: Vec<u64> = table::list_snapshots(&mut st)
@@ -478,26 +460,26 @@ fn retain_last_and_dry_run_on_a_native_table() {
     assert_eq!(doc["kept_because"]["reason"], "retention");
     // Snapshots of the last hour are kept whatever the retention says
     // (--min-age-ms, default one hour), then --retain-ms decides.
-    let (code, out, err) = run_expire(&s.0, "--retain-ms 2500 --now-ms 12000");
-    assert_eq!(code, Some(0), "{out}{err}");
-    assert!(
-        out.contains("none to expire, kept 8..=12: it is younger than --min-age-ms"),
-        "{out}"
+    expire_says(
+        &s.0,
+        "--retain-ms 2500 --now-ms 12000",
+        0,
+        &["none to expire, kept 8..=12: it is younger than --min-age-ms"],
     );
-    let (code, out, err) = run_expire(&s.0, "--retain-ms 2500 --min-age-ms 0 --now-ms 12000");
-    assert_eq!(code, Some(0), "{out}{err}");
-    assert!(
-        out.contains("expired 8..=9 (2 snapshot(s)), kept 10..=12"),
-        "{out}"
+    expire_says(
+        &s.0,
+        "--retain-ms 2500 --min-age-ms 0 --now-ms 12000",
+        0,
+        &["expired 8..=9 (2 snapshot(s)), kept 10..=12"],
     );
     // The marks older than --min-age-ms (by the storage's times: the real
     // clock here) are deleted by the next run, snapshot 1's stays.
     std::thread::sleep(std::time::Duration::from_millis(5));
-    let (code, out, err) = run_expire(&s.0, "--retain-last 3 --min-age-ms 1");
-    assert_eq!(code, Some(0), "{out}{err}");
-    assert!(
-        out.contains("expiry marks: deleted 8 older than --min-age-ms"),
-        "{out}"
+    expire_says(
+        &s.0,
+        "--retain-last 3 --min-age-ms 1",
+        0,
+        &["expiry marks: deleted 8 older than --min-age-ms"],
     );
     let keys = st.list("snapshot/").unwrap();
     assert_eq!(keys.len(), 4, "{keys:?}");
@@ -525,32 +507,28 @@ fn marks_and_tags_hold_a_native_expiry_back() {
         job.commit(cp, cp == 4, 1000 + cp);
     }
     // User "old" last committed at snapshot 1: nothing can go.
-    let (code, out, _) = run_expire(&s.0, "--retain-last 1 --min-age-ms 0 --now-ms 1");
-    assert_eq!(code, Some(0), "{out}");
-    assert!(
-        out.contains("none to expire, kept 1..=7: commit user \"old\" is marked there"),
-        "{out}"
+    expire_says(
+        &s.0,
+        "--retain-last 1 --min-age-ms 0 --now-ms 1",
+        0,
+        &["none to expire, kept 1..=7: commit user \"old\" is marked there"],
     );
     // Unpinned, the tag of savepoint 4 (snapshot 5, not expired yet) holds it.
-    let (code, out, _) = run_expire(
+    expire_says(
         &s.0,
         "--retain-last 1 --min-age-ms 0 --now-ms 1 --unpin-user old",
-    );
-    assert_eq!(code, Some(0), "{out}");
-    assert!(
-        out.contains("expired 1..=4 (4 snapshot(s)), kept 5..=7: tag \"savepoint-4\" points there"),
-        "{out}"
+        0,
+        &["expired 1..=4 (4 snapshot(s)), kept 5..=7: tag \"savepoint-4\" points there"],
     );
     // Once the tag expired, it goes and so do the snapshots it held.
-    let (code, out, _) = run_expire(
+    expire_says(
         &s.0,
         "--retain-last 1 --min-age-ms 0 --unpin-user old --now-ms 999999",
-    );
-    assert_eq!(code, Some(0), "{out}");
-    assert!(out.contains("deleted tag \"savepoint-4\""), "{out}");
-    assert!(
-        out.contains("expired 5..=6 (2 snapshot(s)), kept 7..=7"),
-        "{out}"
+        0,
+        &[
+            "deleted tag \"savepoint-4\"",
+            "expired 5..=6 (2 snapshot(s)), kept 7..=7",
+        ],
     );
     // "old"'s mark is still in the latest snapshot: exactly once holds for it.
     let mut st = LocalDirStorage::open(&s.0).unwrap();
@@ -558,15 +536,13 @@ fn marks_and_tags_hold_a_native_expiry_back() {
     log.load(&mut st).unwrap();
     assert_eq!(log.user_high("old"), Some(1));
     // Orphans are a Paimon matter.
-    let (code, _, err) = run_expire(&s.0, "--orphans");
-    assert_eq!(code, Some(2), "{err}");
-    assert!(
-        err.contains("--orphans lists the data files of an Apache Paimon table"),
-        "{err}"
+    expire_says(
+        &s.0,
+        "--orphans",
+        2,
+        &["--orphans lists the data files of an Apache Paimon table"],
     );
-    let (code, _, err) = run_expire(&s.0, "");
-    assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("nothing to do"), "{err}");
+    expire_says(&s.0, "", 2, &["nothing to do"]);
 }
 
 /// Sets a file's modification time to `ms` since the Unix epoch.
@@ -646,9 +622,12 @@ fn paimon_expiry_and_orphan_data_files() {
         "the delta files of the kept snapshots 5 and 6"
     );
 
-    let (code, out, err) = run_expire(&s.0, "--delete-orphans --grace-ms 1000 --now-ms 10000");
-    assert_eq!(code, Some(0), "{out}{err}");
-    assert!(out.contains("1 deleted"), "{out}");
+    expire_says(
+        &s.0,
+        "--delete-orphans --grace-ms 1000 --now-ms 10000",
+        0,
+        &["1 deleted"],
+    );
     assert!(!bucket.join("data-lost-0.parquet").exists());
     assert!(
         bucket.join("data-fresh-0.parquet").exists(),

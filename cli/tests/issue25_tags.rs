@@ -19,6 +19,13 @@ fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// `sinkcoord tags expire DIR ARGS` (ARGS split at spaces).
+fn tags_expire(dir: &Path, args: &str) -> (Option<i32>, String, String) {
+    let mut all = vec!["tags", "expire", path(dir)];
+    all.extend(args.split_whitespace());
+    sinkcoord(&all)
+}
+
 /// Every file of the table and its bytes.
 fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
@@ -60,14 +67,7 @@ fn dry_run_lists_and_deletes_nothing() {
     let s = Scratch::new("issue25-tags", "dry");
     tagged_table(&s.0);
     let before = files(&s.0);
-    let (code, out, err) = sinkcoord(&[
-        "tags",
-        "expire",
-        path(&s.0),
-        "--now-ms",
-        "3001",
-        "--dry-run",
-    ]);
+    let (code, out, err) = tags_expire(&s.0, "--now-ms 3001 --dry-run");
     assert_eq!(code, Some(0), "{out}{err}");
     assert_eq!(files(&s.0), before, "{out}");
     assert!(out.contains("2 tag(s) expired before 3001 ms"), "{out}");
@@ -78,15 +78,7 @@ fn dry_run_lists_and_deletes_nothing() {
         out.contains("2 tag(s) kept: 1 not expired yet, 1 without an expire time"),
         "{out}"
     );
-    let (_, out, _) = sinkcoord(&[
-        "tags",
-        "expire",
-        path(&s.0),
-        "--now-ms",
-        "3001",
-        "--dry-run",
-        "--json",
-    ]);
+    let (_, out, _) = tags_expire(&s.0, "--now-ms 3001 --dry-run --json");
     let doc: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["dry_run"], Value::Bool(true));
     assert_eq!(doc["expired"][0]["outcome"], "dry-run", "{out}");
@@ -99,7 +91,7 @@ fn expire_deletes_only_tags_past_their_expire_time() {
     tagged_table(&s.0);
     let before = files(&s.0);
     // Exactly at an expire time the tag is kept: it expires once it is past.
-    let (code, out, err) = sinkcoord(&["tags", "expire", path(&s.0), "--now-ms", "3000"]);
+    let (code, out, err) = tags_expire(&s.0, "--now-ms 3000");
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(
         out.starts_with(&format!(
@@ -114,7 +106,7 @@ fn expire_deletes_only_tags_past_their_expire_time() {
         ["savepoint-12", "savepoint-2", "savepoint-5"]
     );
 
-    let (code, out, _) = sinkcoord(&["tags", "expire", path(&s.0), "--now-ms", "99999", "--json"]);
+    let (code, out, _) = tags_expire(&s.0, "--now-ms 99999 --json");
     assert_eq!(code, Some(0), "{out}");
     let doc: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(
@@ -143,7 +135,7 @@ fn expire_deletes_only_tags_past_their_expire_time() {
     };
     assert_eq!(untagged(&after), untagged(&before));
     // Nothing left to expire; the default time is the system clock.
-    let (code, out, _) = sinkcoord(&["tags", "expire", path(&s.0)]);
+    let (code, out, _) = tags_expire(&s.0, "");
     assert_eq!(code, Some(0));
     assert!(out.contains(": 0 tag(s) expired before "), "{out}");
     assert_eq!(tag_names(&s.0), ["savepoint-5"]);
@@ -156,7 +148,7 @@ fn expire_deletes_only_tags_past_their_expire_time() {
 fn a_coordinator_goes_on_after_its_tags_expired() {
     let s = Scratch::new("issue25-tags", "running");
     let mut job = tagged_table(&s.0);
-    let (code, out, err) = sinkcoord(&["tags", "expire", path(&s.0), "--now-ms", "20000"]);
+    let (code, out, err) = tags_expire(&s.0, "--now-ms 20000");
     assert_eq!(code, Some(0), "{out}{err}");
     assert_eq!(tag_names(&s.0), ["savepoint-5"]);
     job.commit(13, true, 21000);
@@ -211,7 +203,7 @@ fn bad_input_is_refused_with_its_exit_status() {
     // A tag that does not decode is kept and named; the others are still
     // expired; exit 1.
     std::fs::write(s.0.join("tag/savepoint-7"), b"\x01garbage").unwrap();
-    let (code, out, err) = sinkcoord(&["tags", "expire", path(&s.0), "--now-ms", "99999"]);
+    let (code, out, err) = tags_expire(&s.0, "--now-ms 99999");
     assert_eq!(code, Some(1), "{out}{err}");
     assert!(
         out.contains("\"tag/savepoint-7\": ")
@@ -220,7 +212,7 @@ fn bad_input_is_refused_with_its_exit_status() {
     );
     assert!(err.contains("1 problem(s)"), "{err}");
     assert_eq!(tag_names(&s.0), ["savepoint-5", "savepoint-7"]);
-    let (code, out, _) = sinkcoord(&["tags", "expire", path(&s.0), "--json"]);
+    let (code, out, _) = tags_expire(&s.0, "--json");
     assert_eq!(code, Some(1));
     let doc: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["problems"].as_array().unwrap().len(), 1, "{out}");
@@ -236,7 +228,7 @@ fn a_flink_tables_tags_expire_through_its_log() {
     std::fs::write(s.0.join("data/part-0"), b"rows").unwrap();
     tagged_table(&log);
     let before = files(&log);
-    let (code, out, err) = sinkcoord(&["tags", "expire", path(&s.0), "--now-ms", "99999"]);
+    let (code, out, err) = tags_expire(&s.0, "--now-ms 99999");
     assert_eq!(code, Some(1), "{out}{err}");
     assert!(
         err.contains("Flink connector") && err.contains(path(&log)),
@@ -351,13 +343,7 @@ fn expiry_races_a_committing_and_aborting_coordinator() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let (runs, deleted) = expirer.join().unwrap();
     assert!(runs >= 3 && deleted > 0, "{runs} runs, {deleted} deleted");
-    let (code, out, err) = sinkcoord(&[
-        "tags",
-        "expire",
-        path(&s.0),
-        "--now-ms",
-        "18446744073709551615",
-    ]);
+    let (code, out, err) = tags_expire(&s.0, "--now-ms 18446744073709551615");
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(tag_names(&s.0).is_empty(), "{:?}", tag_names(&s.0));
     let (code, out, err) = sinkcoord(&["inspect", "--json", path(&s.0)]);

@@ -7,44 +7,18 @@
 use std::path::Path;
 use std::process::Command;
 
-use sink_coordinator::{table, Config, Coordinator, Entry, StepClock};
-use sink_coordinator_host::env::HostEnv;
-use sink_coordinator_host::storage::LocalDirStorage;
+use sink_coordinator::table;
 
 mod common;
-use common::Scratch;
-
-/// A table with `n` snapshots of commit user "job", made by the native core.
-fn table_with_snapshots(dir: &Path, n: u64) {
-    let st = LocalDirStorage::open(dir).unwrap();
-    let mut env = HostEnv::new(st, StepClock { next: 1, step: 1 });
-    let mut c = Coordinator::new(Config::new(1, "job"), None);
-    c.start(&mut env).unwrap();
-    for cp in 1..=n {
-        let entry = Entry {
-            checkpoint: cp,
-            committables: vec![format!("c{cp}").into_bytes()].into(),
-            watermark: None,
-            savepoint: false,
-        };
-        c.event(&mut env, 0, 0, entry).unwrap();
-        c.checkpoint(&mut env, cp).unwrap();
-        c.checkpoint_complete(&mut env, cp).unwrap();
-    }
-}
+use common::{sinkcoord_on, table_with_snapshots, Scratch};
 
 fn inspect(dir: &Path, native: bool) -> (Option<i32>, String, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sinkcoord"));
-    cmd.arg("inspect");
-    if native {
-        cmd.arg("--native");
-    }
-    let out = cmd.arg(dir).output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let args: &[&str] = if native {
+        &["inspect", "--native"]
+    } else {
+        &["inspect"]
+    };
+    sinkcoord_on(args, dir)
 }
 
 fn mkfifo(path: &Path) {

@@ -8,19 +8,8 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn sinkcoord(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
-        .args(args)
-        .output()
-        .expect("run sinkcoord")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 mod common;
-use common::Scratch;
+use common::{sinkcoord_output as sinkcoord, text, Scratch};
 
 /// A short native run on `table` (a few checkpoints, one writer).
 fn short_run(table: &Path) -> Output {

@@ -20,6 +20,16 @@ fn dist() -> PathBuf {
         .join("dist")
 }
 
+/// `bytes` (of `dist/<name>`) hash to the digest `dist/<name>.sha256` records.
+fn assert_digest_recorded(name: &str, bytes: &[u8]) {
+    let digest: String = Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let recorded = std::fs::read_to_string(dist().join(format!("{name}.sha256"))).unwrap();
+    assert_eq!(recorded, format!("{digest}  {name}\n"), "{name}");
+}
+
 /// `(version, path)` of every component `sink-coordinator-<version>.wasm`,
 /// sorted (the core modules `*.core.wasm` beside them are checked below).
 fn artifacts() -> Vec<(String, PathBuf)> {
@@ -53,12 +63,7 @@ fn every_artifact_matches_its_digest_and_wit_and_reports_its_version() {
     for (version, path) in &found {
         let bytes = std::fs::read(path).unwrap();
         let name = format!("sink-coordinator-{version}.wasm");
-        let digest: String = Sha256::digest(&bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        let recorded = std::fs::read_to_string(dist().join(format!("{name}.sha256"))).unwrap();
-        assert_eq!(recorded, format!("{digest}  {name}\n"), "{name}");
+        assert_digest_recorded(&name, &bytes);
         let wit = std::fs::read_to_string(dist().join(format!("sink-coordinator-{version}.wit")))
             .unwrap();
         assert!(
@@ -232,12 +237,7 @@ fn embedded_component_within_its_size_budget() {
 fn the_core_module_matches_its_digest_and_version() {
     let name = format!("sink-coordinator-{EMBEDDED_WASM_VERSION}.core.wasm");
     let bytes = std::fs::read(dist().join(&name)).unwrap();
-    let digest: String = Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let recorded = std::fs::read_to_string(dist().join(format!("{name}.sha256"))).unwrap();
-    assert_eq!(recorded, format!("{digest}  {name}\n"), "{name}");
+    assert_digest_recorded(&name, &bytes);
     let module = wasmtime::Module::new(&Engine::default(), &bytes).expect("a valid core module");
     let imports: Vec<String> = module.imports().map(|i| i.module().to_string()).collect();
     for interface in ["storage", "clock"] {

@@ -21,14 +21,8 @@ use sink_coordinator_host::{
 
 const MIB: usize = 1 << 20;
 
-fn entry(checkpoint: u64, committables: Vec<Vec<u8>>) -> Entry {
-    Entry {
-        checkpoint,
-        committables: committables.into(),
-        watermark: Some(7),
-        savepoint: false,
-    }
-}
+mod common;
+use common::entry;
 
 /// A committable of `len` bytes that is not all one value (so nothing can
 /// shortcut it), the same on every call.

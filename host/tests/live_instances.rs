@@ -6,22 +6,15 @@
 //! room again. Its own test binary: the count is the process's, and other
 //! tests' instances would move it.
 
-use sink_coordinator::{Config, MemStorage};
-use sink_coordinator_host::clock::ManualClock;
 use sink_coordinator_host::engine::{
     live_instances, DEFAULT_MAX_LIVE_INSTANCES, EMBEDDED_WASM, MAX_LIVE_INSTANCES_RANGE,
 };
-use sink_coordinator_host::env::{HostEnv, Shared};
 use sink_coordinator_host::{ComponentCoordinator, Runtime, RuntimeOptions};
 
+mod common;
+
 fn coordinator(runtime: &Runtime, user: &str) -> anyhow::Result<ComponentCoordinator> {
-    let env = HostEnv::new(Shared::new(MemStorage::default()), ManualClock::new(0, 1));
-    Ok(ComponentCoordinator::new(
-        runtime,
-        env,
-        &Config::new(1, user),
-        None,
-    )?)
+    Ok(common::coordinator(runtime, user)?.0)
 }
 
 #[test]

@@ -4,26 +4,16 @@
 //! memory limit holds inside the pool: a guest growing past it traps with
 //! the limit in the message while the runtime stays usable.
 
-use sink_coordinator::{Config, Entry, MemStorage, Outcome};
-use sink_coordinator_host::clock::ManualClock;
+use sink_coordinator::{MemStorage, Outcome};
 use sink_coordinator_host::engine::{EMBEDDED_WASM, INSTANCE_POOL_RANGE};
-use sink_coordinator_host::env::{HostEnv, Shared};
+use sink_coordinator_host::env::Shared;
 use sink_coordinator_host::{ComponentCoordinator, HostErrorKind, Runtime, RuntimeOptions};
 
-fn entry(checkpoint: u64, committables: Vec<Vec<u8>>) -> Entry {
-    Entry {
-        checkpoint,
-        committables: committables.into(),
-        watermark: Some(7),
-        savepoint: false,
-    }
-}
+mod common;
+use common::entry;
 
 fn coordinator(runtime: &Runtime, user: &str) -> (ComponentCoordinator, Shared<MemStorage>) {
-    let storage = Shared::new(MemStorage::default());
-    let env = HostEnv::new(storage.clone(), ManualClock::new(0, 1));
-    let c = ComponentCoordinator::new(runtime, env, &Config::new(1, user), None).unwrap();
-    (c, storage)
+    common::coordinator(runtime, user).unwrap()
 }
 
 /// One checkpoint through `c`: an event and its completion commit it.

@@ -446,18 +446,24 @@ impl Step<'_> {
         }
     }
 
+    /// Forwards every message in flight, then each writer that owes the
+    /// pending checkpoint its barrier takes it.
+    fn reach_barriers(&mut self) {
+        self.forward_all();
+        for s in 0..self.m.p() {
+            if owes_barrier(&self.st, s) {
+                self.barrier(s);
+            }
+        }
+    }
+
     /// Drives the job to its end without new faults (the pending one may
     /// still fire; the host repeats failed calls), then checks exactly-once.
     pub(crate) fn quiesce(&mut self) -> Result<(), String> {
         self.settle()?;
         // The pending checkpoint: its remaining writers reach the barrier.
         if self.st.in_progress.is_some() {
-            self.forward_all();
-            for s in 0..self.m.p() {
-                if owes_barrier(&self.st, s) {
-                    self.barrier(s);
-                }
-            }
+            self.reach_barriers();
         }
         self.failed()?;
         self.drain()?;
@@ -507,12 +513,7 @@ impl Step<'_> {
             let Some(n) = self.st.in_progress else {
                 return Err("the coordinator declined a checkpoint while running".into());
             };
-            self.forward_all();
-            for s in 0..self.m.p() {
-                if owes_barrier(&self.st, s) {
-                    self.barrier(s);
-                }
-            }
+            self.reach_barriers();
             self.failed()?;
             self.drain()?;
             self.complete(n);

@@ -338,22 +338,20 @@ pub fn decode(bytes: &[u8], table: &TableSchema) -> Result<DataFile, Committable
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::{decode_schema, encode_schema, CreateTable};
+    use crate::schema::test_schema;
     use alloc::string::ToString;
     use alloc::vec;
 
     fn table() -> TableSchema {
-        let t = CreateTable {
-            columns: &[
+        test_schema(
+            &[
                 ("id", "BIGINT"),
                 ("name", "STRING"),
                 ("dt", "STRING"),
                 ("h", "INT"),
             ],
-            partition_keys: &["dt", "h"],
-            options: &[],
-        };
-        decode_schema(&encode_schema(&t, 0).unwrap()).unwrap()
+            &["dt", "h"],
+        )
     }
 
     fn file() -> DataFile {
@@ -596,18 +594,13 @@ pub fn data_file_key(table: &TableSchema, f: &DataFile) -> Option<String> {
 #[cfg(test)]
 mod path_tests {
     use super::*;
-    use crate::schema::{decode_schema, encode_schema, CreateTable};
+    use crate::schema::test_schema;
     use alloc::string::ToString;
     use alloc::vec;
 
     #[test]
     fn data_file_keys() {
-        let t = CreateTable {
-            columns: &[("a", "STRING"), ("b", "INT"), ("c", "DATE")],
-            partition_keys: &["a", "b"],
-            options: &[],
-        };
-        let t = decode_schema(&encode_schema(&t, 0).unwrap()).unwrap();
+        let t = test_schema(&[("a", "STRING"), ("b", "INT"), ("c", "DATE")], &["a", "b"]);
         let f = DataFile {
             file_name: "data-x-0.parquet".to_string(),
             file_size: 1,

@@ -231,6 +231,18 @@ pub fn schema_key(id: i64) -> String {
     s
 }
 
+/// The schema (id 0, default options) of a table of `columns` partitioned by
+/// `partition_keys`, as it reads back: the tests' tables.
+#[cfg(test)]
+pub(crate) fn test_schema(columns: &[(&str, &str)], partition_keys: &[&str]) -> TableSchema {
+    let t = CreateTable {
+        columns,
+        partition_keys,
+        options: &[],
+    };
+    decode_schema(&encode_schema(&t, 0).unwrap()).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

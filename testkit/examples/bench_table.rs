@@ -94,30 +94,14 @@ fn main() {
     ]);
     rows.push([
         format!("instructions per `event` (callgrind, P = {JOB_WRITERS}, 4 × 200 B)"),
-        match instr {
-            Ok((n, c)) => format!(
-                "native {}; component {} ({:.2}×)",
-                thousands(n),
-                thousands(c),
-                c as f64 / n as f64
-            ),
-            Err(why) => format!("not measured: {why}"),
-        },
+        native_and_component(instr),
         "native ≤ 800; component ≤ 1.3× native".into(),
     ]);
     rows.push([
         format!(
             "instructions per event in an `events` batch (callgrind, P = {JOB_WRITERS}, 4 × 200 B)"
         ),
-        match instr_batch {
-            Ok((n, c)) => format!(
-                "native {}; component {} ({:.2}×)",
-                thousands(n),
-                thousands(c),
-                c as f64 / n as f64
-            ),
-            Err(why) => format!("not measured: {why}"),
-        },
+        native_and_component(instr_batch),
         "component ≤ 1.3× native".into(),
     ]);
     rows.push([
@@ -285,6 +269,19 @@ fn us(v: f64) -> String {
 
 fn ms(v: f64) -> String {
     format!("{:.1} ms", v / 1e6)
+}
+
+/// Instruction counts of the native core and the component, and their ratio.
+fn native_and_component(counts: Result<(u64, u64), String>) -> String {
+    match counts {
+        Ok((n, c)) => format!(
+            "native {}; component {} ({:.2}×)",
+            thousands(n),
+            thousands(c),
+            c as f64 / n as f64
+        ),
+        Err(why) => format!("not measured: {why}"),
+    }
 }
 
 fn thousands(v: u64) -> String {

@@ -12,6 +12,7 @@
 mod measure;
 
 use sink_coordinator_host::storage::open_url_with;
+use sink_coordinator_testkit::moto::Moto;
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     let i = args.iter().position(|a| a == name)?;
@@ -38,17 +39,7 @@ fn main() {
     let history: u64 = arg(&args, "--history")
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    // The options testkit's Moto gives its tables (moto accepts any credentials).
-    let options: Vec<(String, String)> = [
-        ("aws_endpoint", endpoint.as_str()),
-        ("aws_allow_http", "true"),
-        ("aws_region", "us-east-1"),
-        ("aws_access_key_id", "testing"),
-        ("aws_secret_access_key", "testing"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    let options = Moto::options_for(&endpoint);
     let st = open_url_with(&url, false, &options).unwrap_or_else(|e| {
         eprintln!("cannot open {url}: {e}");
         std::process::exit(1);

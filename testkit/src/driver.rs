@@ -11,7 +11,7 @@ pub use sink_coordinator_trace::driver::{Driver, FailedInstance, FailedWriter, N
 use sink_coordinator::{
     Clock, Config, HostEnv, Limits, RestorePoint, Shared, Snapshot, Storage, TableFormatKind, Tag,
 };
-use sink_coordinator_trace::paimon::{self, CommittableMap, MappedCoordinator};
+use sink_coordinator_trace::paimon::TableMapping;
 
 use sink_coordinator_host::component::{ComponentCoordinator, ComponentTable, ComponentWriter};
 use sink_coordinator_host::engine::Runtime;
@@ -84,9 +84,9 @@ pub struct ComponentDriver {
     storage: Shared<dyn Storage + Send>,
     clock: Shared<dyn Clock + Send>,
     table: ComponentTable,
-    format: TableFormatKind,
-    /// On a Paimon table: the trace's committables and their synthetic files.
-    map: Option<Shared<CommittableMap>>,
+    /// The table format and, on a Paimon table, the trace's committables
+    /// and their synthetic files.
+    mapping: TableMapping,
 }
 
 impl ComponentDriver {
@@ -103,8 +103,7 @@ impl ComponentDriver {
             storage,
             clock,
             table,
-            format: TableFormatKind::Native,
-            map: None,
+            mapping: TableMapping::native(),
         })
     }
 
@@ -114,16 +113,8 @@ impl ComponentDriver {
     /// schema now and the trace's committables travel as synthetic data files,
     /// mapped back wherever a result shows them.
     pub fn with_table_format(mut self, format: TableFormatKind) -> HostResult<Self> {
-        self.format = format;
-        self.map = paimon::map_for(&mut self.storage, format)?;
+        self.mapping = TableMapping::new(&mut self.storage, format)?;
         Ok(self)
-    }
-
-    fn in_trace_terms(&self, s: Snapshot) -> HostResult<Snapshot> {
-        match &self.map {
-            Some(map) => paimon::snapshot_from_table(map, s),
-            None => Ok(s),
-        }
     }
 }
 
@@ -137,42 +128,28 @@ impl Driver for ComponentDriver {
         restore: Option<RestorePoint>,
     ) -> HostResult<Box<dyn CoordinatorApi>> {
         let env = HostEnv::new(self.storage.clone(), self.clock.clone());
-        let Some(map) = &self.map else {
-            return Ok(Box::new(ComponentCoordinator::new(
-                &self.runtime,
-                env,
-                &config,
-                restore.as_ref(),
-            )?));
-        };
-        let restore = restore.map(|r| RestorePoint {
-            state: map.lock().state_to_table(r.state),
-            ..r
-        });
-        let mut c = ComponentCoordinator::new(&self.runtime, env, &config, restore.as_ref())?;
-        c.set_table_format(self.format)?;
-        Ok(Box::new(MappedCoordinator::new(Box::new(c), map.clone())))
+        let runtime = &self.runtime;
+        self.mapping.create(
+            restore,
+            |restore| ComponentCoordinator::new(runtime, env, &config, restore.as_ref()),
+            ComponentCoordinator::set_table_format,
+        )
     }
     fn create_writer(&mut self, subtask: u32) -> HostResult<Box<dyn WriterApi>> {
         Ok(Box::new(ComponentWriter::new(&self.runtime, subtask)?))
     }
     fn snapshot_by_id(&mut self, id: u64) -> HostResult<Option<Snapshot>> {
-        match self.table.snapshot_by_id(id)? {
-            Some(s) => self.in_trace_terms(s).map(Some),
-            None => Ok(None),
-        }
+        let s = self.table.snapshot_by_id(id)?;
+        self.mapping.snapshot(s)
     }
     fn list_snapshots(&mut self) -> HostResult<Vec<Snapshot>> {
         let snapshots = self.table.list_snapshots()?;
-        snapshots
-            .into_iter()
-            .map(|s| self.in_trace_terms(s))
-            .collect()
+        self.mapping.snapshots(snapshots)
     }
     fn list_tags(&mut self) -> HostResult<Vec<Tag>> {
         self.table.list_tags()
     }
     fn table_format(&self) -> TableFormatKind {
-        self.format
+        self.mapping.format()
     }
 }

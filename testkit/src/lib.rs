@@ -10,6 +10,8 @@
 //! - [`perf`]: the workloads of `make bench` (native core and component);
 //! - [`storage_conformance`]: what any implementation of the `storage`
 //!   import must do, checked against a backend;
+//! - [`storage_hook`]: a storage that runs a test's hook before each
+//!   `put-if-absent`;
 //! - [`moto`]: a local S3 API server (moto) for tests against S3.
 //!
 //! Depends on the embedding library (`sink-coordinator-host`) and the core;
@@ -24,6 +26,7 @@ pub mod replay;
 pub mod script;
 pub mod sim;
 pub mod storage_conformance;
+pub mod storage_hook;
 
 pub use sink_coordinator_trace::format as trace;
 pub use sink_coordinator_trace::{faults, format, render};

@@ -97,8 +97,14 @@ impl Moto {
 
     /// The `object_store` options that reach this server.
     pub fn options(&self) -> Vec<(String, String)> {
+        Self::options_for(&self.endpoint)
+    }
+
+    /// The `object_store` options that reach a moto server at `endpoint`
+    /// (`http://HOST:PORT`; moto accepts any credentials).
+    pub fn options_for(endpoint: &str) -> Vec<(String, String)> {
         [
-            ("aws_endpoint", self.endpoint.as_str()),
+            ("aws_endpoint", endpoint),
             ("aws_allow_http", "true"),
             ("aws_region", "us-east-1"),
             ("aws_access_key_id", "testing"),

@@ -5,9 +5,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use sink_coordinator::{
-    Config, Entry, ErrorKind, Lifecycle, MemStorage, Storage, StorageError, END,
-};
+use sink_coordinator::{Config, Entry, ErrorKind, Lifecycle, MemStorage, Storage, END};
 use sink_coordinator_host::clock::ManualClock;
 use sink_coordinator_host::engine::{DEADLINE_TICK, DEFAULT_FUEL_PER_CALL};
 use sink_coordinator_host::env::{HostEnv, Shared};
@@ -16,6 +14,7 @@ use sink_coordinator_host::{
     ComponentCoordinator, ComponentTable, HostError, HostErrorKind, Runtime, RuntimeOptions,
 };
 use sink_coordinator_testkit::driver::{ComponentDriver, Driver, NativeDriver};
+use sink_coordinator_testkit::storage_hook::BeforePut;
 
 fn entry(checkpoint: u64, committables: &[&str]) -> Entry {
     Entry {
@@ -31,37 +30,6 @@ fn temp_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// A storage that, once armed, advances the runtime's epoch past any call
-/// deadline inside a `put-if-absent`: when the guest resumes it has run
-/// out of time, exactly as a guest stuck in a loop does once the ticker
-/// passed its deadline (deterministic: no waiting on the clock).
-struct Overrun {
-    inner: Shared<MemStorage>,
-    armed: Arc<AtomicBool>,
-    expire: Arc<dyn Fn() + Send + Sync>,
-}
-
-impl Storage for Overrun {
-    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
-        self.inner.get(key)
-    }
-    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
-        if self.armed.swap(false, Ordering::SeqCst) {
-            (self.expire)();
-        }
-        self.inner.put_if_absent(key, value)
-    }
-    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
-        self.inner.put(key, value)
-    }
-    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
-        self.inner.delete(key)
-    }
-    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
-        self.inner.list(prefix)
-    }
 }
 
 /// A guest that overruns its deadline is interrupted (epoch interruption,
@@ -91,16 +59,25 @@ fn overrun_is_interrupted_and_the_host_stays_usable() {
     let armed = Arc::new(AtomicBool::new(false));
     let engine = runtime.engine().clone();
     let ticks = deadline.as_millis() / DEADLINE_TICK.as_millis() + 2;
-    let expire: Arc<dyn Fn() + Send + Sync> = Arc::new(move || {
-        for _ in 0..ticks {
-            engine.increment_epoch();
+    // Once armed, the storage advances the runtime's epoch past any call
+    // deadline inside a `put-if-absent`: when the guest resumes it has run
+    // out of time, exactly as a guest stuck in a loop does once the ticker
+    // passed its deadline (deterministic: no waiting on the clock).
+    let overrun = {
+        let armed = armed.clone();
+        move |_: &str| {
+            if armed.swap(false, Ordering::SeqCst) {
+                for _ in 0..ticks {
+                    engine.increment_epoch();
+                }
+            }
+            Ok(())
         }
-    });
+    };
     let env = HostEnv::new(
-        Overrun {
+        BeforePut {
             inner: storage.clone(),
-            armed: armed.clone(),
-            expire,
+            hook: overrun,
         },
         ManualClock::new(0, 0),
     );

@@ -574,6 +574,16 @@ fn variant_rescale(run: &mut Run, h: &mut dyn Harness, g: &GoldenCoordinator) {
 
 type Variant = fn(&mut Run, &mut dyn Harness, &GoldenCoordinator);
 
+/// Fails the test with every failure collected, if there is any.
+fn assert_no_failures(failures: &[String]) {
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 #[test]
 fn coordinator_states_of_0_1_0_restore() {
     let m = manifest();
@@ -632,12 +642,7 @@ fn coordinator_states_of_0_1_0_restore() {
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} failure(s):\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_no_failures(&failures);
 }
 
 #[test]
@@ -750,12 +755,7 @@ fn writer_states_of_0_1_0_restore() {
             failures.push(format!("{what}: after committed({}) the state holds checkpoints {remaining:?}, expected {want:?}", g.r));
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} failure(s):\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_no_failures(&failures);
 }
 
 /// Every file in tests/golden/{coordinator,writer} is in the manifest and back.

@@ -20,40 +20,16 @@ use std::path::PathBuf;
 
 use sink_coordinator::{
     Config, Coordinator, Entry, ErrorKind, MemStorage, OwnedEnv, RestorePoint, StepClock, Storage,
-    StorageError, END,
+    END,
 };
 use sink_coordinator_host::env::{HostEnv, Shared};
 use sink_coordinator_host::{
     ComponentCoordinator, ComponentTable, HostErrorKind, Runtime, RuntimeOptions,
 };
+use sink_coordinator_testkit::storage_hook::{BeforePut, FailTags};
 
-/// Memory storage whose tag creates fail while `fail_tags` is set.
-#[derive(Clone, Default)]
-struct TagFaults {
-    map: MemStorage,
-    fail_tags: bool,
-}
-
-impl Storage for TagFaults {
-    fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
-        self.map.get(key)
-    }
-    fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
-        if self.fail_tags && key.starts_with("tag/") {
-            return Err(StorageError::Io("injected: tag put fails".into()));
-        }
-        self.map.put_if_absent(key, value)
-    }
-    fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
-        self.map.put(key, value)
-    }
-    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
-        self.map.delete(key)
-    }
-    fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
-        self.map.list(prefix)
-    }
-}
+/// Memory storage whose tag creates fail while its hook is on.
+type TagFaults = BeforePut<MemStorage, FailTags>;
 
 /// The table and a clock stopped at 1,000 ms.
 type Table = OwnedEnv<TagFaults, StepClock>;
@@ -101,7 +77,7 @@ fn scenarios() -> Vec<Golden> {
         c.start(&mut table).unwrap();
         let r = f(&mut c, &mut table);
         let state = c.checkpoint(&mut table, r).unwrap();
-        table.storage.fail_tags = false;
+        table.storage.hook.set(false);
         out.push(Golden {
             name,
             config,
@@ -131,14 +107,14 @@ fn scenarios() -> Vec<Golden> {
         c.event(t, 1, 0, e(1, &["b1"], true)).unwrap();
         c.event(t, 0, 0, e(END, &["a-end"], false)).unwrap();
         c.checkpoint_aborted(t, 3).unwrap();
-        t.storage.fail_tags = true;
+        t.storage.hook.set(true);
         assert!(c.checkpoint_complete(t, 1).is_err());
         2
     });
     // An owed tag alone (no END entry) needs version 3 too.
     run("v3_owed_only", tagged(1), 3, &|c, t| {
         c.event(t, 0, 0, e(1, &["a1"], true)).unwrap();
-        t.storage.fail_tags = true;
+        t.storage.hook.set(true);
         assert!(c.checkpoint_complete(t, 1).is_err());
         2
     });
@@ -147,7 +123,7 @@ fn scenarios() -> Vec<Golden> {
     run("v3_drained_on_end", tagged(1), 3, &|c, t| {
         c.event(t, 0, 0, e(END, &["a-end"], false)).unwrap();
         c.event(t, 0, 0, e(1, &[], true)).unwrap();
-        t.storage.fail_tags = true;
+        t.storage.hook.set(true);
         assert!(c.checkpoint_complete(t, 1).is_err());
         2
     });
@@ -197,11 +173,11 @@ fn restore_native(g: &Golden, state: &[u8]) -> Restored {
     let mut c = Coordinator::new(g.config.clone(), Some(rp));
     let out = format!("{:?}", c.start(&mut table).map_err(|e| e.kind));
     let again = c.checkpoint(&mut table, g.r + 1).unwrap_or_default();
-    (out, dump(&mut table.storage.map), again)
+    (out, dump(&mut table.storage.inner), again)
 }
 
 fn restore_component(runtime: &Runtime, g: &Golden, state: &[u8]) -> Restored {
-    let table = Shared::new(g.table.storage.map.clone());
+    let table = Shared::new(g.table.storage.inner.clone());
     let env = HostEnv::new(table.clone(), g.table.clock);
     let rp = RestorePoint {
         checkpoint: g.r,

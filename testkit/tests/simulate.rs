@@ -28,13 +28,9 @@ fn env_u64(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// The seeds' levels in turn.
 fn level(seed: u64) -> FaultLevel {
-    match seed % 4 {
-        0 => FaultLevel::None,
-        1 => FaultLevel::Low,
-        2 => FaultLevel::Medium,
-        _ => FaultLevel::High,
-    }
+    FaultLevel::ALL[(seed % 4) as usize]
 }
 
 struct Net {

@@ -11,7 +11,7 @@ use sink_coordinator::{
     Snapshot, Storage, Tag, Writer, WriterApi,
 };
 
-use crate::paimon::{self, CommittableMap, MappedCoordinator};
+use crate::paimon::TableMapping;
 
 /// Creates coordinator instances over one table and clock, and reads that
 /// table through the same implementation (native or component).
@@ -87,11 +87,10 @@ pub struct NativeDriver {
     /// Applied to every coordinator it creates (`set-limits`), as a
     /// component runtime applies its options' limits.
     limits: Limits,
-    /// The format of the coordinators' table (`set-table-format`).
-    format: TableFormatKind,
-    /// On a Paimon table: the map between the trace's committables and the
+    /// The format of the coordinators' table (`set-table-format`) and, on
+    /// a Paimon table, the map between the trace's committables and the
     /// table's synthetic files ([`crate::paimon`]).
-    map: Option<Shared<CommittableMap>>,
+    mapping: TableMapping,
 }
 
 impl NativeDriver {
@@ -102,8 +101,7 @@ impl NativeDriver {
             storage,
             clock,
             limits: Limits::default(),
-            format: TableFormatKind::Native,
-            map: None,
+            mapping: TableMapping::native(),
         }
     }
 
@@ -117,7 +115,7 @@ impl NativeDriver {
     /// The same driver with coordinators writing the table in `format` (what
     /// `sinkcoord replay --table-format` chooses). For
     /// [`TableFormatKind::Paimon`] it makes the (empty) table a Paimon table
-    /// now, before any instance starts ([`paimon::prepare_table`]: one
+    /// now, before any instance starts ([`crate::paimon::prepare_table`]: one
     /// put-if-absent of `schema/schema-0`), and replays the trace's opaque
     /// committables as synthetic data files, mapped back wherever a result
     /// shows them ([`crate::paimon`]), so that a result document of a trace
@@ -125,17 +123,8 @@ impl NativeDriver {
     /// its `paimon` feature; without it every coordinator created fails with
     /// `invalid-config`. Fails if the schema cannot be put.
     pub fn with_table_format(mut self, format: TableFormatKind) -> HostResult<Self> {
-        self.format = format;
-        self.map = paimon::map_for(&mut self.storage, format)?;
+        self.mapping = TableMapping::new(&mut self.storage, format)?;
         Ok(self)
-    }
-
-    /// A snapshot the table's reader gave, in the trace's terms.
-    fn in_trace_terms(&self, s: Snapshot) -> HostResult<Snapshot> {
-        match &self.map {
-            Some(map) => paimon::snapshot_from_table(map, s),
-            None => Ok(s),
-        }
     }
 }
 
@@ -149,42 +138,29 @@ impl Driver for NativeDriver {
         restore: Option<RestorePoint>,
     ) -> HostResult<Box<dyn CoordinatorApi>> {
         let env = HostEnv::new(self.storage.clone(), self.clock.clone());
-        let Some(map) = &self.map else {
-            return Ok(Box::new(NativeCoordinator::with_limits(
-                config,
-                restore,
-                env,
-                self.limits,
-            )?));
-        };
-        let restore = restore.map(|r| RestorePoint {
-            state: map.lock().state_to_table(r.state),
-            ..r
-        });
-        let mut c = NativeCoordinator::with_limits(config, restore, env, self.limits)?;
-        c.set_table_format(self.format)?;
-        Ok(Box::new(MappedCoordinator::new(Box::new(c), map.clone())))
+        let limits = self.limits;
+        self.mapping.create(
+            restore,
+            |restore| NativeCoordinator::with_limits(config, restore, env, limits),
+            NativeCoordinator::set_table_format,
+        )
     }
     fn create_writer(&mut self, subtask: u32) -> HostResult<Box<dyn WriterApi>> {
         Ok(Box::new(Writer::new(subtask)))
     }
     fn snapshot_by_id(&mut self, id: u64) -> HostResult<Option<Snapshot>> {
-        match sink_coordinator::table::snapshot_by_id(&mut self.storage, id)? {
-            Some(s) => self.in_trace_terms(s).map(Some),
-            None => Ok(None),
-        }
+        let s = sink_coordinator::table::snapshot_by_id(&mut self.storage, id)?;
+        self.mapping.snapshot(s)
     }
     fn list_snapshots(&mut self) -> HostResult<Vec<Snapshot>> {
-        sink_coordinator::table::list_snapshots(&mut self.storage)?
-            .into_iter()
-            .map(|s| self.in_trace_terms(s))
-            .collect()
+        let snapshots = sink_coordinator::table::list_snapshots(&mut self.storage)?;
+        self.mapping.snapshots(snapshots)
     }
     fn list_tags(&mut self) -> HostResult<Vec<Tag>> {
         Ok(sink_coordinator::table::list_tags(&mut self.storage)?)
     }
     fn table_format(&self) -> TableFormatKind {
-        self.format
+        self.mapping.format()
     }
 }
 

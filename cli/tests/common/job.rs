@@ -65,14 +65,7 @@ impl Job {
     }
 }
 
+/// Runs `sinkcoord` with `args`: its exit status, stdout and stderr.
 pub fn sinkcoord(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    super::run(Command::new(env!("CARGO_BIN_EXE_sinkcoord")).args(args))
 }

@@ -1,16 +1,60 @@
-//! Scratch files shared by the CLI's integration tests.
+//! Scratch files, tables and `sinkcoord` runs shared by the CLI's
+//! integration tests.
 
-#[allow(dead_code)] // not every test binary uses it
+// Each test binary compiles this module and uses only part of it.
+#![allow(dead_code)]
+
 pub mod job;
 
+use std::ffi::OsStr;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs `sinkcoord` with `args`.
+pub fn sinkcoord_output<S: AsRef<OsStr>>(args: &[S]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
+        .args(args)
+        .output()
+        .expect("run sinkcoord")
+}
+
+/// Runs `cmd`: its exit status, stdout and stderr (as text).
+pub fn run(cmd: &mut Command) -> (Option<i32>, String, String) {
+    let out = cmd.output().expect("run the command");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs `sinkcoord <args> <path>`: its exit status, stdout and stderr.
+pub fn sinkcoord_on(args: &[&str], path: &Path) -> (Option<i32>, String, String) {
+    run(Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
+        .args(args)
+        .arg(path))
+}
+
+/// Output bytes as text.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Makes `dir` a table with `n` snapshots of commit user "job" (one
+/// committable `c<cp>` each, snapshot `cp` at `cp` ms), written by the
+/// native core.
+pub fn table_with_snapshots(dir: &Path, n: u64) {
+    let mut job = job::Job::new(dir, "job", None);
+    for cp in 1..=n {
+        job.commit(cp, false, cp);
+    }
+}
 
 /// A file in a per-process scratch directory (`sinkcoord-<test>-<pid>` under
 /// the system's temp dir), removed on drop; the directory goes with its last
 /// file (tests run in parallel threads and share it, so only an empty
 /// directory is removed).
-#[allow(dead_code)] // not every test binary uses it
 pub struct TempFile(PathBuf);
 
 impl Deref for TempFile {
@@ -30,7 +74,6 @@ impl Drop for TempFile {
 }
 
 /// Writes `bytes` to `name` in the scratch directory of the test `test`.
-#[allow(dead_code)]
 pub fn temp_file(test: &str, name: &str, bytes: &[u8]) -> TempFile {
     let dir = std::env::temp_dir().join(format!("sinkcoord-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch dir");
@@ -42,10 +85,8 @@ pub fn temp_file(test: &str, name: &str, bytes: &[u8]) -> TempFile {
 /// A fresh scratch directory `sinkcoord-<test>-<name>-<pid>` under the
 /// system's temp dir, emptied first and removed on drop (one per test, so
 /// tests in parallel threads never share it).
-#[allow(dead_code)] // not every test binary uses it
 pub struct Scratch(pub PathBuf);
 
-#[allow(dead_code)]
 impl Scratch {
     pub fn new(test: &str, name: &str) -> Self {
         let dir =
@@ -53,6 +94,21 @@ impl Scratch {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         Scratch(dir)
+    }
+
+    /// A fresh scratch directory holding `table/` and `outside/` (files a
+    /// table must never reach).
+    pub fn with_table(test: &str, name: &str) -> Self {
+        let s = Scratch::new(test, name);
+        std::fs::create_dir_all(s.table()).unwrap();
+        std::fs::create_dir_all(s.outside()).unwrap();
+        s
+    }
+    pub fn table(&self) -> PathBuf {
+        self.0.join("table")
+    }
+    pub fn outside(&self) -> PathBuf {
+        self.0.join("outside")
     }
 }
 

@@ -25,6 +25,8 @@
 //! byte for byte. `memory://` opens `object_store`'s `InMemory` through
 //! [`ObjectStorage`], so the object-store path runs without a server.
 
+#[cfg(test)]
+mod checks;
 mod keys;
 mod local;
 mod memory;

@@ -279,18 +279,7 @@ mod tests {
     #[test]
     fn in_memory_store_behaves_like_a_table() {
         let mut st = ObjectStorage::in_memory().unwrap();
-        assert_eq!(st.get("snapshot/1").unwrap(), None);
-        assert!(st.put_if_absent("snapshot/1", b"first").unwrap());
-        assert!(!st.put_if_absent("snapshot/1", b"second").unwrap());
-        assert_eq!(
-            st.get("snapshot/1").unwrap().as_deref(),
-            Some(&b"first"[..])
-        );
-        st.put("hint/latest", b"1").unwrap();
-        st.put("hint/latest", b"2").unwrap();
-        assert_eq!(st.get("hint/latest").unwrap().as_deref(), Some(&b"2"[..]));
-        st.delete("hint/latest").unwrap();
-        st.delete("hint/latest").unwrap();
+        crate::storage::checks::creates_once_overwrites_and_deletes(&mut st);
         assert_eq!(st.list("").unwrap(), ["snapshot/1"]);
         assert_eq!(st.list("snap").unwrap(), ["snapshot/1"]);
         assert_eq!(st.list("snapshot/").unwrap(), ["snapshot/1"]);

@@ -236,34 +236,20 @@ mod object {
         service: &str,
         options: &[(String, String)],
     ) -> Result<Arc<dyn ObjectStore>, UrlError> {
+        // The three builders share these methods but no trait.
+        macro_rules! configured {
+            ($builder:ty) => {{
+                let mut b = <$builder>::from_env().with_url(url).with_retry(retry());
+                for (k, v) in options {
+                    b = b.with_config(k.parse().map_err(|e| bad_option(url, k, e))?, v);
+                }
+                b.build().map(|s| Arc::new(s) as _)
+            }};
+        }
         let built: object_store::Result<Arc<dyn ObjectStore>> = match service {
-            "s3" => {
-                let mut b = object_store::aws::AmazonS3Builder::from_env()
-                    .with_url(url)
-                    .with_retry(retry());
-                for (k, v) in options {
-                    b = b.with_config(k.parse().map_err(|e| bad_option(url, k, e))?, v);
-                }
-                b.build().map(|s| Arc::new(s) as _)
-            }
-            "gs" => {
-                let mut b = object_store::gcp::GoogleCloudStorageBuilder::from_env()
-                    .with_url(url)
-                    .with_retry(retry());
-                for (k, v) in options {
-                    b = b.with_config(k.parse().map_err(|e| bad_option(url, k, e))?, v);
-                }
-                b.build().map(|s| Arc::new(s) as _)
-            }
-            _ => {
-                let mut b = object_store::azure::MicrosoftAzureBuilder::from_env()
-                    .with_url(url)
-                    .with_retry(retry());
-                for (k, v) in options {
-                    b = b.with_config(k.parse().map_err(|e| bad_option(url, k, e))?, v);
-                }
-                b.build().map(|s| Arc::new(s) as _)
-            }
+            "s3" => configured!(object_store::aws::AmazonS3Builder),
+            "gs" => configured!(object_store::gcp::GoogleCloudStorageBuilder),
+            _ => configured!(object_store::azure::MicrosoftAzureBuilder),
         };
         built.map_err(|e| UrlError::with_source(format!("cannot open the table {url}"), e))
     }

@@ -147,13 +147,13 @@ mod tests {
     use super::*;
     use crate::committable;
     use crate::manifest::write_manifest;
-    use crate::schema::{decode_schema, encode_schema, CreateTable};
+    use crate::schema::test_schema;
     use alloc::string::ToString;
     use alloc::vec;
 
     fn table() -> TableSchema {
-        let t = CreateTable {
-            columns: &[
+        test_schema(
+            &[
                 ("id", "BIGINT"),
                 ("name", "STRING"),
                 ("ok", "BOOLEAN"),
@@ -163,10 +163,8 @@ mod tests {
                 ("dt", "STRING"),
                 ("h", "INT"),
             ],
-            partition_keys: &["dt", "h"],
-            options: &[],
-        };
-        decode_schema(&encode_schema(&t, 0).unwrap()).unwrap()
+            &["dt", "h"],
+        )
     }
 
     fn stats(column: &str, min: Datum, max: Datum, nulls: Option<i64>) -> ColumnStats {

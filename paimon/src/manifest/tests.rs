@@ -1,17 +1,15 @@
 use super::*;
 use crate::binary_row::decode_row;
 use crate::committable::ColumnStats;
-use crate::schema::{decode_schema, encode_schema, CreateTable};
+use crate::schema::test_schema;
 use alloc::string::ToString;
 use alloc::vec;
 
 fn table(partitioned: bool) -> TableSchema {
-    let t = CreateTable {
-        columns: &[("id", "BIGINT"), ("dt", "STRING")],
-        partition_keys: if partitioned { &["dt"] } else { &[] },
-        options: &[],
-    };
-    decode_schema(&encode_schema(&t, 0).unwrap()).unwrap()
+    test_schema(
+        &[("id", "BIGINT"), ("dt", "STRING")],
+        if partitioned { &["dt"] } else { &[] },
+    )
 }
 
 fn file(name: &str, dt: Option<&str>) -> DataFile {

@@ -30,12 +30,7 @@ impl Job {
         // Decided before the coordinator's state is taken (SEMANTICS 6.2):
         // finished, and every event it sent has reached the coordinator.
         let p = self.p();
-        let finished_before: BTreeSet<u32> = (0..p)
-            .filter(|s| {
-                let wr = &self.writers[*s as usize];
-                wr.status == WStatus::Finished && wr.outbox.is_empty()
-            })
-            .collect();
+        let finished_before = self.finished_and_drained();
         let coord_state = match self.call(w, Call::Checkpoint(n))? {
             Answer::Bytes(b) => b,
             Answer::Declined => {
@@ -176,6 +171,17 @@ impl Job {
         Ok(())
     }
 
+    /// The writers finished, every event they sent reached the coordinator
+    /// (what a checkpoint's state names finished, SEMANTICS 6.2).
+    fn finished_and_drained(&self) -> BTreeSet<u32> {
+        (0..self.p())
+            .filter(|s| {
+                let wr = &self.writers[*s as usize];
+                wr.status == WStatus::Finished && wr.outbox.is_empty()
+            })
+            .collect()
+    }
+
     fn finish_writers(
         &mut self,
         w: &mut World<'_>,
@@ -203,12 +209,7 @@ impl Job {
         self.next_cp += 1;
         let p = self.p();
         let aborts_seen = self.aborts_delivered.len();
-        let finished_before = (0..p)
-            .filter(|s| {
-                let wr = &self.writers[*s as usize];
-                wr.status == WStatus::Finished && wr.outbox.is_empty()
-            })
-            .collect();
+        let finished_before = self.finished_and_drained();
         let coord_state = match self.call(w, Call::Checkpoint(n))? {
             Answer::Bytes(b) => b,
             _ => return Err(w.fail("the stop-with-savepoint checkpoint was not taken")),

@@ -247,16 +247,18 @@ pub enum FaultLevel {
 }
 
 impl FaultLevel {
+    /// Every level, from none to high.
+    pub const ALL: [FaultLevel; 4] = [
+        FaultLevel::None,
+        FaultLevel::Low,
+        FaultLevel::Medium,
+        FaultLevel::High,
+    ];
+
     /// The level named `s` (`none`, `low`, `medium`, `high`), as
     /// `--faults` takes it.
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "none" => Some(FaultLevel::None),
-            "low" => Some(FaultLevel::Low),
-            "medium" => Some(FaultLevel::Medium),
-            "high" => Some(FaultLevel::High),
-            _ => None,
-        }
+        Self::ALL.into_iter().find(|l| l.name() == s)
     }
 
     /// The name [`FaultLevel::parse`] reads.
@@ -469,21 +471,27 @@ impl SimOptions {
     /// Small jobs whose size is drawn from the seed (1..=5 writers,
     /// 2..=16 checkpoints): most of the test net.
     pub fn small(seed: u64, faults: FaultLevel) -> Self {
-        let mut r = rng::Rng::derive(seed, 0x5123);
-        SimOptions {
-            writers: r.range(1, 5) as u32,
-            checkpoints: r.range(2, 16),
-            faults,
-            ..SimOptions::new(seed)
-        }
+        Self::drawn(seed, 0x5123, (1, 5), (2, 16), faults)
     }
 
     /// Larger jobs (6..=12 writers, 20..=60 checkpoints).
     pub fn large(seed: u64, faults: FaultLevel) -> Self {
-        let mut r = rng::Rng::derive(seed, 0x1A76E);
+        Self::drawn(seed, 0x1A76E, (6, 12), (20, 60), faults)
+    }
+
+    /// A job whose writers and checkpoints are drawn from the seed (stream
+    /// `label`) in the ranges given (both ends included).
+    fn drawn(
+        seed: u64,
+        label: u64,
+        writers: (u64, u64),
+        checkpoints: (u64, u64),
+        faults: FaultLevel,
+    ) -> Self {
+        let mut r = rng::Rng::derive(seed, label);
         SimOptions {
-            writers: r.range(6, 12) as u32,
-            checkpoints: r.range(20, 60),
+            writers: r.range(writers.0, writers.1) as u32,
+            checkpoints: r.range(checkpoints.0, checkpoints.1),
             faults,
             ..SimOptions::new(seed)
         }

@@ -292,13 +292,17 @@ fn describe_ids(ids: &[u64]) -> String {
     }
 }
 
+/// The value of `key`, which a listing named.
+fn read_listed(st: &mut dyn Storage, key: &str) -> Result<Vec<u8>, String> {
+    st.get(key)
+        .map_err(|e| format!("cannot read {key}: {e}"))?
+        .ok_or_else(|| format!("{key} is listed but cannot be read"))
+}
+
 /// Reads and decodes snapshot `id`.
 pub fn read_snapshot(st: &mut dyn Storage, id: u64) -> Result<RawSnapshot, String> {
     let key = format!("{SNAPSHOT_PREFIX}{id:020}");
-    let bytes = st
-        .get(&key)
-        .map_err(|e| format!("cannot read {key}: {e}"))?
-        .ok_or_else(|| format!("{key} is listed but cannot be read"))?;
+    let bytes = read_listed(st, &key)?;
     let snap = decode_snapshot(&bytes).map_err(|e| format!("{key} does not decode: {e}"))?;
     if snap.id != id {
         return Err(format!("{key} holds snapshot id {}", snap.id));
@@ -314,10 +318,7 @@ pub fn read_tags(st: &mut dyn Storage) -> Result<Vec<RawTag>, String> {
     let mut out = Vec::with_capacity(keys.len());
     for key in keys {
         let name = key.strip_prefix(TAG_PREFIX).unwrap_or_default().to_string();
-        let bytes = st
-            .get(&key)
-            .map_err(|e| format!("cannot read {key}: {e}"))?
-            .ok_or_else(|| format!("{key} is listed but cannot be read"))?;
+        let bytes = read_listed(st, &key)?;
         let tag = decode_tag(&bytes).map_err(|e| format!("{key} does not decode: {e}"))?;
         if tag.name != name {
             return Err(format!("{key} holds tag {:?}", tag.name));

@@ -36,58 +36,35 @@ pub(crate) struct TraceDoc {
     pub steps: Vec<StepDoc>,
 }
 
-/// `config`, or a step's override of it: every field optional here.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, expecting = "a configuration (an object)")]
-pub(crate) struct ConfigDoc {
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub parallelism: Option<U32>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub commit_user: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub checkpointing: Option<bool>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub final_commit: Option<FinalCommitDoc>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub force_create_snapshot: Option<bool>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub savepoint_auto_tag: Option<bool>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub tag_time_retained_ms: Option<OrNull<U64>>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub recovery: Option<RecoveryDoc>,
+/// A struct of the document whose fields are all optional: `Option<T>` for
+/// each `field: T`, absent when not written (an explicit `null` is a value of
+/// `T`, see [`present`]) and not written when `None`.
+macro_rules! optional_fields {
+    ($(#[$m:meta])* $vis:vis struct $name:ident { $($field:ident: $ty:ty,)* }) => {
+        $(#[$m])*
+        $vis struct $name {
+            $(
+                #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+                pub $field: Option<$ty>,
+            )*
+        }
+    };
+}
+
+optional_fields! {
+    /// `config`, or a step's override of it: every field optional here.
+    #[derive(Clone, Debug, Default, Deserialize, Serialize)]
+    #[serde(deny_unknown_fields, expecting = "a configuration (an object)")]
+    pub(crate) struct ConfigDoc {
+        parallelism: U32,
+        commit_user: String,
+        checkpointing: bool,
+        final_commit: FinalCommitDoc,
+        force_create_snapshot: bool,
+        savepoint_auto_tag: bool,
+        tag_time_retained_ms: OrNull<U64>,
+        recovery: RecoveryDoc,
+    }
 }
 
 impl ConfigDoc {
@@ -361,12 +338,12 @@ pub(crate) struct EntryDoc {
 
 impl EntryDoc {
     pub fn into_entry(self) -> Entry {
-        Entry {
-            checkpoint: self.checkpoint.0,
-            committables: bytes(self.committables).into(),
-            watermark: self.watermark.0.map(|w| w.0),
-            savepoint: self.savepoint,
-        }
+        entry(
+            self.checkpoint.0,
+            self.committables,
+            self.watermark,
+            self.savepoint,
+        )
     }
 
     pub fn from_entry(e: &Entry) -> Self {
@@ -380,6 +357,21 @@ impl EntryDoc {
 }
 
 /// Committables as read: each string's UTF-8 bytes.
+/// The entry an `event`, a `write` or an entry of `restored` writes.
+pub(crate) fn entry(
+    checkpoint: u64,
+    committables: Vec<String>,
+    watermark: OrNull<Watermark>,
+    savepoint: bool,
+) -> Entry {
+    Entry {
+        checkpoint,
+        committables: bytes(committables).into(),
+        watermark: watermark.0.map(|w| w.0),
+        savepoint,
+    }
+}
+
 pub(crate) fn bytes(texts: Vec<String>) -> Vec<Vec<u8>> {
     texts.into_iter().map(String::into_bytes).collect()
 }

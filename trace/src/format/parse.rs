@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::de::IntoDeserializer;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use sink_coordinator::{Config, Entry};
+use sink_coordinator::Config;
 
 use super::doc::{self, ConfigDoc, OpName, TraceHead};
 use super::error::Malformed;
@@ -184,12 +184,7 @@ fn op(
         }
         OpName::Event => {
             let d: doc::EventDoc = read(text, context)?;
-            let entry = Entry {
-                checkpoint: d.checkpoint.0,
-                committables: doc::bytes(d.committables).into(),
-                watermark: d.watermark.0.map(|w| w.0),
-                savepoint: d.savepoint,
-            };
+            let entry = doc::entry(d.checkpoint.0, d.committables, d.watermark, d.savepoint);
             let op = Op::Event {
                 subtask: d.subtask.0,
                 attempt: d.attempt.0,
@@ -273,12 +268,7 @@ fn op(
         }
         OpName::Write => {
             let d: doc::WriteDoc = read(text, context)?;
-            let entry = Entry {
-                checkpoint: d.checkpoint.0,
-                committables: doc::bytes(d.committables).into(),
-                watermark: d.watermark.0.map(|w| w.0),
-                savepoint: d.savepoint,
-            };
+            let entry = doc::entry(d.checkpoint.0, d.committables, d.watermark, d.savepoint);
             let op = Op::Write {
                 subtask: d.subtask.0,
                 entry,

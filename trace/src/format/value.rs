@@ -129,29 +129,34 @@ fn int_in(seen: &Seen, lo: i128, hi: i128) -> Option<i128> {
     }
 }
 
-/// A `u32` field (subtask, attempt, parallelism).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(transparent)]
-pub(crate) struct U32(pub u32);
+/// A field of an unsigned integer type: any integer of its range.
+macro_rules! unsigned_field {
+    ($(#[$doc:meta])* $name:ident($int:ty), $expected:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+        #[serde(transparent)]
+        pub(crate) struct $name(pub $int);
 
-impl Scalar for U32 {
-    const EXPECTED: &'static str = "an integer in 0..=4294967295";
-    fn check(seen: &Seen) -> Option<Self> {
-        int_in(seen, 0, u32::MAX.into()).and_then(|i| u32::try_from(i).ok().map(U32))
-    }
+        impl Scalar for $name {
+            const EXPECTED: &'static str = $expected;
+            fn check(seen: &Seen) -> Option<Self> {
+                int_in(seen, 0, <$int>::MAX.into())
+                    .and_then(|i| <$int>::try_from(i).ok().map($name))
+            }
+        }
+    };
 }
 
-/// A `u64` field (times, fault counts).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(transparent)]
-pub(crate) struct U64(pub u64);
-
-impl Scalar for U64 {
-    const EXPECTED: &'static str = "an integer in 0..=18446744073709551615";
-    fn check(seen: &Seen) -> Option<Self> {
-        int_in(seen, 0, u64::MAX.into()).and_then(|i| u64::try_from(i).ok().map(U64))
-    }
-}
+unsigned_field!(
+    /// A `u32` field (subtask, attempt, parallelism).
+    U32(u32),
+    "an integer in 0..=4294967295"
+);
+unsigned_field!(
+    /// A `u64` field (times, fault counts).
+    U64(u64),
+    "an integer in 0..=18446744073709551615"
+);
 
 /// A watermark (an `i64`; see [`OrNull`] for `null`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

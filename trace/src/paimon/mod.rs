@@ -27,8 +27,8 @@
 //! faults count only the calls with a native twin ([`keys`]).
 
 use sink_coordinator::{
-    ApplyResult, Call, CoordinatorApi, HostError, Lifecycle, Reply, Shared, Snapshot, Storage,
-    StorageError,
+    ApplyResult, Call, CoordinatorApi, HostError, Lifecycle, Reply, RestorePoint, Shared, Snapshot,
+    Storage, StorageError,
 };
 use sink_coordinator_paimon::schema::{encode_schema, schema_key, CreateTable};
 
@@ -122,6 +122,80 @@ pub fn snapshot_from_table(
             ),
         )
     })
+}
+
+/// A driver's table format and, on Paimon, its committable map: how the native
+/// driver and the test kit's component driver create coordinators on the table and
+/// read it back in the trace's terms.
+pub struct TableMapping {
+    format: sink_coordinator::TableFormatKind,
+    map: Option<Shared<CommittableMap>>,
+}
+
+impl TableMapping {
+    /// The native table format: nothing is mapped.
+    pub fn native() -> Self {
+        TableMapping {
+            format: sink_coordinator::TableFormatKind::Native,
+            map: None,
+        }
+    }
+
+    /// The mapping of a driver on a table in `format` ([`map_for`]: on Paimon the
+    /// table is made a Paimon table now).
+    pub fn new(
+        storage: &mut dyn Storage,
+        format: sink_coordinator::TableFormatKind,
+    ) -> Result<Self, HostError> {
+        Ok(TableMapping {
+            format,
+            map: map_for(storage, format)?,
+        })
+    }
+
+    /// The table format.
+    pub fn format(&self) -> sink_coordinator::TableFormatKind {
+        self.format
+    }
+
+    /// A coordinator made by `new` from `restore`, in the trace's terms. On Paimon the
+    /// restore point's state is mapped to the table's first, the instance is set to the
+    /// format with `set_format` (`set-table-format`) and its calls are mapped
+    /// ([`MappedCoordinator`]); on the native format it makes no `set-table-format`
+    /// call, so components older than 0.2.5 run as before.
+    pub fn create<C: CoordinatorApi + 'static>(
+        &self,
+        restore: Option<RestorePoint>,
+        new: impl FnOnce(Option<RestorePoint>) -> Result<C, HostError>,
+        set_format: impl FnOnce(&mut C, sink_coordinator::TableFormatKind) -> Result<(), HostError>,
+    ) -> Result<Box<dyn CoordinatorApi>, HostError> {
+        let Some(map) = &self.map else {
+            return Ok(Box::new(new(restore)?));
+        };
+        let restore = restore.map(|r| RestorePoint {
+            state: map.lock().state_to_table(r.state),
+            ..r
+        });
+        let mut c = new(restore)?;
+        set_format(&mut c, self.format)?;
+        Ok(Box::new(MappedCoordinator::new(Box::new(c), map.clone())))
+    }
+
+    /// Snapshots the table's reader gave, in the trace's terms ([`snapshot_from_table`]).
+    pub fn snapshots(&self, snapshots: Vec<Snapshot>) -> Result<Vec<Snapshot>, HostError> {
+        match &self.map {
+            Some(map) => snapshots
+                .into_iter()
+                .map(|s| snapshot_from_table(map, s))
+                .collect(),
+            None => Ok(snapshots),
+        }
+    }
+
+    /// A snapshot the table's reader gave, if any, in the trace's terms.
+    pub fn snapshot(&self, s: Option<Snapshot>) -> Result<Option<Snapshot>, HostError> {
+        Ok(self.snapshots(s.into_iter().collect())?.pop())
+    }
 }
 
 #[cfg(test)]

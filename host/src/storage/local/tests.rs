@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use sink_coordinator::{MemStorage, Storage, StorageError};
 
 use super::{LocalDirStorage, ValueTooLarge, DEFAULT_MAX_VALUE_BYTES, MAX_HINT_BYTES, TMP_COUNTER};
+use crate::storage::checks::{creates_once_overwrites_and_deletes, is_invalid_key};
 
 /// A fresh directory under the system temp dir, removed on drop.
 struct TempDir(PathBuf);
@@ -32,19 +33,7 @@ impl Drop for TempDir {
 fn local_dir_create_once() {
     let dir = TempDir::new("create-once");
     let mut st = LocalDirStorage::open(dir.0.join("table")).unwrap();
-    assert_eq!(st.get("snapshot/1").unwrap(), None);
-    assert!(st.put_if_absent("snapshot/1", b"first").unwrap());
-    assert!(!st.put_if_absent("snapshot/1", b"second").unwrap());
-    assert_eq!(
-        st.get("snapshot/1").unwrap().as_deref(),
-        Some(&b"first"[..])
-    );
-    st.put("hint/latest", b"a").unwrap();
-    st.put("hint/latest", b"bb").unwrap();
-    assert_eq!(st.get("hint/latest").unwrap().as_deref(), Some(&b"bb"[..]));
-    st.delete("hint/latest").unwrap();
-    st.delete("hint/latest").unwrap();
-    assert_eq!(st.get("hint/latest").unwrap(), None);
+    creates_once_overwrites_and_deletes(&mut st);
     // A directory at a key is neither a value nor missing (issue 26).
     assert!(matches!(
         st.get("snapshot"),
@@ -77,31 +66,14 @@ fn local_dir_confines_keys() {
         "a\0b",
         ".sinkcoord-tmp.1",
     ] {
-        assert!(
-            matches!(st.get(bad), Err(StorageError::InvalidKey(_))),
-            "get {bad:?}"
-        );
-        assert!(
-            matches!(
-                st.put_if_absent(bad, b"x"),
-                Err(StorageError::InvalidKey(_))
-            ),
-            "put_if_absent {bad:?}"
-        );
-        assert!(
-            matches!(st.put(bad, b"x"), Err(StorageError::InvalidKey(_))),
-            "put {bad:?}"
-        );
-        assert!(
-            matches!(st.delete(bad), Err(StorageError::InvalidKey(_))),
-            "delete {bad:?}"
-        );
+        assert!(is_invalid_key(&st.get(bad)), "get {bad:?}");
+        let created = st.put_if_absent(bad, b"x");
+        assert!(is_invalid_key(&created), "put_if_absent {bad:?}");
+        assert!(is_invalid_key(&st.put(bad, b"x")), "put {bad:?}");
+        assert!(is_invalid_key(&st.delete(bad)), "delete {bad:?}");
     }
     for bad in ["/", "../", "a//", "a\\", "/snapshot/"] {
-        assert!(
-            matches!(st.list(bad), Err(StorageError::InvalidKey(_))),
-            "list {bad:?}"
-        );
+        assert!(is_invalid_key(&st.list(bad)), "list {bad:?}");
     }
     // Nothing was written outside (or inside) the root.
     assert!(!dir.0.join("x").exists());
@@ -269,15 +241,9 @@ fn local_dir_refuses_special_files_at_keys() {
     .unwrap();
     for key in ["snapshot/1", "snapshot/2"] {
         // Neither missing nor "already created": refused, and no hang.
-        assert!(
-            matches!(st.get(key), Err(StorageError::InvalidKey(_))),
-            "get {key}"
-        );
+        assert!(is_invalid_key(&st.get(key)), "get {key}");
         let created = st.put_if_absent(key, b"v");
-        assert!(
-            matches!(created, Err(StorageError::InvalidKey(_))),
-            "put_if_absent {key}: {created:?}"
-        );
+        assert!(is_invalid_key(&created), "put_if_absent {key}: {created:?}");
     }
     // /dev/zero linked in: refused as a link, never read.
     std::os::unix::fs::symlink("/dev/zero", snapshots.join("3")).unwrap();

@@ -11,8 +11,8 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard};
 
-use jni::objects::{JObject, JValue};
-use jni::sys::jlong;
+use jni::objects::{JByteArray, JObject, JObjectArray, JString, JValue};
+use jni::sys::{jlong, jobject};
 use jni::JNIEnv;
 use sink_coordinator_host::HostError;
 
@@ -107,6 +107,118 @@ pub fn component_exception<'local>(
     )
 }
 
+/// What an exported function returns to Java: the raw JNI value, and (its
+/// `Default`) what it returns when it throws instead, which the JVM ignores.
+pub trait ToJava: Default {
+    /// The JNI type in the exported signature.
+    type Raw;
+    /// The value as the JVM receives it.
+    fn into_raw(self) -> Self::Raw;
+}
+
+impl ToJava for () {
+    type Raw = ();
+    fn into_raw(self) {}
+}
+
+impl ToJava for jlong {
+    type Raw = jlong;
+    fn into_raw(self) -> jlong {
+        self
+    }
+}
+
+macro_rules! object_returns {
+    ($($object:ident),*) => {$(
+        impl<'local> ToJava for $object<'local> {
+            type Raw = jobject;
+            fn into_raw(self) -> jobject {
+                JObject::from(self).into_raw()
+            }
+        }
+    )*};
+}
+object_returns!(JObject, JString, JByteArray, JObjectArray);
+
+/// Defines the native methods of the Java class
+/// `io.sinkcoordinator.flink.component.Native`, so that the JNI plumbing
+/// (the `JNIEnv` and class parameters, [`fenced`], the raw return value,
+/// the handle) is written once. Each function is named as its Java method;
+/// it is exported as the symbol the JVM looks up,
+/// `Java_io_sinkcoordinator_flink_component_Native_<method>` (the method
+/// names have no `_` or non-ASCII letter, which JNI would escape). Three
+/// forms:
+///
+/// - `fn method(env, value: &mut Type, args...) -> R { body }`: the first
+///   Java parameter is a `long handle` made by [`into_handle`]`::<Type>`;
+///   the body runs with the JNI env and the locked value;
+/// - `fn method(env, args...) -> R { body }`: no handle (constructors);
+/// - `free fn method(Type);`: frees the handle (the wrapper's `close`).
+///
+/// `R` is a [`ToJava`] type; the body returns a `CallResult<R>` (a failure
+/// throws the matching Java exception). The lifetime `'local` names the
+/// JNI frame of the call.
+macro_rules! jni_exports {
+    () => {};
+    (
+        $(#[$meta:meta])*
+        fn $method:ident($env:ident, $value:ident: &mut $handle:ty $(, $arg:ident: $ty:ty)* $(,)?)
+            -> $ret:ty $body:block
+        $($rest:tt)*
+    ) => {
+        $crate::call::jni_exports! {
+            $(#[$meta])*
+            fn $method($env, handle: jni::sys::jlong $(, $arg: $ty)*) -> $ret {
+                // SAFETY: the Java wrapper passes its live handle (see `with_handle`).
+                let mut $value = unsafe { $crate::call::with_handle::<$handle>(handle)? };
+                $body
+            }
+            $($rest)*
+        }
+    };
+    (
+        $(#[$meta:meta])*
+        fn $method:ident($env:ident $(, $arg:ident: $ty:ty)* $(,)?) -> $ret:ty $body:block
+        $($rest:tt)*
+    ) => {
+        $(#[$meta])*
+        #[export_name = concat!("Java_io_sinkcoordinator_flink_component_Native_", stringify!($method))]
+        #[allow(non_snake_case, clippy::too_many_arguments)]
+        pub extern "system" fn $method<'local>(
+            mut env: jni::JNIEnv<'local>,
+            _class: jni::objects::JClass<'local>,
+            $($arg: $ty),*
+        ) -> <$ret as $crate::call::ToJava>::Raw {
+            let value = $crate::call::fenced(
+                &mut env,
+                Default::default(),
+                |$env: &mut jni::JNIEnv<'local>| -> $crate::call::CallResult<$ret> { $body },
+            );
+            $crate::call::ToJava::into_raw(value)
+        }
+        $crate::call::jni_exports! { $($rest)* }
+    };
+    (
+        $(#[$meta:meta])*
+        free fn $method:ident($handle:ty);
+        $($rest:tt)*
+    ) => {
+        $(#[$meta])*
+        #[export_name = concat!("Java_io_sinkcoordinator_flink_component_Native_", stringify!($method))]
+        #[allow(non_snake_case)]
+        pub extern "system" fn $method<'local>(
+            _env: jni::JNIEnv<'local>,
+            _class: jni::objects::JClass<'local>,
+            handle: jni::sys::jlong,
+        ) {
+            // SAFETY: called once by the wrapper's close, which then forgets the handle.
+            unsafe { $crate::call::free_handle::<$handle>(handle) }
+        }
+        $crate::call::jni_exports! { $($rest)* }
+    };
+}
+pub(crate) use jni_exports;
+
 /// Moves `value` to the heap; the `long` is its handle.
 pub fn into_handle<T>(value: T) -> jlong {
     Box::into_raw(Box::new(Mutex::new(value))) as jlong
@@ -154,11 +266,6 @@ pub fn optional_checkpoint(value: jlong, what: &str) -> CallResult<Option<u64>> 
 /// A subtask index from Java (`int`, never negative).
 pub fn subtask_index(value: i32) -> CallResult<u32> {
     u32::try_from(value).map_err(|_| Fail::Usage(format!("subtask {value} is negative")))
-}
-
-/// The null object, typed for functions that return an object.
-pub fn null<'local>() -> JObject<'local> {
-    JObject::null()
 }
 
 #[cfg(test)]

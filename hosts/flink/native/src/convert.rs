@@ -49,13 +49,9 @@ pub fn to_byte_arrays<'local, B: AsRef<[u8]>>(
     env: &mut JNIEnv<'local>,
     values: impl ExactSizeIterator<Item = B>,
 ) -> CallResult<JObjectArray<'local>> {
-    let array = env.new_object_array(jsize_of(values.len())?, "[B", JObject::null())?;
-    for (i, value) in values.enumerate() {
-        let element = env.byte_array_from_slice(value.as_ref())?;
-        env.set_object_array_element(&array, jsize_of(i)?, &element)?;
-        env.delete_local_ref(element)?;
-    }
-    Ok(array)
+    object_array(env, "[B", values, |env, value| {
+        Ok(env.byte_array_from_slice(value.as_ref())?.into())
+    })
 }
 
 /// `byte[]` → bytes (null is a usage error: state bytes are never null).
@@ -70,8 +66,18 @@ fn jsize_of(n: usize) -> CallResult<jsize> {
     jsize::try_from(n).map_err(|_| Fail::Usage(format!("{n} elements exceed a Java array")))
 }
 
-/// A Java `Entry` → the core's entry.
-pub fn entry(env: &mut JNIEnv<'_>, object: &JObject<'_>) -> CallResult<Entry> {
+/// The fields of a Java `Entry`, its committables still a Java array.
+struct EntryFields<'local> {
+    checkpoint: u64,
+    committables: JObjectArray<'local>,
+    watermark: Option<i64>,
+    savepoint: bool,
+}
+
+fn entry_fields<'local>(
+    env: &mut JNIEnv<'local>,
+    object: &JObject<'_>,
+) -> CallResult<EntryFields<'local>> {
     if object.is_null() {
         return Err(Fail::Usage("an entry is null".to_string()));
     }
@@ -80,13 +86,24 @@ pub fn entry(env: &mut JNIEnv<'_>, object: &JObject<'_>) -> CallResult<Entry> {
     let has_watermark = env.get_field(object, "hasWatermark", "Z")?.z()?;
     let watermark = env.get_field(object, "watermark", "J")?.j()?;
     let savepoint = env.get_field(object, "savepoint", "Z")?.z()?;
-    let committables_vec = byte_arrays(env, &committables)?;
-    env.delete_local_ref(committables)?;
-    Ok(Entry {
+    Ok(EntryFields {
         checkpoint: checkpoint_id(checkpoint, "entry checkpoint")?,
-        committables: committables_vec.into(),
+        committables,
         watermark: has_watermark.then_some(watermark),
         savepoint,
+    })
+}
+
+/// A Java `Entry` → the core's entry.
+pub fn entry(env: &mut JNIEnv<'_>, object: &JObject<'_>) -> CallResult<Entry> {
+    let fields = entry_fields(env, object)?;
+    let committables = byte_arrays(env, &fields.committables)?;
+    env.delete_local_ref(fields.committables)?;
+    Ok(Entry {
+        checkpoint: fields.checkpoint,
+        committables: committables.into(),
+        watermark: fields.watermark,
+        savepoint: fields.savepoint,
     })
 }
 
@@ -100,23 +117,17 @@ pub fn packed_event(
     attempt: u32,
     object: &JObject<'_>,
 ) -> CallResult<PackedEvent> {
-    if object.is_null() {
-        return Err(Fail::Usage("an entry is null".to_string()));
-    }
-    let checkpoint = env.get_field(object, "checkpoint", "J")?.j()?;
-    let committables = JObjectArray::from(env.get_field(object, "committables", "[[B")?.l()?);
-    let has_watermark = env.get_field(object, "hasWatermark", "Z")?.z()?;
-    let watermark = env.get_field(object, "watermark", "J")?.j()?;
-    let savepoint = env.get_field(object, "savepoint", "Z")?.z()?;
+    let fields = entry_fields(env, object)?;
+    let committables = &fields.committables;
     let n = if committables.is_null() {
         0
     } else {
-        env.get_array_length(&committables)?
+        env.get_array_length(committables)?
     };
     // First pass: the lengths, so that the block is allocated once.
     let mut lengths = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
     for i in 0..n {
-        let element = JByteArray::from(env.get_object_array_element(&committables, i)?);
+        let element = JByteArray::from(env.get_object_array_element(committables, i)?);
         if element.is_null() {
             return Err(Fail::Usage(format!("committable {i} is null")));
         }
@@ -129,7 +140,7 @@ pub fn packed_event(
     let mut block = Vec::with_capacity(size);
     leb_push(&mut block, lengths.len() as u64);
     for (i, &len) in (0..n).zip(&lengths) {
-        let element = JByteArray::from(env.get_object_array_element(&committables, i)?);
+        let element = JByteArray::from(env.get_object_array_element(committables, i)?);
         leb_push(&mut block, len as u64);
         let start = block.len();
         block.resize(start + len, 0);
@@ -141,14 +152,14 @@ pub fn packed_event(
         env.get_byte_array_region(&element, 0, target)?;
         env.delete_local_ref(element)?;
     }
-    env.delete_local_ref(committables)?;
+    env.delete_local_ref(fields.committables)?;
     Ok(PackedEvent {
         subtask,
         attempt,
-        checkpoint: checkpoint_id(checkpoint, "entry checkpoint")?,
+        checkpoint: fields.checkpoint,
         committables: block,
-        watermark: has_watermark.then_some(watermark),
-        savepoint,
+        watermark: fields.watermark,
+        savepoint: fields.savepoint,
     })
 }
 
@@ -190,26 +201,16 @@ pub fn to_entries<'local>(
     env: &mut JNIEnv<'local>,
     list: &[Entry],
 ) -> CallResult<JObjectArray<'local>> {
-    let array = env.new_object_array(jsize_of(list.len())?, class("Entry"), JObject::null())?;
-    for (i, e) in list.iter().enumerate() {
-        let element = to_entry(env, e)?;
-        env.set_object_array_element(&array, jsize_of(i)?, &element)?;
-        env.delete_local_ref(element)?;
-    }
-    Ok(array)
+    to_array(env, "Entry", list, |env, e| to_entry(env, e))
 }
 
 fn to_strings<'local>(
     env: &mut JNIEnv<'local>,
     list: &[String],
 ) -> CallResult<JObjectArray<'local>> {
-    let array = env.new_object_array(jsize_of(list.len())?, "java/lang/String", JObject::null())?;
-    for (i, s) in list.iter().enumerate() {
-        let element = env.new_string(s)?;
-        env.set_object_array_element(&array, jsize_of(i)?, &element)?;
-        env.delete_local_ref(element)?;
-    }
-    Ok(array)
+    object_array(env, "java/lang/String", list.iter(), |env, s| {
+        Ok(env.new_string(s)?.into())
+    })
 }
 
 /// A checkpoint id as a Java `long`: END (`2^63-1`) is `Long.MAX_VALUE`.
@@ -319,15 +320,28 @@ pub fn to_tag<'local>(env: &mut JNIEnv<'local>, t: &Tag) -> CallResult<JObject<'
     )?)
 }
 
-/// A list of Java objects built by `f` → a Java array of `class_name`.
+/// A list of Java objects built by `f` → a Java array of `class_name` (a
+/// class of this package).
 pub fn to_array<'local, T>(
     env: &mut JNIEnv<'local>,
     class_name: &str,
     list: &[T],
-    mut f: impl FnMut(&mut JNIEnv<'local>, &T) -> CallResult<JObject<'local>>,
+    f: impl FnMut(&mut JNIEnv<'local>, &T) -> CallResult<JObject<'local>>,
 ) -> CallResult<JObjectArray<'local>> {
-    let array = env.new_object_array(jsize_of(list.len())?, class(class_name), JObject::null())?;
-    for (i, item) in list.iter().enumerate() {
+    object_array(env, &class(class_name), list.iter(), f)
+}
+
+/// Java objects built by `f` → a Java array of the class named `class_name`
+/// in full; each element's local reference is freed once stored, so a long
+/// list does not fill the JNI frame.
+fn object_array<'local, T>(
+    env: &mut JNIEnv<'local>,
+    class_name: &str,
+    items: impl ExactSizeIterator<Item = T>,
+    mut f: impl FnMut(&mut JNIEnv<'local>, T) -> CallResult<JObject<'local>>,
+) -> CallResult<JObjectArray<'local>> {
+    let array = env.new_object_array(jsize_of(items.len())?, class_name, JObject::null())?;
+    for (i, item) in items.enumerate() {
         let element = f(env, item)?;
         env.set_object_array_element(&array, jsize_of(i)?, &element)?;
         env.delete_local_ref(element)?;

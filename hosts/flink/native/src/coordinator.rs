@@ -1,8 +1,8 @@
 //! JNI exports of the coordinator resource: one component instance per
 //! coordinator, over the table's log directory and the system clock.
 
-use jni::objects::{JByteArray, JClass, JIntArray, JObject, JObjectArray, JString};
-use jni::sys::{jboolean, jbyteArray, jint, jlong, jobject, jstring};
+use jni::objects::{JByteArray, JIntArray, JObject, JObjectArray, JString};
+use jni::sys::{jboolean, jint, jlong};
 use jni::JNIEnv;
 use sink_coordinator_host::clock::SystemClock;
 use sink_coordinator_host::core::{Config, FinalCommitMode, Outcome, RecoveryMode, RestorePoint};
@@ -11,57 +11,46 @@ use sink_coordinator_host::storage::LocalDirStorage;
 use sink_coordinator_host::{ComponentCoordinator, HostResult};
 
 use crate::call::{
-    checkpoint_id, fenced, free_handle, into_handle, null, optional_checkpoint, subtask_index,
-    with_handle, CallResult, Fail,
+    checkpoint_id, into_handle, jni_exports, optional_checkpoint, subtask_index, CallResult, Fail,
 };
 use crate::convert;
 use crate::faults::{DrilledStorage, FaultPlan};
 
 type Handle = ComponentCoordinator;
 
-/// Runs an outcome-returning call on the coordinator behind `handle`.
-fn outcome_call<'local>(
+/// A coordinator call's outcome → a Java `Outcome` (an error throws).
+fn outcome<'local>(
     env: &mut JNIEnv<'local>,
-    handle: jlong,
-    f: impl FnOnce(&mut JNIEnv<'local>, &mut Handle) -> CallResult<HostResult<Outcome>>,
-) -> jobject {
-    fenced(env, null(), |env| {
-        // SAFETY: the Java wrapper passes its live handle (call.rs).
-        let mut coordinator = unsafe { with_handle::<Handle>(handle)? };
-        let outcome = f(env, &mut coordinator)??;
-        convert::to_outcome(env, &outcome)
-    })
-    .into_raw()
+    result: HostResult<Outcome>,
+) -> CallResult<JObject<'local>> {
+    convert::to_outcome(env, &result?)
 }
 
-/// `long coordinatorNew(String logDir, int parallelism, String commitUser,
-/// boolean checkpointing, boolean finalOnEndInput, boolean forceCreateSnapshot,
-/// boolean savepointAutoTag, long tagRetainedMs, boolean recoveryContinue,
-/// long restoreCheckpoint, byte[] state, int[] finishedSubtasks,
-/// int faultEvery, long faultAfter)`: `tagRetainedMs`, `restoreCheckpoint`
-/// and `faultAfter` are `-1` for none; `faultEvery` 0 for none (a storage
-/// fault drill, [`crate::faults`]).
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorNew<'local>(
-    mut env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    log_dir: JString<'local>,
-    parallelism: jint,
-    commit_user: JString<'local>,
-    checkpointing: jboolean,
-    final_on_end_input: jboolean,
-    force_create_snapshot: jboolean,
-    savepoint_auto_tag: jboolean,
-    tag_retained_ms: jlong,
-    recovery_continue: jboolean,
-    restore_checkpoint: jlong,
-    state: JByteArray<'local>,
-    finished: JIntArray<'local>,
-    fault_every: jint,
-    fault_after: jlong,
-) -> jlong {
-    fenced(&mut env, 0, |env| {
+jni_exports! {
+    /// `long coordinatorNew(String logDir, int parallelism, String commitUser,
+    /// boolean checkpointing, boolean finalOnEndInput, boolean forceCreateSnapshot,
+    /// boolean savepointAutoTag, long tagRetainedMs, boolean recoveryContinue,
+    /// long restoreCheckpoint, byte[] state, int[] finishedSubtasks,
+    /// int faultEvery, long faultAfter)`: `tagRetainedMs`, `restoreCheckpoint`
+    /// and `faultAfter` are `-1` for none; `faultEvery` 0 for none (a storage
+    /// fault drill, [`crate::faults`]).
+    fn coordinatorNew(
+        env,
+        log_dir: JString<'local>,
+        parallelism: jint,
+        commit_user: JString<'local>,
+        checkpointing: jboolean,
+        final_on_end_input: jboolean,
+        force_create_snapshot: jboolean,
+        savepoint_auto_tag: jboolean,
+        tag_retained_ms: jlong,
+        recovery_continue: jboolean,
+        restore_checkpoint: jlong,
+        state: JByteArray<'local>,
+        finished: JIntArray<'local>,
+        fault_every: jint,
+        fault_after: jlong,
+    ) -> jlong {
         let dir: String = env.get_string(&log_dir)?.into();
         let user: String = env.get_string(&commit_user)?.into();
         let config = Config {
@@ -120,52 +109,39 @@ pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinato
         };
         let coordinator = ComponentCoordinator::new(&runtime, env, &config, restore.as_ref())?;
         Ok(into_handle(coordinator))
-    })
-}
+    }
 
-#[no_mangle]
-pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorStart<'local>(
-    mut env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-) -> jobject {
-    outcome_call(&mut env, handle, |_, c| Ok(c.start()))
-}
+    fn coordinatorStart(env, c: &mut Handle) -> JObject<'local> {
+        outcome(env, c.start())
+    }
 
-#[no_mangle]
-pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorEvent<'local>(
-    mut env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-    subtask: jint,
-    attempt: jint,
-    entry: JObject<'local>,
-) -> jobject {
-    outcome_call(&mut env, handle, |env, c| {
+    fn coordinatorEvent(
+        env,
+        c: &mut Handle,
+        subtask: jint,
+        attempt: jint,
+        entry: JObject<'local>,
+    ) -> JObject<'local> {
         let entry = convert::entry(env, &entry)?;
         let attempt = u32::try_from(attempt).unwrap_or(0);
-        Ok(c.event(subtask_index(subtask)?, attempt, entry))
-    })
-}
+        outcome(env, c.event(subtask_index(subtask)?, attempt, entry))
+    }
 
-/// `BatchOutcome coordinatorEvents(long handle, int[] subtasks, int[]
-/// attempts, Entry[] entries)`: event i is `(subtasks[i], attempts[i],
-/// entries[i])`, all of them in one crossing (WIT 0.2.2 `events-packed`:
-/// each entry's committables are copied from Java into one block, see
-/// `convert::packed_event`; a 0.2.1 component gets `events`). An error
-/// the component reports is returned inside the result, with how many events
-/// were applied before it and what they did, so the caller can resend from
-/// there; only a misuse or a JNI failure throws.
-#[no_mangle]
-pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorEvents<'local>(
-    mut env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-    subtasks: JIntArray<'local>,
-    attempts: JIntArray<'local>,
-    entries: JObjectArray<'local>,
-) -> jobject {
-    fenced(&mut env, null(), |env| {
+    /// `BatchOutcome coordinatorEvents(long handle, int[] subtasks, int[]
+    /// attempts, Entry[] entries)`: event i is `(subtasks[i], attempts[i],
+    /// entries[i])`, all of them in one crossing (WIT 0.2.2 `events-packed`:
+    /// each entry's committables are copied from Java into one block, see
+    /// `convert::packed_event`; a 0.2.1 component gets `events`). An error
+    /// the component reports is returned inside the result, with how many events
+    /// were applied before it and what they did, so the caller can resend from
+    /// there; only a misuse or a JNI failure throws.
+    fn coordinatorEvents(
+        env,
+        c: &mut Handle,
+        subtasks: JIntArray<'local>,
+        attempts: JIntArray<'local>,
+        entries: JObjectArray<'local>,
+    ) -> JObject<'local> {
         let n = env.get_array_length(&entries)?;
         if env.get_array_length(&subtasks)? != n || env.get_array_length(&attempts)? != n {
             return Err(Fail::Usage(
@@ -189,146 +165,64 @@ pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinato
             )?);
             env.delete_local_ref(entry)?;
         }
-        // SAFETY: the Java wrapper passes its live handle (call.rs).
-        let result = unsafe { with_handle::<Handle>(handle)? }.events_packed(&batch);
+        let result = c.events_packed(&batch);
         convert::to_batch_outcome(env, len, result)
-    })
-    .into_raw()
-}
+    }
 
-#[no_mangle]
-pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorRestored<
-    'local,
->(
-    mut env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-    subtask: jint,
-    attempt: jint,
-    checkpoint: jlong,
-    entries: JObjectArray<'local>,
-) -> jobject {
-    outcome_call(&mut env, handle, |env, c| {
+    fn coordinatorRestored(
+        env,
+        c: &mut Handle,
+        subtask: jint,
+        attempt: jint,
+        checkpoint: jlong,
+        entries: JObjectArray<'local>,
+    ) -> JObject<'local> {
         let entries = convert::entries(env, &entries)?;
         let attempt = u32::try_from(attempt).unwrap_or(0);
         let checkpoint = checkpoint_id(checkpoint, "restored checkpoint")?;
-        Ok(c.restored(subtask_index(subtask)?, attempt, checkpoint, entries))
-    })
-}
+        outcome(env, c.restored(subtask_index(subtask)?, attempt, checkpoint, entries))
+    }
 
-/// `checkpoint` is `-1` when the subtask restarts from scratch.
-#[no_mangle]
-pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorSubtaskReset<
-    'local,
->(
-    mut env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-    subtask: jint,
-    checkpoint: jlong,
-) -> jobject {
-    outcome_call(&mut env, handle, |_, c| {
+    /// `checkpoint` is `-1` when the subtask restarts from scratch.
+    fn coordinatorSubtaskReset(
+        env,
+        c: &mut Handle,
+        subtask: jint,
+        checkpoint: jlong,
+    ) -> JObject<'local> {
         let checkpoint = optional_checkpoint(checkpoint, "reset checkpoint")?;
-        Ok(c.subtask_reset(subtask_index(subtask)?, checkpoint))
-    })
-}
+        outcome(env, c.subtask_reset(subtask_index(subtask)?, checkpoint))
+    }
 
-#[no_mangle]
-pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorCheckpoint<
-    'local,
->(
-    mut env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-    checkpoint: jlong,
-) -> jbyteArray {
-    fenced(&mut env, JByteArray::default(), |env| {
-        // SAFETY: the Java wrapper passes its live handle (call.rs).
-        let mut c = unsafe { with_handle::<Handle>(handle)? };
+    fn coordinatorCheckpoint(env, c: &mut Handle, checkpoint: jlong) -> JByteArray<'local> {
         let state = c.checkpoint(checkpoint_id(checkpoint, "checkpoint")?)?;
         Ok(env.byte_array_from_slice(&state)?)
-    })
-    .into_raw()
-}
+    }
 
-#[no_mangle]
-pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorCheckpointComplete<
-    'local,
->(
-    mut env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-    checkpoint: jlong,
-) -> jobject {
-    outcome_call(&mut env, handle, |_, c| {
-        Ok(c.checkpoint_complete(checkpoint_id(checkpoint, "checkpoint")?))
-    })
-}
+    fn coordinatorCheckpointComplete(env, c: &mut Handle, checkpoint: jlong) -> JObject<'local> {
+        outcome(env, c.checkpoint_complete(checkpoint_id(checkpoint, "checkpoint")?))
+    }
 
-#[no_mangle]
-pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorCheckpointAborted<
-    'local,
->(
-    mut env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-    checkpoint: jlong,
-) -> jobject {
-    outcome_call(&mut env, handle, |_, c| {
-        Ok(c.checkpoint_aborted(checkpoint_id(checkpoint, "checkpoint")?))
-    })
-}
+    fn coordinatorCheckpointAborted(env, c: &mut Handle, checkpoint: jlong) -> JObject<'local> {
+        outcome(env, c.checkpoint_aborted(checkpoint_id(checkpoint, "checkpoint")?))
+    }
 
-#[no_mangle]
-pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorClose<'local>(
-    mut env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-) -> jobject {
-    outcome_call(&mut env, handle, |_, c| Ok(c.close()))
-}
+    fn coordinatorClose(env, c: &mut Handle) -> JObject<'local> {
+        outcome(env, c.close())
+    }
 
-/// The lifecycle state's name (`created`, ..., `failed`).
-#[no_mangle]
-pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorState<'local>(
-    mut env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-) -> jstring {
-    fenced(&mut env, JString::default(), |env| {
-        // SAFETY: the Java wrapper passes its live handle (call.rs).
-        let mut c = unsafe { with_handle::<Handle>(handle)? };
-        let name = c.state().name();
-        Ok(env.new_string(name)?)
-    })
-    .into_raw()
-}
+    /// The lifecycle state's name (`created`, ..., `failed`).
+    fn coordinatorState(env, c: &mut Handle) -> JString<'local> {
+        Ok(env.new_string(c.state().name())?)
+    }
 
-/// Committed-up-to (SEMANTICS 5.5); `-1` for none.
-#[no_mangle]
-pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorCommittedUpTo<
-    'local,
->(
-    mut env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-) -> jlong {
-    fenced(&mut env, -1, |_| {
-        // SAFETY: the Java wrapper passes its live handle (call.rs).
-        let mut c = unsafe { with_handle::<Handle>(handle)? };
+    /// Committed-up-to (SEMANTICS 5.5); `-1` for none.
+    fn coordinatorCommittedUpTo(_env, c: &mut Handle) -> jlong {
         match c.committed_up_to() {
             Some(u) => convert::to_long(u),
             None => Ok(-1),
         }
-    })
-}
+    }
 
-#[no_mangle]
-pub extern "system" fn Java_io_sinkcoordinator_flink_component_Native_coordinatorFree<'local>(
-    _env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-) {
-    // SAFETY: called once by the wrapper's close, which then forgets the handle.
-    unsafe { free_handle::<Handle>(handle) }
+    free fn coordinatorFree(Handle);
 }

@@ -289,15 +289,15 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
     @Override
     public void handleOperatorEvent(OperatorEvent event) {
         if (event instanceof Events.CommittedUpTo) {
-            long upTo = ((Events.CommittedUpTo) event).upTo;
+            long upTo = ((Events.CommittedUpTo) event).upTo();
             helper.committed(upTo);
             endCommitted |= upTo == Entry.END;
         } else if (event instanceof Events.Released) {
-            releasedAt = Math.max(releasedAt, ((Events.Released) event).completed);
+            releasedAt = Math.max(releasedAt, ((Events.Released) event).completed());
             releasedOnce = true;
         } else if (event instanceof Events.SavepointProcessed) {
             savepointProcessed =
-                    Math.max(savepointProcessed, ((Events.SavepointProcessed) event).completed);
+                    Math.max(savepointProcessed, ((Events.SavepointProcessed) event).completed());
         } else {
             throw new IllegalArgumentException(
                     "writer subtask " + subtask + ": unexpected operator event " + event);

@@ -3,19 +3,12 @@ package io.sinkcoordinator.flink;
 import io.sinkcoordinator.flink.component.Entry;
 import org.apache.flink.runtime.operators.coordination.OperatorEvent;
 
-/** The operator events between the writers and the coordinator. */
+/** The operator events between the writers and the coordinator (Java-serialized by Flink). */
 final class Events {
     private Events() {}
 
     /** Writer → coordinator: the entry of one checkpoint, or END. */
-    static final class Committable implements OperatorEvent {
-        private static final long serialVersionUID = 1L;
-        final Entry entry;
-
-        Committable(Entry entry) {
-            this.entry = entry;
-        }
-
+    record Committable(Entry entry) implements OperatorEvent {
         @Override
         public String toString() {
             return "Committable" + entry;
@@ -23,16 +16,7 @@ final class Events {
     }
 
     /** Writer → coordinator: the replay of its buffer after restoring from {@code checkpoint}. */
-    static final class Restored implements OperatorEvent {
-        private static final long serialVersionUID = 1L;
-        final long checkpoint;
-        final Entry[] entries;
-
-        Restored(long checkpoint, Entry[] entries) {
-            this.checkpoint = checkpoint;
-            this.entries = entries;
-        }
-
+    record Restored(long checkpoint, Entry[] entries) implements OperatorEvent {
         @Override
         public String toString() {
             return "Restored{checkpoint=" + checkpoint + ", entries=" + entries.length + "}";
@@ -40,14 +24,7 @@ final class Events {
     }
 
     /** Coordinator → writer: committed-up-to (SEMANTICS 5.5); the writer may forget entries. */
-    static final class CommittedUpTo implements OperatorEvent {
-        private static final long serialVersionUID = 1L;
-        final long upTo;
-
-        CommittedUpTo(long upTo) {
-            this.upTo = upTo;
-        }
-
+    record CommittedUpTo(long upTo) implements OperatorEvent {
         @Override
         public String toString() {
             return "CommittedUpTo{" + (upTo == Entry.END ? "END" : Long.toString(upTo)) + "}";
@@ -60,14 +37,7 @@ final class Events {
      * the writer's END entry and the writer may finish. Sent only while some writer has not ended
      * (the last ones wait for committed-up-to END instead); see SinkCoordinator#release.
      */
-    static final class Released implements OperatorEvent {
-        private static final long serialVersionUID = 1L;
-        final long completed;
-
-        Released(long completed) {
-            this.completed = completed;
-        }
-
+    record Released(long completed) implements OperatorEvent {
         @Override
         public String toString() {
             return "Released{completed=" + completed + "}";
@@ -83,14 +53,7 @@ final class Events {
      * so the job cannot end before that commit and its tag (the coordinator runs calls on its
      * loop, after Flink's call returned).
      */
-    static final class SavepointProcessed implements OperatorEvent {
-        private static final long serialVersionUID = 1L;
-        final long completed;
-
-        SavepointProcessed(long completed) {
-            this.completed = completed;
-        }
-
+    record SavepointProcessed(long completed) implements OperatorEvent {
         @Override
         public String toString() {
             return "SavepointProcessed{completed=" + completed + "}";

@@ -279,9 +279,9 @@ final class SinkCoordinator implements OperatorCoordinator {
     }
 
     private void onEvent(int subtask, int attempt, OperatorEvent event) {
-        if (event instanceof Events.Committable) {
-            Events.Committable e = (Events.Committable) event;
-            if (e.entry.isEnd()) {
+        if (event instanceof Events.Committable committable) {
+            Entry entry = committable.entry();
+            if (entry.isEnd()) {
                 // It now waits in its final checkpoint's completion until released.
                 if (!released.contains(subtask)) {
                     ended.put(subtask, -1L);
@@ -294,7 +294,7 @@ final class SinkCoordinator implements OperatorCoordinator {
                     // the coordinator's state holds (the data would be lost;
                     // tests/regressions/finished-subtask-end-replay-drops-end-data).
                     // Dropped here until the page ignores it too.
-                    if (e.entry.committables.length != 0) {
+                    if (entry.committables.length != 0) {
                         fail(
                                 new FlinkException(
                                         "sink coordinator: subtask "
@@ -311,28 +311,27 @@ final class SinkCoordinator implements OperatorCoordinator {
                 // because Flink fails over when an operator event reaches a
                 // FINISHED task (a CI run lost that race).
             } else if (ended.containsKey(subtask) && ended.get(subtask) < 0) {
-                ended.put(subtask, e.entry.checkpoint);
+                ended.put(subtask, entry.checkpoint);
             }
-            held.add(new Held(subtask, attempt, e.entry));
+            held.add(new Held(subtask, attempt, entry));
             if (held.size() >= gateways.length
-                    || e.entry.isEnd()
-                    || e.entry.checkpoint <= lastCompleted) {
+                    || entry.isEnd()
+                    || entry.checkpoint <= lastCompleted) {
                 flush();
             }
             release();
-            if (e.entry.savepoint && !e.entry.isEnd()) {
-                if (e.entry.checkpoint > completedOk) {
-                    savepointReported[subtask] = e.entry.checkpoint;
+            if (entry.savepoint && !entry.isEnd()) {
+                if (entry.checkpoint > completedOk) {
+                    savepointReported[subtask] = entry.checkpoint;
                 } else if (!failing && component != null && gateways[subtask] != null) {
                     // a late event: the completion was processed already (and a commit that
                     // waited for this event is made now)
                     gateways[subtask].sendEvent(new Events.SavepointProcessed(completedOk));
                 }
             }
-        } else if (event instanceof Events.Restored) {
-            Events.Restored e = (Events.Restored) event;
+        } else if (event instanceof Events.Restored e) {
             flush();
-            for (Entry entry : e.entries) {
+            for (Entry entry : e.entries()) {
                 if (entry.isEnd() && !released.contains(subtask)) {
                     // restored from a checkpoint taken after its end: it waits like any ended one
                     ended.put(subtask, -1L);
@@ -344,7 +343,7 @@ final class SinkCoordinator implements OperatorCoordinator {
             apply(
                     "restore event of subtask " + subtask,
                     stats.eventNanos,
-                    () -> component.restored(subtask, attempt, e.checkpoint, e.entries));
+                    () -> component.restored(subtask, attempt, e.checkpoint(), e.entries()));
             release();
         } else {
             fail(
@@ -595,29 +594,55 @@ final class SinkCoordinator implements OperatorCoordinator {
             if (result.error == null) {
                 break;
             }
-            ComponentException e = result.error;
             Held failed = held.get(from + result.applied);
             String what = "event of subtask " + failed.subtask() + " (" + failed.entry() + ")";
             from += result.applied;
-            if (e.isStorage() && attempt < options.storageAttempts()) {
-                stats.storageRetries.incrementAndGet();
-                LOG.warn("sink {}: {} failed on storage (attempt {}), repeating: {}",
-                        options.config().commitUser(), what, attempt, e.getMessage());
-                if (!loop.pause(20L * attempt)) {
-                    break; // closed meanwhile, after its wait ran out: drop
-                }
+            AfterError next = afterError(what, result.error, attempt);
+            if (next == AfterError.STOP) {
+                break;
+            }
+            if (next == AfterError.REPEAT) {
                 attempt++;
-            } else if (e.isDeclined()) {
-                LOG.warn("sink {}: {} declined: {}", options.config().commitUser(), what,
-                        e.getMessage());
+            } else {
                 from++;
                 attempt = 1;
-            } else {
-                fail(new FlinkException("sink coordinator: " + what + " failed", e));
-                break;
             }
         }
         held.clear();
+    }
+
+    /** What SEMANTICS 8 makes of a call's error ({@link #afterError}). */
+    private enum AfterError {
+        /** Make the call again. */
+        REPEAT,
+        /** Go on without it (declined: nothing changed). */
+        SKIP,
+        /** Make no more calls: the job fails, or this instance was closed. */
+        STOP
+    }
+
+    /**
+     * SEMANTICS 8 for {@code what}'s error {@code e} on its {@code attempt}-th try: {@code
+     * storage} is repeated, after a pause that grows with the attempts, up to {@link
+     * SinkOptions#storageAttempts()} tries; {@code declined} is logged and skipped; anything
+     * else fails the job.
+     */
+    private AfterError afterError(String what, ComponentException e, int attempt) {
+        if (e.isStorage() && attempt < options.storageAttempts()) {
+            // The input was accepted; repeating the call retries what failed.
+            stats.storageRetries.incrementAndGet();
+            LOG.warn("sink {}: {} failed on storage (attempt {}), repeating: {}",
+                    options.config().commitUser(), what, attempt, e.getMessage());
+            // closed meanwhile, after its wait ran out: drop
+            return loop.pause(20L * attempt) ? AfterError.REPEAT : AfterError.STOP;
+        }
+        if (e.isDeclined()) {
+            LOG.warn("sink {}: {} declined: {}", options.config().commitUser(), what,
+                    e.getMessage());
+            return AfterError.SKIP;
+        }
+        fail(new FlinkException("sink coordinator: " + what + " failed", e));
+        return AfterError.STOP;
     }
 
     /**
@@ -695,23 +720,9 @@ final class SinkCoordinator implements OperatorCoordinator {
                 return;
             } catch (ComponentException e) {
                 record(start, kind);
-                if (e.isStorage() && attempt < options.storageAttempts()) {
-                    // The input was accepted; repeating the call retries what failed.
-                    stats.storageRetries.incrementAndGet();
-                    LOG.warn("sink {}: {} failed on storage (attempt {}), repeating: {}",
-                            options.config().commitUser(), what, attempt, e.getMessage());
-                    if (!loop.pause(20L * attempt)) {
-                        return; // closed meanwhile, after its wait ran out: drop
-                    }
-                    continue;
-                }
-                if (e.isDeclined()) {
-                    LOG.warn("sink {}: {} declined: {}", options.config().commitUser(), what,
-                            e.getMessage());
+                if (afterError(what, e, attempt) != AfterError.REPEAT) {
                     return;
                 }
-                fail(new FlinkException("sink coordinator: " + what + " failed", e));
-                return;
             }
         }
     }

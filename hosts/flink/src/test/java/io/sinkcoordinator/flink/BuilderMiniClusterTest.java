@@ -1,7 +1,6 @@
 package io.sinkcoordinator.flink;
 
 import io.sinkcoordinator.flink.component.ComponentRuntime;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -13,12 +12,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class BuilderMiniClusterTest {
     @RegisterExtension
-    static final MiniClusterExtension CLUSTER =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setNumberTaskManagers(1)
-                            .setNumberSlotsPerTaskManager(4)
-                            .build());
+    static final MiniClusterExtension CLUSTER = FlinkTests.cluster();
 
     @ParameterizedTest
     @EnumSource(ComponentRuntime.class)

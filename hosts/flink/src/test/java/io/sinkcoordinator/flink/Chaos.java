@@ -4,9 +4,11 @@ import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /**
  * Injects failures: an exception in {@code map} fails the task (a region
@@ -59,6 +61,23 @@ final class Chaos extends RichMapFunction<Long, Long> implements CheckpointedFun
         this.onlySubtask = onlySubtask;
         this.afterRecords = afterRecords;
         this.stallAfterRecords = stallAfterRecords;
+    }
+
+    /**
+     * The environment of a job whose checkpoints stall (here or in FinishTests): checkpoints
+     * every 100 ms, timing out within a stall, so that a stall expires its checkpoint.
+     */
+    static StreamExecutionEnvironment env(int parallelism, int restarts) {
+        StreamExecutionEnvironment env = TestSupport.env(parallelism, restarts, new Configuration());
+        env.enableCheckpointing(100);
+        env.getCheckpointConfig().setCheckpointTimeout(STALL_MS / 2);
+        return env;
+    }
+
+    /** What was injected since the last {@link #budget}, for a test's report. */
+    static String injected() {
+        return "injected " + REGION_INJECTED.get() + " task failures, " + GLOBAL_INJECTED.get()
+                + " checkpoint stalls";
     }
 
     static void budget(int region, int global) {

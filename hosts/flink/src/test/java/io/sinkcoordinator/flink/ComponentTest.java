@@ -11,37 +11,53 @@ import io.sinkcoordinator.flink.component.Entry;
 import io.sinkcoordinator.flink.component.Outcome;
 import io.sinkcoordinator.flink.component.Snapshot;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.List;
 
 /** The JNI wrappers without Flink: one writer, one coordinator, the table. */
 final class ComponentTest {
     private ComponentTest() {}
 
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** An entry without watermark, not a savepoint's. */
+    private static Entry entry(long checkpoint, byte[]... committables) {
+        return new Entry(checkpoint, committables, false, 0, false);
+    }
+
+    /** A fresh coordinator of {@code user} on the table log {@code log}. */
+    private static ComponentCoordinator fresh(String log, int parallelism, String user) {
+        return new ComponentCoordinator(log, parallelism, CoordinatorConfig.of(user), -1, null, null);
+    }
+
+    /** A coordinator restored from {@code state} of {@code checkpoint}; subtask 0 had finished. */
+    private static ComponentCoordinator restoredFrom(
+            String log, String user, long checkpoint, byte[] state) {
+        return new ComponentCoordinator(
+                log, 2, CoordinatorConfig.of(user), checkpoint, state, new int[] {0});
+    }
+
     /** A finished writer's END entry survives a restore through the coordinator's state. */
     static void finishedRestore() throws Exception {
-        Path dir = TestSupport.tempDir("component-finished");
-        try {
+        TestSupport.withTempDir("component-finished", dir -> {
             String log = dir.resolve("log").toString();
-            byte[] file = "data/end0".getBytes(StandardCharsets.UTF_8);
+            byte[] file = utf8("data/end0");
             byte[] state;
-            try (ComponentCoordinator first =
-                    new ComponentCoordinator(log, 2, CoordinatorConfig.of("fin"), -1, null, null)) {
+            try (ComponentCoordinator first = fresh(log, 2, "fin")) {
                 first.start();
-                first.event(0, 0, new Entry(Entry.END, new byte[][] {file}, false, 0, false));
-                first.event(0, 0, new Entry(1, new byte[0][], false, 0, false));
-                first.event(1, 0, new Entry(1, new byte[0][], false, 0, false));
+                first.event(0, 0, entry(Entry.END, file));
+                first.event(0, 0, entry(1));
+                first.event(1, 0, entry(1));
                 state = first.checkpoint(1);
                 first.checkpointComplete(1);
                 first.checkpoint(2);
             }
-            try (ComponentCoordinator second =
-                    new ComponentCoordinator(
-                            log, 2, CoordinatorConfig.of("fin"), 1, state, new int[] {0})) {
+            try (ComponentCoordinator second = restoredFrom(log, "fin", 1, state)) {
                 check("restoring".equals(second.start().state), "restoring");
                 Outcome o = second.restored(1, 1, 1, new Entry[0]);
                 check("running".equals(o.state), "running " + o);
-                second.event(1, 1, new Entry(Entry.END, new byte[0][], false, 0, false));
+                second.event(1, 1, entry(Entry.END));
                 Outcome fin = second.checkpointComplete(2);
                 check(fin.committedUpTo == Entry.END, "final " + fin);
             }
@@ -51,9 +67,7 @@ final class ComponentTest {
                 check(end.identifier == Entry.END && end.committables.length == 1,
                         "END snapshot holds the finished writer's file: " + snapshots);
             }
-        } finally {
-            TestSupport.deleteTree(dir);
-        }
+        });
     }
 
     /**
@@ -68,26 +82,22 @@ final class ComponentTest {
      * running would drop B.
      */
     static void finishedReplays() throws Exception {
-        Path dir = TestSupport.tempDir("component-finished-replays");
-        try {
+        TestSupport.withTempDir("component-finished-replays", dir -> {
             String log = dir.resolve("log").toString();
-            byte[] a = "data/ordinary0".getBytes(StandardCharsets.UTF_8);
-            byte[] b = "data/end0".getBytes(StandardCharsets.UTF_8);
+            byte[] a = utf8("data/ordinary0");
+            byte[] b = utf8("data/end0");
             byte[] state;
-            try (ComponentCoordinator first =
-                    new ComponentCoordinator(log, 2, CoordinatorConfig.of("fr"), -1, null, null)) {
+            try (ComponentCoordinator first = fresh(log, 2, "fr")) {
                 first.start();
-                first.event(0, 0, new Entry(1, new byte[][] {a}, false, 0, false));
-                first.event(0, 0, new Entry(Entry.END, new byte[][] {b}, false, 0, false));
-                first.event(0, 0, new Entry(2, new byte[0][], false, 0, false));
+                first.event(0, 0, entry(1, a));
+                first.event(0, 0, entry(Entry.END, b));
+                first.event(0, 0, entry(2));
                 state = first.checkpoint(2);
                 Outcome o = first.checkpointComplete(2);
                 check(o.committed.length == 0, "subtask 1 lags: nothing commits " + o);
             }
             Entry[] none = new Entry[0];
-            try (ComponentCoordinator second =
-                    new ComponentCoordinator(
-                            log, 2, CoordinatorConfig.of("fr"), 2, state, new int[] {0})) {
+            try (ComponentCoordinator second = restoredFrom(log, "fr", 2, state)) {
                 check("restoring".equals(second.start().state), "restoring");
                 // The finished subtask's replay while restoring: ignored.
                 check("restoring".equals(second.restored(0, 1, 2, none).state), "replay");
@@ -100,8 +110,8 @@ final class ComponentTest {
                 second.restored(0, 2, 2, none);
                 second.subtaskReset(0, 2);
                 second.restored(0, 3, 2, none);
-                second.event(1, 1, new Entry(Entry.END, new byte[0][], false, 0, false));
-                second.event(1, 1, new Entry(3, new byte[0][], false, 0, false));
+                second.event(1, 1, entry(Entry.END));
+                second.event(1, 1, entry(3));
                 second.checkpoint(3);
                 Outcome fin = second.checkpointComplete(3);
                 check(fin.committedUpTo == Entry.END, "final " + fin);
@@ -119,19 +129,14 @@ final class ComponentTest {
                                         .equals("data/end0"),
                         "the END snapshot holds B: " + snapshots);
             }
-        } finally {
-            TestSupport.deleteTree(dir);
-        }
+        });
     }
 
     static void roundTrip() throws Exception {
-        Path dir = TestSupport.tempDir("component");
-        try {
+        TestSupport.withTempDir("component", dir -> {
             String log = dir.resolve("log").toString();
-            byte[] file = "data/a".getBytes(StandardCharsets.UTF_8);
-            try (ComponentCoordinator coordinator =
-                            new ComponentCoordinator(
-                                    log, 1, CoordinatorConfig.of("unit"), -1, null, null);
+            byte[] file = utf8("data/a");
+            try (ComponentCoordinator coordinator = fresh(log, 1, "unit");
                     ComponentWriter writer = new ComponentWriter(0)) {
                 check(coordinator.committedUpTo() == -1, "committed-up-to starts as none");
                 check("running".equals(coordinator.start().state), "start runs");
@@ -155,7 +160,7 @@ final class ComponentTest {
                 check(replay.length == 1 && replay[0].isEnd(), "replay " + replay.length);
                 second.close();
                 try {
-                    coordinator.event(5, 0, new Entry(3, new byte[0][], false, 0, false));
+                    coordinator.event(5, 0, entry(3));
                     check(false, "a bad event is fatal");
                 } catch (ComponentException expected) {
                     check(expected.isFatal(), "kind " + expected.kind());
@@ -176,8 +181,6 @@ final class ComponentTest {
             } catch (IllegalArgumentException expected) {
                 check(expected.getMessage().contains("missing"), expected.getMessage());
             }
-        } finally {
-            TestSupport.deleteTree(dir);
-        }
+        });
     }
 }

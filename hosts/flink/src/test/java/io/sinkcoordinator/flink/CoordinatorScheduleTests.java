@@ -120,7 +120,7 @@ final class CoordinatorScheduleTests {
 
         boolean gotEndCommitted() {
             return sent.stream().anyMatch(e -> e instanceof Events.CommittedUpTo
-                    && ((Events.CommittedUpTo) e).upTo == Entry.END);
+                    && ((Events.CommittedUpTo) e).upTo() == Entry.END);
         }
 
         boolean gotRelease() {
@@ -129,7 +129,7 @@ final class CoordinatorScheduleTests {
 
         boolean gotCommitted(long upTo) {
             return sent.stream().anyMatch(e -> e instanceof Events.CommittedUpTo
-                    && ((Events.CommittedUpTo) e).upTo == upTo);
+                    && ((Events.CommittedUpTo) e).upTo() == upTo);
         }
     }
 
@@ -365,7 +365,7 @@ final class CoordinatorScheduleTests {
             job.complete(1); // subtask 1's event for it is late
             check(job.gateways[0].sent.stream().anyMatch(
                             e -> e instanceof Events.SavepointProcessed
-                                    && ((Events.SavepointProcessed) e).completed == 1),
+                                    && ((Events.SavepointProcessed) e).completed() == 1),
                     "subtask 0 not told: " + job.gateways[0].sent);
             // the commit waits for the late event (SEMANTICS 10 item 1), subtask 1's task too
             check(job.snapshots().isEmpty(), "committed without subtask 1: " + job.snapshots());
@@ -376,7 +376,7 @@ final class CoordinatorScheduleTests {
             check(job.snapshots().size() == 1, "savepoint 1 not committed: " + job.snapshots());
             check(job.gateways[1].sent.stream().anyMatch(
                             e -> e instanceof Events.SavepointProcessed
-                                    && ((Events.SavepointProcessed) e).completed >= 1),
+                                    && ((Events.SavepointProcessed) e).completed() >= 1),
                     "the late subtask 1 not told: " + job.gateways[1].sent);
             check(job.context.failures.isEmpty(), "failed: " + job.context.failures);
         }

@@ -95,11 +95,7 @@ final class CoordinatorThreadTests {
     static void callbacksReturnWhileACommitHangs() throws Exception {
         Gate gate = new Gate("completion of checkpoint 1");
         try (Job job = new Job("commit-hangs", 2, o -> o, gate, SinkCoordinator.CLOSE_WAIT)) {
-            job.report(0, 1, "a");
-            job.report(1, 1, "b");
-            check(job.checkpoint(1) != null, "checkpoint 1 declined");
-            job.coordinator.notifyCheckpointComplete(1); // returns: the commit is the loop's
-            gate.awaitHeld();
+            holdTheCommitOfCheckpoint1(job, gate);
             check(gate.thread().equals(SinkCoordinator.threadName(job.user)),
                     "the commit runs on " + gate.thread());
             job.report(0, 2, "c");
@@ -133,11 +129,7 @@ final class CoordinatorThreadTests {
     static void closeRunsTheQueuedFinalCommit() throws Exception {
         Gate gate = new Gate("completion of checkpoint 1");
         try (Job job = new Job("close-drains", 2, o -> o, gate, SinkCoordinator.CLOSE_WAIT)) {
-            job.report(0, 1, "a");
-            job.report(1, 1, "b");
-            check(job.checkpoint(1) != null, "checkpoint 1 declined");
-            job.coordinator.notifyCheckpointComplete(1);
-            gate.awaitHeld();
+            holdTheCommitOfCheckpoint1(job, gate);
             CompletableFuture<byte[]> last = queueFinalCheckpoint(job, 2);
             // Flink closes coordinators on a thread of its own
             CompletableFuture<Void> closed = CompletableFuture.runAsync(job.coordinator::close);
@@ -164,11 +156,7 @@ final class CoordinatorThreadTests {
     static void closeGivesUpAfterItsBound() throws Exception {
         Gate gate = new Gate("completion of checkpoint 1");
         try (Job job = new Job("close-bound", 2, o -> o, gate, Duration.ofMillis(100))) {
-            job.report(0, 1, "a");
-            job.report(1, 1, "b");
-            check(job.checkpoint(1) != null, "checkpoint 1 declined");
-            job.coordinator.notifyCheckpointComplete(1);
-            gate.awaitHeld();
+            holdTheCommitOfCheckpoint1(job, gate);
             CompletableFuture<byte[]> last = queueFinalCheckpoint(job, 2);
             job.coordinator.close(); // returns after its 100 ms: the gate is still shut
             List<Thread> loop = loopThreads(job.user);
@@ -181,6 +169,18 @@ final class CoordinatorThreadTests {
             check(snapshots.size() == 1 && snapshots.get(0).identifier == 1,
                     "the held commit must land, the dropped final commit not: " + snapshots);
         }
+    }
+
+    /**
+     * Both writers report checkpoint 1 and the coordinator takes it; its completion notice
+     * returns at once, and its commit is then held at {@code gate} (in flight on the loop).
+     */
+    private static void holdTheCommitOfCheckpoint1(Job job, Gate gate) throws Exception {
+        job.report(0, 1, "a");
+        job.report(1, 1, "b");
+        check(job.checkpoint(1) != null, "checkpoint 1 declined");
+        job.coordinator.notifyCheckpointComplete(1); // returns: the commit is the loop's
+        gate.awaitHeld();
     }
 
     /** Waits until close was called (it then waits for the loop). */

@@ -1,7 +1,6 @@
 package io.sinkcoordinator.flink;
 
 import io.sinkcoordinator.flink.component.ComponentRuntime;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -17,12 +16,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class EndToEndMiniClusterTest {
     @RegisterExtension
-    static final MiniClusterExtension CLUSTER =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setNumberTaskManagers(1)
-                            .setNumberSlotsPerTaskManager(4)
-                            .build());
+    static final MiniClusterExtension CLUSTER = FlinkTests.cluster();
 
     /**
      * Chicory's compiled guest functions run interpreted by HotSpot until C2 compiles them
@@ -55,9 +49,7 @@ class EndToEndMiniClusterTest {
     }
 
     private static void on(ComponentRuntime runtime, FlinkTests.Test body) throws Exception {
-        String before = System.getProperty("sinkcoord.runtime");
-        System.setProperty("sinkcoord.runtime", runtime.name().toLowerCase());
-        try {
+        FlinkTests.on(runtime, () -> {
             for (int run = 1; ; run++) {
                 try {
                     body.run();
@@ -71,13 +63,7 @@ class EndToEndMiniClusterTest {
                     System.out.println("     scenario missed (run " + run + "), repeating: " + e.getMessage());
                 }
             }
-        } finally {
-            if (before == null) {
-                System.clearProperty("sinkcoord.runtime");
-            } else {
-                System.setProperty("sinkcoord.runtime", before);
-            }
-        }
+        });
     }
 
     @ParameterizedTest

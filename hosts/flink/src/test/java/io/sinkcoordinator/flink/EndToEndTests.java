@@ -45,50 +45,58 @@ final class EndToEndTests {
         return "user-" + table.getFileName();
     }
 
+    /** The sink's options of every test: the table, its user named after it. */
+    static SinkOptions options(Path table) {
+        return SinkOptions.of(table.toString(), user(table));
+    }
+
+    /**
+     * Runs {@link #pipeline} as job {@code job}, then checks the table: each record committed
+     * once, one END snapshot last; returns the snapshots.
+     */
+    static List<Snapshot> runExactlyOnce(
+            StreamExecutionEnvironment env,
+            String job,
+            Path table,
+            long n,
+            SinkOptions options,
+            MapFunction<Long, Long> chaos,
+            int... recordsPerMs)
+            throws Exception {
+        pipeline(env, n, options, chaos, recordsPerMs);
+        env.execute(job);
+        TestSupport.assertExactlyOnce(table, n);
+        return TestSupport.assertEndSnapshot(table);
+    }
+
     static void boundedP4() throws Exception {
-        Path table = TestSupport.tempDir("bounded");
-        try {
+        TestSupport.withTempDir("bounded", table -> {
             long n = 40_000;
             StreamExecutionEnvironment env = TestSupport.env(4, 0, new Configuration());
             env.enableCheckpointing(100);
-            pipeline(env, n, SinkOptions.of(table.toString(), user(table)), null, 20);
-            env.execute("bounded-p4");
-            TestSupport.assertExactlyOnce(table, n);
-            int snapshots = TestSupport.assertEndSnapshot(table).size();
+            int snapshots = runExactlyOnce(env, "bounded-p4", table, n, options(table), null, 20).size();
             CoordinatorStats stats = CoordinatorStats.of(user(table));
             check(stats.checkpointsCompleted.get() >= 3, "few checkpoints: " + stats);
             check(snapshots >= 3, "only " + snapshots + " snapshots");
             // A checkpoint's four events go as one batch (SinkCoordinator#flush).
             check(stats.batches.get() < stats.eventsSent.get(), "events not batched: " + stats);
             System.out.println("     " + snapshots + " snapshots; " + stats);
-        } finally {
-            TestSupport.deleteTree(table);
-        }
+        });
     }
 
     static void randomFailures() throws Exception {
-        Path table = TestSupport.tempDir("failures");
-        try {
+        TestSupport.withTempDir("failures", table -> {
             long n = 60_000;
             Chaos.budget(4, 2);
-            StreamExecutionEnvironment env = TestSupport.env(4, 100, new Configuration());
-            env.enableCheckpointing(100);
-            env.getCheckpointConfig().setCheckpointTimeout(Chaos.STALL_MS / 2);
-            pipeline(
-                    env, n, SinkOptions.of(table.toString(), user(table)),
+            StreamExecutionEnvironment env = Chaos.env(4, 100);
+            runExactlyOnce(
+                    env, "random-failures", table, n, options(table),
                     new Chaos(1.0 / 2000, 1.0, -1, 0, 7_000), 15);
-            env.execute("random-failures");
-            TestSupport.assertExactlyOnce(table, n);
-            TestSupport.assertEndSnapshot(table);
             CoordinatorStats stats = CoordinatorStats.of(user(table));
-            System.out.println(
-                    "     injected " + Chaos.REGION_INJECTED.get() + " task failures, "
-                            + Chaos.GLOBAL_INJECTED.get() + " checkpoint stalls; " + stats);
+            System.out.println("     " + Chaos.injected() + "; " + stats);
             check(stats.subtaskResets.get() > 0, "no region failover: " + stats);
             check(stats.globalRestores.get() > 0, "no global failover: " + stats);
-        } finally {
-            TestSupport.deleteTree(table);
-        }
+        });
     }
 
     /**
@@ -100,26 +108,19 @@ final class EndToEndTests {
      * could not and asks for one more failover ({@code restart-required}).
      */
     static void storageFaults() throws Exception {
-        Path table = TestSupport.tempDir("storage-faults");
-        try {
+        TestSupport.withTempDir("storage-faults", table -> {
             long n = 30_000;
             StreamExecutionEnvironment env = TestSupport.env(2, 10, new Configuration());
             env.enableCheckpointing(100);
-            SinkOptions options =
-                    SinkOptions.of(table.toString(), user(table)).withStorageFaultDrill(3, 6);
-            pipeline(env, n, options, null, 10);
-            env.execute("storage-faults");
-            TestSupport.assertExactlyOnce(table, n);
-            TestSupport.assertEndSnapshot(table);
+            SinkOptions options = options(table).withStorageFaultDrill(3, 6);
+            runExactlyOnce(env, "storage-faults", table, n, options, null, 10);
             CoordinatorStats stats = CoordinatorStats.of(user(table));
             System.out.println("     " + stats);
             check(stats.storageRetries.get() >= 5, "few storage repeats: " + stats);
             check(stats.fatalFailures.get() >= 1, "the outage did not fail the job: " + stats);
             check(stats.globalRestores.get() >= 2, "no failover after the outage: " + stats);
             check(stats.restartsRequested.get() >= 1, "no restart-required: " + stats);
-        } finally {
-            TestSupport.deleteTree(table);
-        }
+        });
     }
 
     /**
@@ -128,55 +129,36 @@ final class EndToEndTests {
      * global failover restoring a checkpoint in which the others are finished).
      */
     static void unevenFinishFailover() throws Exception {
-        Path table = TestSupport.tempDir("uneven");
-        try {
+        TestSupport.withTempDir("uneven", table -> {
             long n = 40_000;
             Chaos.budget(1, 1);
-            StreamExecutionEnvironment env = TestSupport.env(4, 20, new Configuration());
-            env.enableCheckpointing(100);
-            env.getCheckpointConfig().setCheckpointTimeout(Chaos.STALL_MS / 2);
-            pipeline(
-                    env, n, SinkOptions.of(table.toString(), user(table)),
+            StreamExecutionEnvironment env = Chaos.env(4, 20);
+            runExactlyOnce(
+                    env, "uneven-finish-failover", table, n, options(table),
                     new Chaos(1.0 / 300, 0.3, 3, 2_000), 50, 50, 50, 2);
-            env.execute("uneven-finish-failover");
-            TestSupport.assertExactlyOnce(table, n);
-            TestSupport.assertEndSnapshot(table);
             CoordinatorStats stats = CoordinatorStats.of(user(table));
-            System.out.println(
-                    "     injected " + Chaos.REGION_INJECTED.get() + " task failures, "
-                            + Chaos.GLOBAL_INJECTED.get() + " checkpoint stalls; " + stats);
+            System.out.println("     " + Chaos.injected() + "; " + stats);
             check(stats.restoresWithFinishedSubtasks.get() > 0,
                     "no global restore saw finished subtasks: " + stats);
-        } finally {
-            TestSupport.deleteTree(table);
-        }
+        });
     }
 
     static void batchMode() throws Exception {
-        Path table = TestSupport.tempDir("batch");
-        try {
+        TestSupport.withTempDir("batch", table -> {
             long n = 20_000;
             StreamExecutionEnvironment env = TestSupport.env(4, 0, new Configuration());
             env.setRuntimeMode(RuntimeExecutionMode.BATCH);
-            pipeline(env, n, SinkOptions.of(table.toString(), user(table)), null, 1000);
-            env.execute("batch-mode");
-            TestSupport.assertExactlyOnce(table, n);
-            List<Snapshot> snapshots = TestSupport.assertEndSnapshot(table);
+            List<Snapshot> snapshots =
+                    runExactlyOnce(env, "batch-mode", table, n, options(table), null, 1000);
             check(snapshots.size() == 1, "batch commits once: " + snapshots);
-        } finally {
-            TestSupport.deleteTree(table);
-        }
+        });
     }
 
     static void stopWithSavepoint() throws Exception {
-        Path table = TestSupport.tempDir("savepoint");
-        Path savepoints = TestSupport.tempDir("savepoints");
-        try {
+        TestSupport.withTempDir("savepoint", table -> TestSupport.withTempDir("savepoints", savepoints -> {
             long n = 60_000;
             SinkOptions options =
-                    SinkOptions.of(table.toString(), user(table))
-                            .withConfig(CoordinatorConfig.of(user(table))
-                                    .withSavepointAutoTag(true));
+                    options(table).withConfig(CoordinatorConfig.of(user(table)).withSavepointAutoTag(true));
             StreamExecutionEnvironment env = TestSupport.env(2, 0, new Configuration());
             env.enableCheckpointing(100);
             pipeline(env, n, options, null, 4);
@@ -205,15 +187,9 @@ final class EndToEndTests {
             resume.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
             StreamExecutionEnvironment env2 = TestSupport.env(2, 0, resume);
             env2.enableCheckpointing(100);
-            pipeline(env2, n, options, null, 200);
-            env2.execute("savepoint-resumed");
-            TestSupport.assertExactlyOnce(table, n);
-            TestSupport.assertEndSnapshot(table);
+            runExactlyOnce(env2, "savepoint-resumed", table, n, options, null, 200);
             System.out.println("     " + tag + "; " + CoordinatorStats.of(user(table)));
-        } finally {
-            TestSupport.deleteTree(table);
-            TestSupport.deleteTree(savepoints);
-        }
+        }));
     }
 
     static void waitForSnapshots(Path table, int count, Duration timeout) throws Exception {

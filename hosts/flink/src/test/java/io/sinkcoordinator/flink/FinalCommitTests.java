@@ -2,7 +2,6 @@ package io.sinkcoordinator.flink;
 
 import static io.sinkcoordinator.flink.TestSupport.check;
 
-import java.nio.file.Path;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
@@ -32,15 +31,12 @@ final class FinalCommitTests {
      * still be in the table once.
      */
     static void finalCommitOutage() throws Exception {
-        Path table = TestSupport.tempDir("final-outage");
-        try {
+        TestSupport.withTempDir("final-outage", table -> {
             long n = 2_000;
             StreamExecutionEnvironment env = TestSupport.env(2, 10, new Configuration());
             env.enableCheckpointing(1_500);
             env.getCheckpointConfig().setMinPauseBetweenCheckpoints(1_500);
-            SinkOptions options =
-                    SinkOptions.of(table.toString(), EndToEndTests.user(table))
-                            .withStorageFaultDrill(0, 0);
+            SinkOptions options = EndToEndTests.options(table).withStorageFaultDrill(0, 0);
             EndToEndTests.pipeline(env, n, options, null, 1_000_000);
             env.execute("final-commit-outage");
             CoordinatorStats stats = CoordinatorStats.of(EndToEndTests.user(table));
@@ -50,9 +46,7 @@ final class FinalCommitTests {
             TestSupport.assertEndSnapshot(table);
             System.out.println("     " + stats);
             check(stats.fatalFailures.get() >= 1, "the outage did not fail the job: " + stats);
-        } finally {
-            TestSupport.deleteTree(table);
-        }
+        });
     }
 
     /**
@@ -63,28 +57,18 @@ final class FinalCommitTests {
      * the next checkpoint completes and its notice makes the final commit.
      */
     static void finalNoticeSkipped() throws Exception {
-        Path table = TestSupport.tempDir("final-notice");
-        String before = System.getProperty("sinkcoord.test.skip-final-notice");
-        System.setProperty("sinkcoord.test.skip-final-notice", "true");
-        try {
+        TestSupport.withTempDir("final-notice", table -> FlinkTests.withProperty(
+                "sinkcoord.test.skip-final-notice", "true", () -> {
             long n = 2_000;
             StreamExecutionEnvironment env = TestSupport.env(2, 0, new Configuration());
             env.enableCheckpointing(200);
-            SinkOptions options = SinkOptions.of(table.toString(), EndToEndTests.user(table));
-            EndToEndTests.pipeline(env, n, options, null, 20);
+            EndToEndTests.pipeline(env, n, EndToEndTests.options(table), null, 20);
             env.execute("final-notice-skipped");
             CoordinatorStats stats = CoordinatorStats.of(EndToEndTests.user(table));
             check(stats.finalNoticesSkipped.get() == 1, "no notice skipped: " + stats);
             TestSupport.assertExactlyOnce(table, n);
             TestSupport.assertEndSnapshot(table);
             System.out.println("     " + stats);
-        } finally {
-            if (before == null) {
-                System.clearProperty("sinkcoord.test.skip-final-notice");
-            } else {
-                System.setProperty("sinkcoord.test.skip-final-notice", before);
-            }
-            TestSupport.deleteTree(table);
-        }
+        }));
     }
 }

@@ -129,9 +129,7 @@ final class FinishTests {
             int p = 4;
             FinishThenStall.reset();
             String user = EndToEndTests.user(table);
-            StreamExecutionEnvironment env = TestSupport.env(p, 20, new Configuration());
-            env.enableCheckpointing(100);
-            env.getCheckpointConfig().setCheckpointTimeout(Chaos.STALL_MS / 2);
+            StreamExecutionEnvironment env = Chaos.env(p, 20);
             DataStream<Long> numbers =
                     env.fromSequence(0, n - 1)
                             .map(new TestSupport.Throttle(50, 50, 50, 2))

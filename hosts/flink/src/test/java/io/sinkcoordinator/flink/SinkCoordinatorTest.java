@@ -1,5 +1,7 @@
 package io.sinkcoordinator.flink;
 
+import static io.sinkcoordinator.flink.FlinkTests.on;
+
 import io.sinkcoordinator.flink.component.ComponentRuntime;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -9,20 +11,6 @@ import org.junit.jupiter.params.provider.EnumSource;
  * context, no cluster) as JUnit 5 tests on both runtimes.
  */
 class SinkCoordinatorTest {
-    private static void on(ComponentRuntime runtime, FlinkTests.Test body) throws Exception {
-        String before = System.getProperty("sinkcoord.runtime");
-        System.setProperty("sinkcoord.runtime", runtime.name().toLowerCase());
-        try {
-            body.run();
-        } finally {
-            if (before == null) {
-                System.clearProperty("sinkcoord.runtime");
-            } else {
-                System.setProperty("sinkcoord.runtime", before);
-            }
-        }
-    }
-
     @ParameterizedTest
     @EnumSource(ComponentRuntime.class)
     void declinesWhileFailing(ComponentRuntime runtime) throws Exception {

@@ -26,6 +26,21 @@ final class TestSupport {
         return Files.createTempDirectory(base, name + "-");
     }
 
+    /** A test body on a temporary directory. */
+    interface DirTest {
+        void run(Path dir) throws Exception;
+    }
+
+    /** Runs {@code test} on a fresh temporary directory {@code name-*}, deleted afterwards. */
+    static void withTempDir(String name, DirTest test) throws Exception {
+        Path dir = tempDir(name);
+        try {
+            test.run(dir);
+        } finally {
+            deleteTree(dir);
+        }
+    }
+
     static void deleteTree(Path dir) {
         if (Boolean.getBoolean("sinkcoord.test.keep")) {
             return;

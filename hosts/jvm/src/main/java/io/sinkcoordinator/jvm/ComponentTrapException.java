@@ -10,11 +10,6 @@ public final class ComponentTrapException extends CoordinatorException {
   private static final long serialVersionUID = 1L;
 
   ComponentTrapException(String message, Throwable cause) {
-    super(message, -1, null, cause);
-  }
-
-  @Override
-  public String kind() {
-    return "trap";
+    super("trap", message, -1, null, cause);
   }
 }

@@ -99,14 +99,7 @@ public final class Coordinator extends Handle {
   }
 
   private static Outcome outcomeResult(Guest g, String name, int ret) throws CoordinatorException {
-    boolean ok = g.u8(ret) == 0;
-    Outcome o = ok ? Lift.outcome(g, ret + 8) : null;
-    CoordinatorException e = ok ? null : Lift.error(g, ret + 8, -1, null);
-    g.post(name, ret);
-    if (e != null) {
-      throw e;
-    }
-    return o;
+    return Lift.result(g, name, ret, 8, Lift::outcome);
   }
 
   /**
@@ -126,12 +119,7 @@ public final class Coordinator extends Handle {
                   limits.maxEventBytes(),
                   limits.maxSnapshotBytes());
           // result<_, error>: the error at ret + 4
-          CoordinatorException e = g.u8(ret) == 0 ? null : Lift.error(g, ret + 4, -1, null);
-          g.post(name, ret);
-          if (e != null) {
-            throw e;
-          }
-          return null;
+          return Lift.result(g, name, ret, 4, null);
         });
   }
 
@@ -166,12 +154,7 @@ public final class Coordinator extends Handle {
           }
           // (handle, enum discriminant) -> result<_, error>, the error at ret + 4 (as set-limits)
           int ret = g.call(name, g.coordinatorRep(handle), format.ordinal());
-          CoordinatorException e = g.u8(ret) == 0 ? null : Lift.error(g, ret + 4, -1, null);
-          g.post(name, ret);
-          if (e != null) {
-            throw e;
-          }
-          return null;
+          return Lift.result(g, name, ret, 4, null);
         });
   }
 
@@ -224,26 +207,14 @@ public final class Coordinator extends Handle {
         g -> {
           int n = events.size();
           // packed-event and writer-event: 48 bytes, align 8; subtask @0, attempt @4, then the
-          // checkpoint @8, the committables @16/@20, the watermark @24 (value @32), savepoint @40
+          // entry's fields @8 as in an entry record
           int base = g.alloc(8, Math.multiplyExact(48, n));
           for (int i = 0; i < n; i++) {
             WriterEvent ev = events.get(i);
-            Entry e = ev.entry();
             int p = base + 48 * i;
             g.writeI32(p, ev.subtask());
             g.writeI32(p + 4, ev.attempt());
-            g.writeI64(p + 8, e.checkpoint());
-            if (packed != null) {
-              byte[] block = Guest.packCommittables(e.committables());
-              g.writeI32(p + 16, g.lowerBytes(block));
-              g.writeI32(p + 20, block.length);
-            } else {
-              g.writeI32(p + 16, g.lowerByteLists(e.committables()));
-              g.writeI32(p + 20, e.committables().size());
-            }
-            g.writeU8(p + 24, e.watermark().isPresent() ? 1 : 0);
-            g.writeI64(p + 32, e.watermark().orElse(0));
-            g.writeU8(p + 40, e.savepoint() ? 1 : 0);
+            lowerEntry(g, p + 8, ev.entry(), packed != null);
           }
           int ret = g.call(name, g.coordinatorRep(handle), base, n);
           // result<batch-outcome, batch-error>, payload at +8; batch-error: applied u32 @0,
@@ -264,6 +235,26 @@ public final class Coordinator extends Handle {
         });
   }
 
+  /**
+   * entry (40 / 8) at {@code p}: checkpoint u64 @0, committables @8/@12 (as {@code
+   * list<list<u8>>}, or {@code packed} as one block, {@code packed-event}), watermark
+   * option&lt;s64&gt; @16 (value @24), savepoint u8 @32.
+   */
+  private static void lowerEntry(Guest g, int p, Entry e, boolean packed) {
+    g.writeI64(p, e.checkpoint());
+    if (packed) {
+      byte[] block = Guest.packCommittables(e.committables());
+      g.writeI32(p + 8, g.lowerBytes(block));
+      g.writeI32(p + 12, block.length);
+    } else {
+      g.writeI32(p + 8, g.lowerByteLists(e.committables()));
+      g.writeI32(p + 12, e.committables().size());
+    }
+    g.writeU8(p + 16, e.watermark().isPresent() ? 1 : 0);
+    g.writeI64(p + 24, e.watermark().orElse(0));
+    g.writeU8(p + 32, e.savepoint() ? 1 : 0);
+  }
+
   /** A restored writer's replay of its buffer (what {@link Writer#restore} returned). */
   public Outcome restored(int subtask, int attempt, long checkpoint, List<Entry> entries)
       throws CoordinatorException {
@@ -275,14 +266,7 @@ public final class Coordinator extends Handle {
           int n = entries.size();
           int base = g.alloc(8, Math.multiplyExact(40, n));
           for (int i = 0; i < n; i++) {
-            Entry e = entries.get(i);
-            int p = base + 40 * i;
-            g.writeI64(p, e.checkpoint());
-            g.writeI32(p + 8, g.lowerByteLists(e.committables()));
-            g.writeI32(p + 12, e.committables().size());
-            g.writeU8(p + 16, e.watermark().isPresent() ? 1 : 0);
-            g.writeI64(p + 24, e.watermark().orElse(0));
-            g.writeU8(p + 32, e.savepoint() ? 1 : 0);
+            lowerEntry(g, base + 40 * i, entries.get(i), false);
           }
           int ret = g.call(name, g.coordinatorRep(handle), subtask, attempt, checkpoint, base, n);
           return outcomeResult(g, name, ret);
@@ -304,14 +288,7 @@ public final class Coordinator extends Handle {
         g -> {
           int ret = g.call(name, g.coordinatorRep(handle), checkpoint);
           // result<list<u8>, error>: both payloads at ret + 4
-          boolean ok = g.u8(ret) == 0;
-          byte[] bytes = ok ? g.bytes(g.i32(ret + 4), g.i32(ret + 8)) : null;
-          CoordinatorException e = ok ? null : Lift.error(g, ret + 4, -1, null);
-          g.post(name, ret);
-          if (e != null) {
-            throw e;
-          }
-          return bytes;
+          return Lift.result(g, name, ret, 4, Lift::bytes);
         });
   }
 

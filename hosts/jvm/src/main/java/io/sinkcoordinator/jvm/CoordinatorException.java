@@ -19,23 +19,28 @@ public abstract sealed class CoordinatorException extends Exception
         ComponentTrapException {
   private static final long serialVersionUID = 1L;
 
+  private final String kind;
   private final String detail;
   private final int applied;
   private final transient Outcome outcome;
 
-  CoordinatorException(String detail, int applied, Outcome outcome, Throwable cause) {
+  /** Each subclass passes the WIT name of its kind. */
+  CoordinatorException(String kind, String detail, int applied, Outcome outcome, Throwable cause) {
     super(detail, cause);
+    this.kind = kind;
     this.detail = detail;
     this.applied = applied;
     this.outcome = outcome;
   }
 
   /** The WIT kebab-case name of the kind ({@code declined}, ..., {@code trap}). */
-  public abstract String kind();
+  public String kind() {
+    return kind;
+  }
 
   /** Whether the instance is unusable after this error (every kind but declined and storage). */
   public boolean fatal() {
-    return true;
+    return !kind.equals("declined") && !kind.equals("storage");
   }
 
   /** The component's message: names the subtask and checkpoint involved. */

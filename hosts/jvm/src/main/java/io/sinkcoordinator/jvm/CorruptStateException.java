@@ -5,12 +5,6 @@ public final class CorruptStateException extends CoordinatorException {
   private static final long serialVersionUID = 1L;
 
   CorruptStateException(String message, int applied, Outcome outcome) {
-    super(message, applied, outcome, null);
+    super("corrupt-state", message, applied, outcome, null);
   }
-
-  @Override
-  public String kind() {
-    return "corrupt-state";
-  }
-
 }

@@ -5,16 +5,6 @@ public final class DeclinedException extends CoordinatorException {
   private static final long serialVersionUID = 1L;
 
   DeclinedException(String message, int applied, Outcome outcome) {
-    super(message, applied, outcome, null);
-  }
-
-  @Override
-  public String kind() {
-    return "declined";
-  }
-
-  @Override
-  public boolean fatal() {
-    return false;
+    super("declined", message, applied, outcome, null);
   }
 }

@@ -147,38 +147,34 @@ final class Guest {
       case 5 ->
           new HostFunction(
               module, name, List.of(), List.of(ValType.I64), (inst, a) -> nowMs());
-      case 6 ->
-          new HostFunction(
-              module,
-              name,
-              List.of(ValType.I32),
-              List.of(ValType.I32),
-              (inst, a) -> new long[] {resourceNew(coordinatorReps, (int) a[0])});
-      case 8 ->
-          new HostFunction(
-              module,
-              name,
-              List.of(ValType.I32),
-              List.of(ValType.I32),
-              (inst, a) -> new long[] {resourceNew(writerReps, (int) a[0])});
-      case 7 ->
-          new HostFunction(
-              module,
-              name,
-              List.of(ValType.I32),
-              List.of(),
-              (inst, a) -> resourceDrop(coordinatorReps, names.c + "[dtor]coordinator", a));
-      default ->
-          new HostFunction(
-              module,
-              name,
-              List.of(ValType.I32),
-              List.of(),
-              (inst, a) -> resourceDrop(writerReps, names.w + "[dtor]writer", a));
+      case 6 -> resourceNewImport(module, name, coordinatorReps);
+      case 8 -> resourceNewImport(module, name, writerReps);
+      case 7 -> resourceDropImport(module, name, coordinatorReps, names.c + "[dtor]coordinator");
+      default -> resourceDropImport(module, name, writerReps, names.w + "[dtor]writer");
     };
   }
 
-  /** Runs an import's body; a non-backend exception is kept as the trap's cause and rethrown. */
+  /** {@code [resource-new]}: the guest's rep gets a fresh handle. */
+  private HostFunction resourceNewImport(String module, String name, Map<Integer, Integer> reps) {
+    return new HostFunction(
+        module,
+        name,
+        List.of(ValType.I32),
+        List.of(ValType.I32),
+        (inst, a) -> new long[] {resourceNew(reps, (int) a[0])});
+  }
+
+  /** {@code [resource-drop]}: the handle is forgotten and its rep's destructor {@code dtor} runs. */
+  private HostFunction resourceDropImport(
+      String module, String name, Map<Integer, Integer> reps, String dtor) {
+    return new HostFunction(
+        module, name, List.of(ValType.I32), List.of(), (inst, a) -> resourceDrop(reps, dtor, a));
+  }
+
+  /**
+   * Runs an import's body, which writes the ok payload of its {@code result<_, storage-error>} at
+   * {@code ret}; a non-backend exception is kept as the trap's cause and rethrown.
+   */
   private interface StorageCall {
     void run() throws BackendException;
   }
@@ -186,6 +182,7 @@ final class Guest {
   private long[] serve(int ret, StorageCall call) {
     try {
       call.run();
+      mem.writeByte(ret, (byte) 0);
     } catch (BackendException e) {
       // result<_, storage-error>: err, the case at +4, the message at +8/+12
       mem.writeByte(ret, (byte) 1);
@@ -211,7 +208,6 @@ final class Guest {
         ret,
         () -> {
           byte[] v = storage.get(key);
-          mem.writeByte(ret, (byte) 0);
           if (v == null) {
             mem.writeByte(ret + 4, (byte) 0);
           } else {
@@ -231,7 +227,6 @@ final class Guest {
         ret,
         () -> {
           boolean created = storage.putIfAbsent(key, value);
-          mem.writeByte(ret, (byte) 0);
           mem.writeByte(ret + 4, (byte) (created ? 1 : 0));
         });
   }
@@ -240,23 +235,13 @@ final class Guest {
     String key = string((int) a[0], (int) a[1]);
     byte[] value = bytes((int) a[2], (int) a[3]);
     int ret = (int) a[4];
-    return serve(
-        ret,
-        () -> {
-          storage.put(key, value);
-          mem.writeByte(ret, (byte) 0);
-        });
+    return serve(ret, () -> storage.put(key, value));
   }
 
   private long[] delete(long[] a) {
     String key = string((int) a[0], (int) a[1]);
     int ret = (int) a[2];
-    return serve(
-        ret,
-        () -> {
-          storage.delete(key);
-          mem.writeByte(ret, (byte) 0);
-        });
+    return serve(ret, () -> storage.delete(key));
   }
 
   private long[] list(long[] a) {
@@ -272,7 +257,6 @@ final class Guest {
             mem.writeI32(base + 8 * i, lowerBytes(k));
             mem.writeI32(base + 8 * i + 4, k.length);
           }
-          mem.writeByte(ret, (byte) 0);
           mem.writeI32(ret + 4, base);
           mem.writeI32(ret + 8, keys.size());
         });

@@ -5,12 +5,6 @@ public final class IllegalCallException extends CoordinatorException {
   private static final long serialVersionUID = 1L;
 
   IllegalCallException(String message, int applied, Outcome outcome) {
-    super(message, applied, outcome, null);
+    super("illegal-state", message, applied, outcome, null);
   }
-
-  @Override
-  public String kind() {
-    return "illegal-state";
-  }
-
 }

@@ -5,12 +5,6 @@ public final class InvalidConfigException extends CoordinatorException {
   private static final long serialVersionUID = 1L;
 
   InvalidConfigException(String message, int applied, Outcome outcome) {
-    super(message, applied, outcome, null);
+    super("invalid-config", message, applied, outcome, null);
   }
-
-  @Override
-  public String kind() {
-    return "invalid-config";
-  }
-
 }

@@ -5,12 +5,6 @@ public final class InvalidEventException extends CoordinatorException {
   private static final long serialVersionUID = 1L;
 
   InvalidEventException(String message, int applied, Outcome outcome) {
-    super(message, applied, outcome, null);
+    super("invalid-event", message, applied, outcome, null);
   }
-
-  @Override
-  public String kind() {
-    return "invalid-event";
-  }
-
 }

@@ -14,6 +14,45 @@ final class Lift {
 
   private Lift() {}
 
+  /** Reads one value at {@code p}. */
+  interface Value<T> {
+    T lift(Guest g, int p);
+  }
+
+  /**
+   * A {@code result<T, error>} at {@code ret}, both payloads at {@code ret + payload} (4 or 8, the
+   * payloads' alignment): the ok value read by {@code ok} (null: {@code result<_, error>}), or the
+   * error thrown; either way only after the function's {@code cabi_post_*} ran.
+   */
+  static <T> T result(Guest g, String name, int ret, int payload, Value<T> ok)
+      throws CoordinatorException {
+    boolean isOk = g.u8(ret) == 0;
+    T value = isOk && ok != null ? ok.lift(g, ret + payload) : null;
+    CoordinatorException err = isOk ? null : error(g, ret + payload, -1, null);
+    g.post(name, ret);
+    if (err != null) {
+      throw err;
+    }
+    return value;
+  }
+
+  /** list&lt;T&gt; (8 / 4): elements of {@code stride} bytes at ptr @0, their count @4. */
+  static <T> List<T> list(Guest g, int p, int stride, Value<T> element) {
+    int ptr = g.i32(p);
+    int n = g.i32(p + 4);
+    g.checkCount(ptr, n, stride);
+    List<T> out = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      out.add(element.lift(g, ptr + stride * i));
+    }
+    return out;
+  }
+
+  /** list&lt;u8&gt; (8 / 4): ptr @0, len @4. */
+  static byte[] bytes(Guest g, int p) {
+    return g.bytes(g.i32(p), g.i32(p + 4));
+  }
+
   static Lifecycle lifecycle(int v) {
     if (v < 0 || v >= LIFECYCLE.length) {
       throw new IndexOutOfBoundsException("lifecycle " + v);
@@ -77,13 +116,9 @@ final class Lift {
     return new Entry(g.i64(p), committables, g.optionalI64(p + 16), g.u8(p + 32) != 0);
   }
 
-  static List<Entry> entries(Guest g, int ptr, int n) {
-    g.checkCount(ptr, n, 40);
-    List<Entry> out = new ArrayList<>(n);
-    for (int i = 0; i < n; i++) {
-      out.add(entry(g, ptr + 40 * i));
-    }
-    return out;
+  /** list&lt;entry&gt; (8 / 4). */
+  static List<Entry> entries(Guest g, int p) {
+    return list(g, p, 40, Lift::entry);
   }
 
   /**

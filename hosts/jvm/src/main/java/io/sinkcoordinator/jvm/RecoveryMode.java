@@ -3,28 +3,17 @@ package io.sinkcoordinator.jvm;
 /** What a recovery that committed something asks of the host (WIT {@code recovery-mode}). */
 public enum RecoveryMode {
   /** Fail over once more ({@link Outcome#restartRequired()}). */
-  RESTART("restart"),
+  RESTART,
   /** Keep running. */
-  CONTINUE("continue");
-
-  private final String witName;
-
-  RecoveryMode(String witName) {
-    this.witName = witName;
-  }
+  CONTINUE;
 
   /** The WIT name. */
   public String witName() {
-    return witName;
+    return WitNames.of(this);
   }
 
   /** The mode of a WIT name, or null. */
   public static RecoveryMode fromWitName(String name) {
-    for (RecoveryMode m : values()) {
-      if (m.witName.equals(name)) {
-        return m;
-      }
-    }
-    return null;
+    return WitNames.lookup(values(), name);
   }
 }

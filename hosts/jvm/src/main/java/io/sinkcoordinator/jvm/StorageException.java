@@ -5,16 +5,6 @@ public final class StorageException extends CoordinatorException {
   private static final long serialVersionUID = 1L;
 
   StorageException(String message, int applied, Outcome outcome) {
-    super(message, applied, outcome, null);
-  }
-
-  @Override
-  public String kind() {
-    return "storage";
-  }
-
-  @Override
-  public boolean fatal() {
-    return false;
+    super("storage", message, applied, outcome, null);
   }
 }

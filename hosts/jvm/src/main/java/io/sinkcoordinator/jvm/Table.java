@@ -1,6 +1,5 @@
 package io.sinkcoordinator.jvm;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -32,21 +31,13 @@ public final class Table extends Handle {
     String name = t + fn;
     return call(
         fn,
-        g -> {
-          int ret = g.call(name, args);
-          Optional<Snapshot> s = Optional.empty();
-          CoordinatorException err = null;
-          if (g.u8(ret) != 0) {
-            err = Lift.error(g, ret + 8, -1, null);
-          } else if (g.u8(ret + 8) != 0) {
-            s = Optional.of(Lift.snapshot(g, ret + 16));
-          }
-          g.post(name, ret);
-          if (err != null) {
-            throw err;
-          }
-          return s;
-        });
+        g ->
+            Lift.result(
+                g,
+                name,
+                g.call(name, args),
+                8,
+                (m, p) -> m.u8(p) != 0 ? Optional.of(Lift.snapshot(m, p + 8)) : Optional.empty()));
   }
 
   /** The newest snapshot, if any. */
@@ -60,35 +51,11 @@ public final class Table extends Handle {
   }
 
   /** result&lt;list&lt;T&gt;, error&gt;: both payloads at ret + 4. */
-  private interface Element<T> {
-    T lift(Guest g, int p);
-  }
-
-  private <T> List<T> list(String fn, int stride, Element<T> element) throws CoordinatorException {
+  private <T> List<T> list(String fn, int stride, Lift.Value<T> element)
+      throws CoordinatorException {
     String name = t + fn;
     return call(
-        fn,
-        g -> {
-          int ret = g.call(name);
-          List<T> out = null;
-          CoordinatorException err = null;
-          if (g.u8(ret) == 0) {
-            int ptr = g.i32(ret + 4);
-            int n = g.i32(ret + 8);
-            g.checkCount(ptr, n, stride);
-            out = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) {
-              out.add(element.lift(g, ptr + stride * i));
-            }
-          } else {
-            err = Lift.error(g, ret + 4, -1, null);
-          }
-          g.post(name, ret);
-          if (err != null) {
-            throw err;
-          }
-          return out;
-        });
+        fn, g -> Lift.result(g, name, g.call(name), 4, (m, p) -> Lift.list(m, p, stride, element)));
   }
 
   /** Every snapshot, by id. */

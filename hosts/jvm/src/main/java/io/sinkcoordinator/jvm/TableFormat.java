@@ -7,32 +7,21 @@ package io.sinkcoordinator.jvm;
  */
 public enum TableFormat {
   /** This project's own snapshot log ({@code snapshot/<20 digits>}, {@code tag/<name>}). */
-  NATIVE("native"),
+  NATIVE,
   /**
    * An Apache Paimon append table with unaware buckets (docs/paimon.md): {@code schema/schema-0}
    * must be in the storage, and every committable is one data file's metadata (encoding {@code
    * PCM} v1).
    */
-  PAIMON("paimon");
-
-  private final String witName;
-
-  TableFormat(String witName) {
-    this.witName = witName;
-  }
+  PAIMON;
 
   /** The WIT name. */
   public String witName() {
-    return witName;
+    return WitNames.of(this);
   }
 
   /** The format of a WIT name, or null. */
   public static TableFormat fromWitName(String name) {
-    for (TableFormat f : values()) {
-      if (f.witName.equals(name)) {
-        return f;
-      }
-    }
-    return null;
+    return WitNames.lookup(values(), name);
   }
 }

@@ -59,24 +59,30 @@ public final class Writer extends Handle {
   }
 
   /** A method returning {@code result<entry, error>}: both payloads at ret + 8. */
-  private Entry entryResult(Guest g, String name, int ret) throws CoordinatorException {
-    boolean ok = g.u8(ret) == 0;
-    Entry e = ok ? Lift.entry(g, ret + 8) : null;
-    CoordinatorException err = ok ? null : Lift.error(g, ret + 8, -1, null);
-    g.post(name, ret);
-    if (err != null) {
-      throw err;
-    }
-    return e;
+  private static Entry entryResult(Guest g, String name, int ret) throws CoordinatorException {
+    return Lift.result(g, name, ret, 8, Lift::entry);
   }
 
-  /** A method returning {@code result<_, error>}: the error at ret + 4. */
-  private static void unitResult(Guest g, String name, int ret) throws CoordinatorException {
-    CoordinatorException err = g.u8(ret) == 0 ? null : Lift.error(g, ret + 4, -1, null);
-    g.post(name, ret);
-    if (err != null) {
-      throw err;
-    }
+  /** A method of {@code (handle, checkpoint) -> result<_, error>}: the error at ret + 4. */
+  private void checkpointMethod(String method, long checkpoint) throws CoordinatorException {
+    String name = w + "[method]writer." + method;
+    call(method, g -> Lift.result(g, name, g.call(name, g.writerRep(handle), checkpoint), 4, null));
+  }
+
+  /** The flat call of a method that takes the committables, given their lowered list. */
+  private interface CommittablesCall {
+    int call(Guest g, String name, int list);
+  }
+
+  /** report and end-input: the committables lowered, then {@code result<entry, error>}. */
+  private Entry entryMethod(
+      String method, List<byte[]> committables, OptionalLong watermark, CommittablesCall fn)
+      throws CoordinatorException {
+    Objects.requireNonNull(committables, "committables");
+    Objects.requireNonNull(watermark, "watermark");
+    String name = w + "[method]writer." + method;
+    return call(
+        method, g -> entryResult(g, name, fn.call(g, name, g.lowerByteLists(committables))));
   }
 
   /**
@@ -85,71 +91,49 @@ public final class Writer extends Handle {
   public Entry report(
       long checkpoint, List<byte[]> committables, OptionalLong watermark, boolean savepoint)
       throws CoordinatorException {
-    Objects.requireNonNull(committables, "committables");
-    Objects.requireNonNull(watermark, "watermark");
-    String name = w + "[method]writer.report";
-    return call(
+    return entryMethod(
         "report",
-        g -> {
-          int list = g.lowerByteLists(committables);
-          int ret =
-              g.call(
-                  name,
-                  g.writerRep(handle),
-                  checkpoint,
-                  list,
-                  committables.size(),
-                  watermark.isPresent() ? 1 : 0,
-                  watermark.orElse(0),
-                  savepoint ? 1 : 0);
-          return entryResult(g, name, ret);
-        });
+        committables,
+        watermark,
+        (g, name, list) ->
+            g.call(
+                name,
+                g.writerRep(handle),
+                checkpoint,
+                list,
+                committables.size(),
+                watermark.isPresent() ? 1 : 0,
+                watermark.orElse(0),
+                savepoint ? 1 : 0));
   }
 
   /** The END entry to send; appended to a restored END entry. */
   public Entry endInput(List<byte[]> committables, OptionalLong watermark)
       throws CoordinatorException {
-    Objects.requireNonNull(committables, "committables");
-    Objects.requireNonNull(watermark, "watermark");
-    String name = w + "[method]writer.end-input";
-    return call(
+    return entryMethod(
         "end-input",
-        g -> {
-          int list = g.lowerByteLists(committables);
-          int ret =
-              g.call(
-                  name,
-                  g.writerRep(handle),
-                  list,
-                  committables.size(),
-                  watermark.isPresent() ? 1 : 0,
-                  watermark.orElse(0));
-          return entryResult(g, name, ret);
-        });
+        committables,
+        watermark,
+        (g, name, list) ->
+            g.call(
+                name,
+                g.writerRep(handle),
+                list,
+                committables.size(),
+                watermark.isPresent() ? 1 : 0,
+                watermark.orElse(0)));
   }
 
   /**
    * The coordinator's committed-up-to, forwarded by the host: drops buffered entries up to it.
    */
   public void committed(long checkpoint) throws CoordinatorException {
-    String name = w + "[method]writer.committed";
-    call(
-        "committed",
-        g -> {
-          unitResult(g, name, g.call(name, g.writerRep(handle), checkpoint));
-          return null;
-        });
+    checkpointMethod("committed", checkpoint);
   }
 
   /** Clears the savepoint flag of entry {@code checkpoint}. */
   public void checkpointAborted(long checkpoint) throws CoordinatorException {
-    String name = w + "[method]writer.checkpoint-aborted";
-    call(
-        "checkpoint-aborted",
-        g -> {
-          unitResult(g, name, g.call(name, g.writerRep(handle), checkpoint));
-          return null;
-        });
+    checkpointMethod("checkpoint-aborted", checkpoint);
   }
 
   /** The buffer as versioned bytes (for the engine's checkpoint). */
@@ -159,7 +143,7 @@ public final class Writer extends Handle {
         "state",
         g -> {
           int ret = g.call(name, g.writerRep(handle));
-          byte[] b = g.bytes(g.i32(ret), g.i32(ret + 4));
+          byte[] b = Lift.bytes(g, ret);
           g.post(name, ret);
           return b;
         });
@@ -178,14 +162,7 @@ public final class Writer extends Handle {
           int p = g.lowerBytes(state);
           int ret = g.call(name, g.writerRep(handle), p, state.length, checkpoint);
           // result<list<entry>, error>: both payloads at ret + 4
-          boolean ok = g.u8(ret) == 0;
-          List<Entry> entries = ok ? Lift.entries(g, g.i32(ret + 4), g.i32(ret + 8)) : null;
-          CoordinatorException err = ok ? null : Lift.error(g, ret + 4, -1, null);
-          g.post(name, ret);
-          if (err != null) {
-            throw err;
-          }
-          return entries;
+          return Lift.result(g, name, ret, 4, Lift::entries);
         });
   }
 }

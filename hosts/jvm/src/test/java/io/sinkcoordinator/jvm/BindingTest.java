@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -34,6 +35,41 @@ class BindingTest {
 
   static String witVersion() throws Exception {
     return CoreModule.witVersion(REPO);
+  }
+
+  /** How a test storage answers {@link Storage#get}. */
+  interface Getter {
+    byte[] get(String key) throws BackendException;
+  }
+
+  /** A storage whose reads are {@code get}'s and whose writes and lists go to {@code inner}. */
+  static Storage readingBy(MemoryStorage inner, Getter get) {
+    return new Storage() {
+      @Override
+      public byte[] get(String key) throws BackendException {
+        return get.get(key);
+      }
+
+      @Override
+      public boolean putIfAbsent(String key, byte[] value) throws BackendException {
+        return inner.putIfAbsent(key, value);
+      }
+
+      @Override
+      public void put(String key, byte[] value) throws BackendException {
+        inner.put(key, value);
+      }
+
+      @Override
+      public void delete(String key) throws BackendException {
+        inner.delete(key);
+      }
+
+      @Override
+      public List<String> list(String prefix) throws BackendException {
+        return inner.list(prefix);
+      }
+    };
   }
 
   @ParameterizedTest
@@ -176,37 +212,16 @@ class BindingTest {
   void aTrapDiscardsTheInstanceOnce() throws Exception {
     MemoryStorage inner = new MemoryStorage();
     Storage broken =
-        new Storage() {
-          @Override
-          public byte[] get(String key) {
-            // A table read that finds no native log asks for the Paimon schema (0.2.5): absent,
-            // so that the fresh table instance below reads an empty table instead of trapping.
-            if (key.equals("schema/schema-0")) {
-              return null;
-            }
-            throw new UnsupportedOperationException("boom on " + key);
-          }
-
-          @Override
-          public boolean putIfAbsent(String key, byte[] value) throws BackendException {
-            return inner.putIfAbsent(key, value);
-          }
-
-          @Override
-          public void put(String key, byte[] value) throws BackendException {
-            inner.put(key, value);
-          }
-
-          @Override
-          public void delete(String key) throws BackendException {
-            inner.delete(key);
-          }
-
-          @Override
-          public List<String> list(String prefix) throws BackendException {
-            return inner.list(prefix);
-          }
-        };
+        readingBy(
+            inner,
+            key -> {
+              // A table read that finds no native log asks for the Paimon schema (0.2.5): absent,
+              // so that the fresh table instance below reads an empty table instead of trapping.
+              if (key.equals("schema/schema-0")) {
+                return null;
+              }
+              throw new UnsupportedOperationException("boom on " + key);
+            });
     Coordinator c = new Coordinator(Config.of(1, "u"), broken, new ManualClock(0), null, CoordinatorRuntime.bundled());
     c.start();
     ComponentTrapException t =
@@ -228,35 +243,14 @@ class BindingTest {
     MemoryStorage inner = new MemoryStorage();
     boolean[] fail = {true};
     Storage flaky =
-        new Storage() {
-          @Override
-          public byte[] get(String key) throws BackendException {
-            if (fail[0]) {
-              throw BackendException.io("injected");
-            }
-            return inner.get(key);
-          }
-
-          @Override
-          public boolean putIfAbsent(String key, byte[] value) throws BackendException {
-            return inner.putIfAbsent(key, value);
-          }
-
-          @Override
-          public void put(String key, byte[] value) throws BackendException {
-            inner.put(key, value);
-          }
-
-          @Override
-          public void delete(String key) throws BackendException {
-            inner.delete(key);
-          }
-
-          @Override
-          public List<String> list(String prefix) throws BackendException {
-            return inner.list(prefix);
-          }
-        };
+        readingBy(
+            inner,
+            key -> {
+              if (fail[0]) {
+                throw BackendException.io("injected");
+              }
+              return inner.get(key);
+            });
     Coordinator c = new Coordinator(Config.of(1, "u"), flaky, new ManualClock(0), null, CoordinatorRuntime.bundled());
     c.start();
     StorageException e = assertThrows(StorageException.class, () -> c.event(0, 0, entry(1, "a", 1)));
@@ -272,37 +266,16 @@ class BindingTest {
     Coordinator[] self = new Coordinator[1];
     MemoryStorage inner = new MemoryStorage();
     Storage reentrant =
-        new Storage() {
-          @Override
-          public byte[] get(String key) throws BackendException {
-            try {
-              self[0].state();
-            } catch (CoordinatorException e) {
-              throw BackendException.io("nested: " + e.getMessage());
-            }
-            return inner.get(key);
-          }
-
-          @Override
-          public boolean putIfAbsent(String key, byte[] value) throws BackendException {
-            return inner.putIfAbsent(key, value);
-          }
-
-          @Override
-          public void put(String key, byte[] value) throws BackendException {
-            inner.put(key, value);
-          }
-
-          @Override
-          public void delete(String key) throws BackendException {
-            inner.delete(key);
-          }
-
-          @Override
-          public List<String> list(String prefix) throws BackendException {
-            return inner.list(prefix);
-          }
-        };
+        readingBy(
+            inner,
+            key -> {
+              try {
+                self[0].state();
+              } catch (CoordinatorException e) {
+                throw BackendException.io("nested: " + e.getMessage());
+              }
+              return inner.get(key);
+            });
     self[0] = new Coordinator(Config.of(1, "u"), reentrant, new ManualClock(0), null, CoordinatorRuntime.bundled());
     self[0].start();
     StorageException e =
@@ -332,6 +305,59 @@ class BindingTest {
     }
     assertEquals(null, storage.get("missing/key"));
     storage.delete("missing/key");
+  }
+
+  /** Each WIT error kind has its class, its name, and whether it is fatal. */
+  @Test
+  void everyErrorKindHasItsClass() {
+    List<Class<?>> classes =
+        List.of(
+            DeclinedException.class,
+            StorageException.class,
+            IllegalCallException.class,
+            InvalidEventException.class,
+            InvalidConfigException.class,
+            CorruptStateException.class);
+    List<String> names =
+        List.of(
+            "declined", "storage", "illegal-state", "invalid-event", "invalid-config", "corrupt-state");
+    for (int kind = 0; kind < classes.size(); kind++) {
+      CoordinatorException e = CoordinatorException.of(kind, "why", -1, null);
+      assertInstanceOf(classes.get(kind), e);
+      assertEquals(names.get(kind), e.kind());
+      assertEquals(kind > 1, e.fatal(), names.get(kind));
+      assertEquals(names.get(kind) + ": why", e.getMessage());
+      assertEquals("why", e.detail());
+    }
+    ComponentTrapException trap = new ComponentTrapException("t", null);
+    assertEquals("trap", trap.kind());
+    assertTrue(trap.fatal());
+  }
+
+  /** The enums' WIT names (what ScriptRunner prints and parses), and their lookups. */
+  @Test
+  void theEnumsHaveTheWitNames() {
+    assertEquals(
+        List.of("on-checkpoint", "on-end-input"),
+        Stream.of(FinalCommitMode.values()).map(FinalCommitMode::witName).toList());
+    assertEquals(
+        List.of("restart", "continue"),
+        Stream.of(RecoveryMode.values()).map(RecoveryMode::witName).toList());
+    assertEquals(
+        List.of("native", "paimon"),
+        Stream.of(TableFormat.values()).map(TableFormat::witName).toList());
+    assertEquals(
+        List.of("created", "restoring", "running", "closed", "failed"),
+        Stream.of(Lifecycle.values()).map(Lifecycle::toString).toList());
+    for (FinalCommitMode m : FinalCommitMode.values()) {
+      assertEquals(m, FinalCommitMode.fromWitName(m.witName()));
+    }
+    for (RecoveryMode m : RecoveryMode.values()) {
+      assertEquals(m, RecoveryMode.fromWitName(m.witName()));
+    }
+    assertEquals(TableFormat.NATIVE, TableFormat.fromWitName("native"));
+    assertEquals(null, FinalCommitMode.fromWitName("ON_CHECKPOINT"));
+    assertEquals(null, RecoveryMode.fromWitName("restart "));
   }
 
   @Test

@@ -40,6 +40,44 @@ final class Chicory {
         return new ComponentException(e.kind(), e.detail());
     }
 
+    /** A call on one of the binding's handles. */
+    interface Call<H, T> {
+        T apply(H handle) throws CoordinatorException;
+    }
+
+    /** A call on one of the binding's handles that returns nothing. */
+    interface Action<H> {
+        void apply(H handle) throws CoordinatorException;
+    }
+
+    /**
+     * Runs {@code call} on {@code handle} (the {@code what} of a wrapper, refused once the wrapper
+     * is {@code closed}, as the JNI side refuses a freed handle), its errors as this package's
+     * {@link ComponentException}.
+     */
+    static <H, T> T call(H handle, boolean closed, String what, Call<H, T> call) {
+        if (closed) {
+            throw new IllegalStateException("the " + what + " was closed");
+        }
+        try {
+            return call.apply(handle);
+        } catch (CoordinatorException e) {
+            throw error(e);
+        }
+    }
+
+    /** {@link #call} for an {@link Action}. */
+    static <H> void run(H handle, boolean closed, String what, Action<H> action) {
+        call(
+                handle,
+                closed,
+                what,
+                h -> {
+                    action.apply(h);
+                    return null;
+                });
+    }
+
     /** The table log as the JNI side opens it: a local directory, behind the fault drill. */
     static Storage storage(String logDir, int faultEvery, long faultAfter) {
         try {

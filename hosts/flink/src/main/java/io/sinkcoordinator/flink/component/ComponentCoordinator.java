@@ -121,19 +121,8 @@ public final class ComponentCoordinator implements AutoCloseable {
     }
 
     /** A call on the Chicory instance: its errors as this package's {@link ComponentException}. */
-    private interface JvmCall<T> {
-        T apply(io.sinkcoordinator.jvm.Coordinator c) throws io.sinkcoordinator.jvm.CoordinatorException;
-    }
-
-    private <T> T chicory(JvmCall<T> call) {
-        if (closed) {
-            throw new IllegalStateException("the coordinator was closed");
-        }
-        try {
-            return call.apply(jvm);
-        } catch (io.sinkcoordinator.jvm.CoordinatorException e) {
-            throw Chicory.error(e);
-        }
+    private <T> T chicory(Chicory.Call<io.sinkcoordinator.jvm.Coordinator, T> call) {
+        return Chicory.call(jvm, closed, "coordinator", call);
     }
 
     public synchronized Outcome start() {

@@ -2,6 +2,8 @@ package io.sinkcoordinator.flink.component;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Function;
+import java.util.stream.Collectors;
 
 /** Read-only view of a table's log through the component (WIT interface {@code table}). */
 public final class ComponentTable implements AutoCloseable {
@@ -35,14 +37,18 @@ public final class ComponentTable implements AutoCloseable {
         return handle;
     }
 
+    /** A list the Chicory reader reads, each element converted to this package's type. */
+    private <J, T> List<T> chicory(
+            Chicory.Call<io.sinkcoordinator.jvm.Table, List<J>> read, Function<J, T> convert) {
+        return Chicory.call(jvm, false, "table", read).stream()
+                .map(convert)
+                .collect(Collectors.toList());
+    }
+
     /** Every snapshot, by id. */
     public synchronized List<Snapshot> snapshots() {
         if (jvm != null) {
-            try {
-                return jvm.listSnapshots().stream().map(Chicory::snapshot).collect(java.util.stream.Collectors.toList());
-            } catch (io.sinkcoordinator.jvm.CoordinatorException e) {
-                throw Chicory.error(e);
-            }
+            return chicory(t -> t.listSnapshots(), Chicory::snapshot);
         }
         return Arrays.asList(Native.tableListSnapshots(live()));
     }
@@ -50,11 +56,7 @@ public final class ComponentTable implements AutoCloseable {
     /** Every tag, by name in byte order. */
     public synchronized List<Tag> tags() {
         if (jvm != null) {
-            try {
-                return jvm.listTags().stream().map(Chicory::tag).collect(java.util.stream.Collectors.toList());
-            } catch (io.sinkcoordinator.jvm.CoordinatorException e) {
-                throw Chicory.error(e);
-            }
+            return chicory(t -> t.listTags(), Chicory::tag);
         }
         return Arrays.asList(Native.tableListTags(live()));
     }

@@ -30,19 +30,9 @@ public final class ComponentWriter implements AutoCloseable {
         this.handle = Native.writerNew(subtask);
     }
 
-    private interface JvmCall<T> {
-        T apply(io.sinkcoordinator.jvm.Writer w) throws io.sinkcoordinator.jvm.CoordinatorException;
-    }
-
-    private <T> T chicory(JvmCall<T> call) {
-        if (closed) {
-            throw new IllegalStateException("the writer was closed");
-        }
-        try {
-            return call.apply(jvm);
-        } catch (io.sinkcoordinator.jvm.CoordinatorException e) {
-            throw Chicory.error(e);
-        }
+    /** A call on the Chicory instance: its errors as this package's {@link ComponentException}. */
+    private <T> T chicory(Chicory.Call<io.sinkcoordinator.jvm.Writer, T> call) {
+        return Chicory.call(jvm, closed, "writer", call);
     }
 
     private static java.util.List<byte[]> list(byte[][] committables) {
@@ -91,10 +81,7 @@ public final class ComponentWriter implements AutoCloseable {
     /** The coordinator's committed-up-to: drops entries it covers. */
     public synchronized void committed(long upTo) {
         if (jvm != null) {
-            chicory(w -> {
-                w.committed(upTo);
-                return null;
-            });
+            Chicory.run(jvm, closed, "writer", w -> w.committed(upTo));
             return;
         }
         Native.writerCommitted(live(), upTo);
@@ -102,10 +89,7 @@ public final class ComponentWriter implements AutoCloseable {
 
     public synchronized void checkpointAborted(long checkpoint) {
         if (jvm != null) {
-            chicory(w -> {
-                w.checkpointAborted(checkpoint);
-                return null;
-            });
+            Chicory.run(jvm, closed, "writer", w -> w.checkpointAborted(checkpoint));
             return;
         }
         Native.writerCheckpointAborted(live(), checkpoint);

@@ -7,33 +7,20 @@ import java.util.Objects;
  * The coordinator's options (WIT {@code config} without the parallelism,
  * which the engine knows only at run time). Immutable; the {@code with*}
  * methods return changed copies.
+ *
+ * @param tagTimeRetainedMs -1: savepoint tags never expire
  */
-public final class CoordinatorConfig implements Serializable {
-    private static final long serialVersionUID = 1L;
-
-    private final String commitUser;
-    private final boolean checkpointing;
-    private final boolean finalCommitOnEndInput;
-    private final boolean forceCreateSnapshot;
-    private final boolean savepointAutoTag;
-    private final long tagTimeRetainedMs;
-    private final boolean recoveryContinue;
-
-    private CoordinatorConfig(
-            String commitUser,
-            boolean checkpointing,
-            boolean finalCommitOnEndInput,
-            boolean forceCreateSnapshot,
-            boolean savepointAutoTag,
-            long tagTimeRetainedMs,
-            boolean recoveryContinue) {
-        this.commitUser = Objects.requireNonNull(commitUser, "commitUser");
-        this.checkpointing = checkpointing;
-        this.finalCommitOnEndInput = finalCommitOnEndInput;
-        this.forceCreateSnapshot = forceCreateSnapshot;
-        this.savepointAutoTag = savepointAutoTag;
-        this.tagTimeRetainedMs = tagTimeRetainedMs;
-        this.recoveryContinue = recoveryContinue;
+public record CoordinatorConfig(
+        String commitUser,
+        boolean checkpointing,
+        boolean finalCommitOnEndInput,
+        boolean forceCreateSnapshot,
+        boolean savepointAutoTag,
+        long tagTimeRetainedMs,
+        boolean recoveryContinue)
+        implements Serializable {
+    public CoordinatorConfig {
+        Objects.requireNonNull(commitUser, "commitUser");
     }
 
     /** The defaults of SEMANTICS: checkpointing, final commit on checkpoint, recovery restart. */
@@ -87,33 +74,5 @@ public final class CoordinatorConfig implements Serializable {
         return new CoordinatorConfig(
                 commitUser, checkpointing, finalCommitOnEndInput, forceCreateSnapshot,
                 savepointAutoTag, tagTimeRetainedMs, on);
-    }
-
-    public String commitUser() {
-        return commitUser;
-    }
-
-    public boolean checkpointing() {
-        return checkpointing;
-    }
-
-    public boolean finalCommitOnEndInput() {
-        return finalCommitOnEndInput;
-    }
-
-    public boolean forceCreateSnapshot() {
-        return forceCreateSnapshot;
-    }
-
-    public boolean savepointAutoTag() {
-        return savepointAutoTag;
-    }
-
-    public long tagTimeRetainedMs() {
-        return tagTimeRetainedMs;
-    }
-
-    public boolean recoveryContinue() {
-        return recoveryContinue;
     }
 }

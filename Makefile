@@ -4,7 +4,7 @@
 #   make help                   this list (the lines of this block that start with `make`)
 #   make build                  the `sinkcoord` CLI (embeds the committed dist/ component)
 #   make test                   check-dist, spec-check, repro-check, doc, then every test of the workspace and the other hosts
-#   make run                    the main job: a simulated job with faults on ./demo-table
+#   make run                    the main job: a simulated job with faults on an Apache Paimon table (./demo-table), read back by pypaimon
 #   make component              rebuild dist/sink-coordinator-<version>.wasm (+ .wit, .sha256) from guest/ (rustc, then wasm-opt -Oz)
 #   make check-dist             fail if dist/ differs from what the sources build
 #   make repro-check            build the component in a second checkout with another CARGO_HOME; compare bytes
@@ -113,7 +113,8 @@ oracle-test: build
 	python3 tests/oracle/fuzz.py 5000 7000
 
 run: build
-	$(SINKCOORD) simulate --writers 8 --checkpoints 60 --seed 1 --faults medium --table demo-table
+	$(SINKCOORD) simulate --writers 8 --checkpoints 60 --seed 1 --faults medium \
+	  --table-format paimon --table demo-table/db.db/events --paimon-expect demo-table/expect.json
 	@tests/paimon/demo.sh
 
 SEEDS ?= 100000

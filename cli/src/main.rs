@@ -119,7 +119,7 @@ struct WasmArgs {
 
 /// `--table-format`: the coordinator's table format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum FormatArg {
+pub(crate) enum FormatArg {
     /// This project's snapshot log.
     Native,
     /// An Apache Paimon append table.
@@ -127,7 +127,7 @@ enum FormatArg {
 }
 
 impl FormatArg {
-    fn kind(self) -> sink_coordinator::TableFormatKind {
+    pub(crate) fn kind(self) -> sink_coordinator::TableFormatKind {
         match self {
             FormatArg::Native => sink_coordinator::TableFormatKind::Native,
             FormatArg::Paimon => sink_coordinator::TableFormatKind::Paimon,

@@ -10,7 +10,7 @@ use sink_coordinator_host::engine::DEFAULT_FUEL_PER_CALL;
 use sink_coordinator_testkit::sim::campaign::{self, CampaignOptions, Progress, ProgressUnit};
 use sink_coordinator_testkit::sim::{Ending, FaultLevel, JobMode, Profile};
 
-use crate::{print, runtime_with, Cli, Failure};
+use crate::{print, runtime_with, Cli, Failure, FormatArg};
 
 // Documented ranges, checked at parse time (exit 2): a simulated writer
 // costs memory for its model and outbox, so the bound keeps one run within a
@@ -109,6 +109,16 @@ pub struct SimulateArgs {
     /// Skip replaying the recorded trace at the end of each seed.
     #[arg(long)]
     pub no_replay_check: bool,
+    /// The table format: `paimon` writes an Apache Paimon table, each committable a
+    /// real Parquet data file of the records it covers, so that Paimon's readers can
+    /// read what the run left (docs/paimon.md, "The simulator on Paimon").
+    #[arg(long, value_enum, default_value = "native")]
+    pub table_format: FormatArg,
+    /// With `--table-format paimon`: write what the table's readers must find (the
+    /// records of the latest snapshot and of each tag) to FILE, as JSON
+    /// (tests/paimon/read_sim_table.py checks a table against it).
+    #[arg(long, value_name = "FILE")]
+    pub paimon_expect: Option<PathBuf>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -119,6 +129,12 @@ impl SimulateArgs {
     /// the seeds `seed ..= seed + seeds - 1` must all be `u64`s, else the
     /// range would wrap around, run nothing and still read "verified".
     pub fn check(&self) -> Result<(), clap::Error> {
+        if self.paimon_expect.is_some() && self.table_format != FormatArg::Paimon {
+            return Err(crate::Cli::command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--paimon-expect needs --table-format paimon (a native table has no Paimon readers)",
+            ));
+        }
         if self
             .seed
             .checked_add(self.seeds.saturating_sub(1))
@@ -176,6 +192,8 @@ impl SimulateArgs {
                 ProfileArg::Flip147 => Profile::Flip147,
                 ProfileArg::Late => Profile::Late,
             },
+            table_format: self.table_format.kind(),
+            paimon_expect: self.paimon_expect.clone(),
         }
     }
 }

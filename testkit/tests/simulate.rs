@@ -13,10 +13,12 @@
 //!
 //! Environment: `SIM_NATIVE_SEEDS`, `SIM_NATIVE_LARGE_SEEDS`,
 //! `SIM_COMPONENT_SEEDS`, `SIM_COMPONENT_LARGE_SEEDS`, `SIM_FLIP147_SEEDS`,
-//! `SIM_LATE_SEEDS` (seed counts), `SIM_FIRST_SEED`.
+//! `SIM_LATE_SEEDS`, `SIM_PAIMON_SEEDS`, `SIM_COMPONENT_PAIMON_SEEDS` (seed
+//! counts), `SIM_FIRST_SEED`.
 
 use std::sync::Mutex;
 
+use sink_coordinator::TableFormatKind;
 use sink_coordinator_host::engine::{DEFAULT_FUEL_PER_CALL, EMBEDDED_WASM};
 use sink_coordinator_host::{Runtime, RuntimeOptions};
 use sink_coordinator_testkit::sim::{self, Engine, FaultLevel, Profile, SimOptions};
@@ -66,13 +68,17 @@ fn run_seeds(
                     let line =
                         format!(
                         "{v}\n    ({}; reproduce: sinkcoord simulate{} --seed {seed} --writers {} \
-                         --checkpoints {} --faults {} --profile {} --memory --record seed-{seed}.json)",
+                         --checkpoints {} --faults {} --profile {}{} --memory --record seed-{seed}.json)",
                         outcome.scenario.describe(),
                         if engine.is_component() { "" } else { " --native" },
                         opts.writers,
                         opts.checkpoints,
                         opts.faults.name(),
                         opts.profile.name(),
+                        match opts.table_format {
+                            TableFormatKind::Native => "",
+                            TableFormatKind::Paimon => " --table-format paimon",
+                        },
                     );
                     failures.lock().unwrap().push(line);
                 }
@@ -278,6 +284,43 @@ fn component_seeds() {
         env_u64("SIM_COMPONENT_LARGE_SEEDS", 100),
         &engine,
         SimOptions::large,
+    );
+}
+
+/// On an Apache Paimon table (real Parquet data files; `sim::paimon`), natively:
+/// every invariant, and the recorded trace replayed with `--table-format paimon`.
+#[test]
+fn native_paimon_seeds() {
+    let first = env_u64("SIM_FIRST_SEED", 0) + 3_000_000;
+    check(
+        "native paimon",
+        first,
+        env_u64("SIM_PAIMON_SEEDS", 2000),
+        &Engine::NATIVE,
+        |seed, faults| SimOptions::small(seed, faults).on(TableFormatKind::Paimon),
+    );
+    let first = env_u64("SIM_FIRST_SEED", 0) + 3_500_000;
+    check(
+        "native paimon large",
+        first,
+        env_u64("SIM_PAIMON_SEEDS", 2000) / 10,
+        &Engine::NATIVE,
+        |seed, faults| SimOptions::large(seed, faults).on(TableFormatKind::Paimon),
+    );
+}
+
+/// On a Paimon table through the component, with its native twin's table compared
+/// byte for byte after every call.
+#[test]
+fn component_paimon_seeds() {
+    let runtime = Runtime::embedded().expect("the embedded component loads");
+    let first = env_u64("SIM_FIRST_SEED", 0) + 4_000_000;
+    check(
+        "component paimon",
+        first,
+        env_u64("SIM_COMPONENT_PAIMON_SEEDS", 500),
+        &Engine::Component(runtime),
+        |seed, faults| SimOptions::small(seed, faults).on(TableFormatKind::Paimon),
     );
 }
 

@@ -21,12 +21,13 @@
 use std::path::PathBuf;
 
 use sink_coordinator::{
-    Config, Lifecycle, RestorePoint, Snapshot, Storage, StorageError, Tag, Writer,
+    Config, Lifecycle, RestorePoint, Snapshot, Storage, StorageError, TableFormatKind, Tag, Writer,
 };
 
+use super::paimon::PaimonSide;
 use crate::driver::{CoordinatorApi, NativeCoordinator};
 pub use crate::driver::{Engine, WriterApi};
-use crate::faults::{CallKind, FaultyStorage};
+use crate::faults::{CallKind, FaultScope, FaultyStorage};
 use sink_coordinator_host::clock::ManualClock;
 use sink_coordinator_host::component::{ComponentCoordinator, ComponentWriter};
 use sink_coordinator_host::env::{HostEnv, Shared};
@@ -218,6 +219,10 @@ pub(crate) struct Probe {
     /// happens after it).
     pub errors: u64,
     pub calls_after_error: u64,
+    /// Which calls a crash may preempt and the fault queues count (a Paimon
+    /// table's commit points, see [`FaultScope`]): a crash then fails the
+    /// first such call, which a recorded `storage_fault` can stand for.
+    pub scope: FaultScope,
 }
 
 impl Probe {
@@ -227,9 +232,10 @@ impl Probe {
         crash_after_writes: Option<u64>,
         crash_after_calls: Option<u64>,
     ) {
-        let logging = self.logging;
+        let (logging, scope) = (self.logging, self.scope);
         *self = Probe {
             logging,
+            scope,
             crash_after_writes,
             crash_after_calls,
             ..Probe::default()
@@ -252,9 +258,11 @@ impl Probe {
         if self.errors > 0 {
             self.calls_after_error += 1;
         }
+        let counted = self.scope.counts(kind, key);
         let crash_now = self.crashed.is_some()
-            || self.crash_after_calls.is_some_and(|k| self.calls >= k)
-            || (queued == 0 && self.crash_after_writes.is_some_and(|k| self.writes >= k));
+            || (counted
+                && (self.crash_after_calls.is_some_and(|k| self.calls >= k)
+                    || (queued == 0 && self.crash_after_writes.is_some_and(|k| self.writes >= k))));
         if crash_now {
             if self.crashed.is_none() {
                 self.crashed = Some((kind, self.free_per_kind[i]));
@@ -266,7 +274,7 @@ impl Probe {
             )));
         }
         self.calls += 1;
-        if queued == 0 {
+        if queued == 0 && counted {
             self.free_per_kind[i] += 1;
         }
         if matches!(kind, CallKind::Put | CallKind::Delete) {
@@ -452,40 +460,64 @@ pub(crate) fn with_table<T>(
 /// twin), writers, and reading the table with faults suspended.
 impl Engine {
     /// A new coordinator instance (state `created`), with its native twin
-    /// when it runs in the component.
+    /// when it runs in the component; on a Paimon table (`paimon`) both are set
+    /// to the format and their calls go through the run's committable map.
     pub(crate) fn coordinator(
         &self,
         tables: &Tables,
         clock: &Shared<ManualClock>,
         config: &Config,
         restore: Option<RestorePoint>,
+        paimon: Option<&PaimonSide>,
     ) -> HostResult<SimCoordinator> {
+        let restore = match paimon {
+            Some(p) => p.restore_to_table(restore),
+            None => restore,
+        };
         let env = HostEnv::new(tables.real.clone(), clock.clone());
-        Ok(match self {
-            Engine::Native(limits) => SimCoordinator::Native(NativeCoordinator::with_limits(
-                config.clone(),
-                restore,
-                env,
-                *limits,
-            )?),
+        let native =
+            |restore: Option<RestorePoint>, env, limits| -> HostResult<NativeCoordinator> {
+                let mut c = NativeCoordinator::with_limits(config.clone(), restore, env, limits)?;
+                if paimon.is_some() {
+                    c.set_table_format(TableFormatKind::Paimon)?;
+                }
+                Ok(c)
+            };
+        let coordinator = match self {
+            Engine::Native(limits) => SimCoordinator::Native(native(restore, env, *limits)?),
             Engine::Component(runtime) => {
                 let twin = match tables.twin.as_ref() {
-                    Some(t) => Some(NativeCoordinator::with_limits(
-                        config.clone(),
+                    Some(t) => Some(native(
                         restore.clone(),
                         HostEnv::new(t.clone(), clock.clone()),
                         runtime.options().limits,
                     )?),
                     None => None,
                 };
+                let mut comp = ComponentCoordinator::new(runtime, env, config, restore.as_ref())?;
+                if paimon.is_some() {
+                    comp.set_table_format(TableFormatKind::Paimon)?;
+                }
                 SimCoordinator::Component {
-                    comp: Box::new(ComponentCoordinator::new(
-                        runtime,
-                        env,
-                        config,
-                        restore.as_ref(),
-                    )?),
+                    comp: Box::new(comp),
                     twin,
+                }
+            }
+        };
+        Ok(match paimon {
+            None => coordinator,
+            Some(p) => {
+                let (api, twin): (Box<dyn CoordinatorApi>, Option<Box<dyn CoordinatorApi>>) =
+                    match coordinator {
+                        SimCoordinator::Native(c) => (Box::new(c), None),
+                        SimCoordinator::Component { comp, twin } => {
+                            (comp, twin.map(|t| Box::new(t) as Box<dyn CoordinatorApi>))
+                        }
+                        SimCoordinator::Mapped { api, twin } => (api, twin),
+                    };
+                SimCoordinator::Mapped {
+                    api: Box::new(p.mapped(api)),
+                    twin: twin.map(|t| Box::new(p.mapped(t)) as Box<dyn CoordinatorApi>),
                 }
             }
         })
@@ -535,6 +567,12 @@ pub(crate) enum SimCoordinator {
         comp: Box<ComponentCoordinator>,
         twin: Option<NativeCoordinator>,
     },
+    /// On a Paimon table: the instance (and a component's twin) behind the
+    /// run's committable map ([`super::paimon`]); no fuel is metered.
+    Mapped {
+        api: Box<dyn CoordinatorApi>,
+        twin: Option<Box<dyn CoordinatorApi>>,
+    },
 }
 
 impl SimCoordinator {
@@ -543,6 +581,7 @@ impl SimCoordinator {
         match self {
             SimCoordinator::Native(c) => c,
             SimCoordinator::Component { comp, .. } => comp.as_mut(),
+            SimCoordinator::Mapped { api, .. } => api.as_mut(),
         }
     }
 
@@ -553,6 +592,10 @@ impl SimCoordinator {
             SimCoordinator::Component { twin, .. } => {
                 twin.as_mut().map(|t| t as &mut dyn CoordinatorApi)
             }
+            SimCoordinator::Mapped { twin, .. } => match twin {
+                Some(t) => Some(t.as_mut()),
+                None => None,
+            },
         }
     }
 
@@ -560,7 +603,7 @@ impl SimCoordinator {
     /// budget makes the guest trap in the middle of the call.
     pub(crate) fn set_fuel(&mut self, fuel: u64) -> bool {
         match self {
-            SimCoordinator::Native(_) => false,
+            SimCoordinator::Native(_) | SimCoordinator::Mapped { .. } => false,
             // A runtime without metering cannot run out of fuel.
             SimCoordinator::Component { comp, .. } if comp.meters_fuel() => {
                 comp.set_fuel_per_call(fuel);

@@ -48,6 +48,11 @@ pub struct CampaignOptions {
     pub no_replay_check: bool,
     /// Which host behaviours to stress.
     pub profile: Profile,
+    /// The table's format (`--table-format`).
+    pub table_format: sink_coordinator::TableFormatKind,
+    /// On Paimon: write what the table's readers must find (of the first failing
+    /// seed, or of the last) here (`--paimon-expect`).
+    pub paimon_expect: Option<PathBuf>,
 }
 
 /// What a progress display is told while a campaign runs. Shared by the
@@ -111,6 +116,7 @@ fn options(args: &CampaignOptions, seed: u64) -> SimOptions {
     }
     opts.zombies = !args.no_stale;
     opts.profile = args.profile;
+    opts.table_format = args.table_format;
     if args.mode.is_some() || args.ending.is_some() {
         // Draw the rest of the scenario from the seed, then apply the overrides.
         let mut rng = super::rng::Rng::derive(seed, 0x5CE);
@@ -199,7 +205,7 @@ pub fn simulate(
         format!("{table} (wiped at the start of each seed)")
     };
     out.push_str(&format!(
-        "simulate: {} writers, {} checkpoints, faults {}, profile {}, {}, seed{} {}, table {where_}\n",
+        "simulate: {} writers, {} checkpoints, faults {}, profile {}, {}, seed{} {}, table {where_}{}\n",
         args.writers.max(1),
         args.checkpoints.max(1),
         args.faults.name(),
@@ -210,6 +216,10 @@ pub fn simulate(
             format!("{}..={last_seed}", args.seed)
         } else {
             args.seed.to_string()
+        },
+        match args.table_format {
+            sink_coordinator::TableFormatKind::Native => "",
+            sink_coordinator::TableFormatKind::Paimon => ", format paimon",
         },
     ));
     // A bar over seeds, or over the checkpoints of one long seed; short
@@ -329,6 +339,17 @@ pub fn simulate(
             ));
         }
     }
+    if let Some(path) = &args.paimon_expect {
+        let chosen = failures.first().or(last.as_ref());
+        if let Some(rows) = chosen.and_then(|o| o.paimon_rows.as_ref()) {
+            std::fs::write(path, rows)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            out.push_str(&format!(
+                "what the Paimon table's readers must find written to {}\n",
+                path.display()
+            ));
+        }
+    }
     out.push_str(&format!("time: {elapsed:.2} s\n"));
     for f in failures.iter().take(20) {
         if let Some(v) = f.violation() {
@@ -392,6 +413,8 @@ mod tests {
             no_stale: false,
             no_replay_check: false,
             profile,
+            table_format: sink_coordinator::TableFormatKind::Native,
+            paimon_expect: None,
         }
     }
 

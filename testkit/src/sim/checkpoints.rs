@@ -571,7 +571,9 @@ impl Job {
                     Mirror::restoring(self.p(), c.id, persisted, &c.finished_before)
                 }
             };
-            let created = w.engine.coordinator(&w.tables, &w.clock, &self.cfg, point);
+            let created =
+                w.engine
+                    .coordinator(&w.tables, &w.clock, &self.cfg, point, w.paimon.as_ref());
             let coord = w.host("creating a coordinator", created)?;
             self.inst = Some(Inst {
                 coord,

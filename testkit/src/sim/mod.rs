@@ -219,6 +219,7 @@ pub(crate) mod checkpoints;
 pub(crate) mod checks;
 pub(crate) mod job;
 pub(crate) mod ledger;
+pub mod paimon;
 pub(crate) mod rawtable;
 pub mod record;
 pub mod rng;
@@ -446,6 +447,9 @@ pub struct SimOptions {
     pub second_job: Option<bool>,
     /// Which host behaviours the run stresses.
     pub profile: Profile,
+    /// The table's format: the native log, or an Apache Paimon table whose
+    /// committables are real Parquet files ([`paimon`]; no guest traps there).
+    pub table_format: sink_coordinator::TableFormatKind,
 }
 
 impl SimOptions {
@@ -465,6 +469,7 @@ impl SimOptions {
             zombies: true,
             second_job: None,
             profile: Profile::Default,
+            table_format: sink_coordinator::TableFormatKind::Native,
         }
     }
 
@@ -472,6 +477,14 @@ impl SimOptions {
     /// 2..=16 checkpoints): most of the test net.
     pub fn small(seed: u64, faults: FaultLevel) -> Self {
         Self::drawn(seed, 0x5123, (1, 5), (2, 16), faults)
+    }
+
+    /// The same run on a table in `format`.
+    pub fn on(self, format: sink_coordinator::TableFormatKind) -> Self {
+        SimOptions {
+            table_format: format,
+            ..self
+        }
     }
 
     /// Larger jobs (6..=12 writers, 20..=60 checkpoints).
@@ -723,6 +736,10 @@ pub struct Outcome {
     pub storage_failure: Option<String>,
     /// The recorded trace (TRACE-FORMAT JSON).
     pub trace: String,
+    /// On a Paimon table: what its readers must find, as JSON (the records of
+    /// the latest snapshot and of each tag, per `job:subtask` as `[lo, hi)`
+    /// ranges; `tests/paimon/read_sim_table.py` checks them).
+    pub paimon_rows: Option<String>,
 }
 
 impl Outcome {
@@ -761,5 +778,10 @@ pub fn run(
         verdict,
         storage_failure: sim.world.tables.storage_failure(),
         trace: sim.trace_text(),
+        paimon_rows: sim
+            .world
+            .paimon
+            .as_ref()
+            .map(|p| paimon::expected_rows(p, &sim.world.log, &sim.world.tags).to_string()),
     })
 }

@@ -5,6 +5,10 @@
 //! - `snapshot/<20 digits>` (a snapshot id above 0, as the core names it);
 //! - `tag/savepoint-<decimal>` (the only tags the core creates);
 //! - `hint/latest-snapshot`;
+//! - of a Paimon table the simulator wrote (`--table-format paimon`):
+//!   `schema/schema-<n>`, `snapshot/snapshot-<n>`, `snapshot/LATEST`,
+//!   `snapshot/EARLIEST`, `manifest/manifest-…` and `manifest/manifest-list-…`,
+//!   `tag/tag-savepoint-<n>`, and the writers' `bucket-0/data-….parquet`;
 //! - the local storage's temporary files (`.sinkcoord-tmp.*`) in those
 //!   directories (and at the top, where older versions left them);
 //!
@@ -39,20 +43,48 @@ impl fmt::Display for WipeError {
 
 impl std::error::Error for WipeError {}
 
+/// A decimal number as Paimon and the core write it (no sign, no leading zero).
+fn is_number(n: &str) -> bool {
+    !n.is_empty()
+        && n.bytes().all(|b| b.is_ascii_digit())
+        && n.parse::<u64>().is_ok_and(|id| id.to_string() == n)
+}
+
+/// Whether `key` is a file of a Paimon table the simulator wrote.
+fn is_paimon_key(key: &str) -> bool {
+    let plain = |name: &str| !name.contains('/') && !name.is_empty();
+    if let Some(n) = key.strip_prefix("schema/schema-") {
+        return is_number(n);
+    }
+    if let Some(rest) = key.strip_prefix("snapshot/") {
+        return rest == "LATEST"
+            || rest == "EARLIEST"
+            || rest.strip_prefix("snapshot-").is_some_and(is_number);
+    }
+    if let Some(name) = key.strip_prefix("manifest/") {
+        return plain(name) && name.starts_with("manifest-");
+    }
+    if let Some(n) = key.strip_prefix("tag/tag-savepoint-") {
+        return is_number(n);
+    }
+    key.strip_prefix("bucket-0/data-")
+        .and_then(|n| n.strip_suffix(".parquet"))
+        .is_some_and(plain)
+}
+
 /// Whether `key` (a path below the table root, `/`-separated) is a file the
-/// coordinator writes.
+/// coordinator writes (or, on a Paimon table, the simulator's writers).
 pub fn is_coordinator_key(key: &str) -> bool {
+    if is_paimon_key(key) {
+        return true;
+    }
     if let Some(digits) = key.strip_prefix(table::SNAPSHOT_PREFIX) {
         return digits.len() == 20
             && digits.bytes().all(|b| b.is_ascii_digit())
             && digits.parse::<u64>().is_ok_and(|id| id > 0);
     }
     if let Some(name) = key.strip_prefix(table::TAG_PREFIX) {
-        return name.strip_prefix("savepoint-").is_some_and(|n| {
-            !n.is_empty()
-                && n.bytes().all(|b| b.is_ascii_digit())
-                && n.parse::<u64>().is_ok_and(|id| id.to_string() == n)
-        });
+        return name.strip_prefix("savepoint-").is_some_and(is_number);
     }
     key == table::LATEST_HINT
 }
@@ -118,12 +150,16 @@ pub fn check_dir(table: &str, dir: &Path) -> Result<(), WipeError> {
             continue;
         }
         let prefix = match name.as_str() {
-            "snapshot" | "tag" | "hint" if kind.is_dir() => format!("{name}/"),
+            "snapshot" | "tag" | "hint" | "schema" | "manifest" | "bucket-0" if kind.is_dir() => {
+                format!("{name}/")
+            }
             _ => {
+                const DIRS: &str =
+                    "snapshot/, tag/, hint/ (and a Paimon table's schema/, manifest/, bucket-0/)";
                 let why = if kind.is_file() {
-                    "a file outside snapshot/, tag/ and hint/".to_string()
+                    format!("a file outside {DIRS}")
                 } else {
-                    format!("{} outside snapshot/, tag/ and hint/", kind_name(&kind))
+                    format!("{} outside {DIRS}", kind_name(&kind))
                 };
                 return Err(refuse(table, &name, &why));
             }
@@ -178,6 +214,13 @@ mod tests {
             "tag/savepoint-0",
             "tag/savepoint-42",
             "hint/latest-snapshot",
+            "schema/schema-0",
+            "snapshot/snapshot-12",
+            "snapshot/LATEST",
+            "snapshot/EARLIEST",
+            "manifest/manifest-list-0f2a-1",
+            "tag/tag-savepoint-3",
+            "bucket-0/data-a-s0-c1-a0-k0.parquet",
         ] {
             assert!(is_coordinator_key(key), "{key}");
         }
@@ -190,6 +233,12 @@ mod tests {
             "tag/savepoint-01",
             "tag/release",
             "tag/savepoint-1/x",
+            "schema/schema-01",
+            "snapshot/snapshot-x",
+            "manifest/other",
+            "tag/tag-release",
+            "bucket-0/part-0.parquet",
+            "bucket-1/data-a.parquet",
             "hint/other",
             "notes.txt",
             "",

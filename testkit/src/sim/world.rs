@@ -13,6 +13,7 @@ use sink_coordinator_host::error::HostResult;
 
 use super::backend::{dump, with_table, Engine, Tables};
 use super::job::{Job, Phase, Res};
+use super::paimon::PaimonSide;
 use super::rawtable::{self, RawSnapshot, RawTag};
 use super::record::Recorder;
 use super::rng::Rng;
@@ -34,6 +35,8 @@ pub(crate) struct World<'a> {
     pub tags: Vec<RawTag>,
     pub stats: Stats,
     pub step: u64,
+    /// On a Paimon table: the committable map and what each name covers.
+    pub paimon: Option<PaimonSide>,
 }
 
 impl<'a> World<'a> {
@@ -85,7 +88,21 @@ impl<'a> World<'a> {
     pub fn new_snapshots(&mut self) -> Res<Vec<RawSnapshot>> {
         let storage = self.tables.real.inner.clone();
         let known = self.log.len();
+        let paimon = self.paimon.as_ref();
         let read = with_table(&storage, |st| -> Result<Vec<RawSnapshot>, String> {
+            if let Some(p) = paimon {
+                let ids = PaimonSide::list_snapshot_ids(st)?;
+                if ids.len() < known {
+                    return Err(format!(
+                        "the table lists {} snapshots, {known} were seen before",
+                        ids.len()
+                    ));
+                }
+                return ids[known..]
+                    .iter()
+                    .map(|&id| p.read_snapshot(st, id))
+                    .collect();
+            }
             let ids = rawtable::list_snapshot_ids(st)?;
             if ids.len() < known {
                 return Err(format!(
@@ -118,7 +135,15 @@ impl<'a> World<'a> {
 
     pub fn read_tags(&self) -> Res<Vec<RawTag>> {
         let storage = self.tables.real.inner.clone();
-        with_table(&storage, |st| rawtable::read_tags(st)).map_err(|e| self.fail(e))
+        let paimon = self.paimon.is_some();
+        with_table(&storage, |st| {
+            if paimon {
+                PaimonSide::read_tags(st)
+            } else {
+                rawtable::read_tags(st)
+            }
+        })
+        .map_err(|e| self.fail(e))
     }
 
     /// The component's twin: its table must equal the real one, byte for byte.
@@ -154,8 +179,12 @@ impl<'a> World<'a> {
     pub fn table_checks(&mut self, problems: &mut Vec<String>) {
         let storage = self.tables.real.inner.clone();
         let log = self.log.clone();
+        let paimon = self.paimon.as_ref();
         let reread = with_table(&storage, |st| -> Result<(), String> {
-            let ids = rawtable::list_snapshot_ids(st)?;
+            let ids = match paimon {
+                Some(_) => PaimonSide::list_snapshot_ids(st)?,
+                None => rawtable::list_snapshot_ids(st)?,
+            };
             if ids.len() != log.len() {
                 return Err(format!(
                     "the table lists {} snapshots at the end, {} were seen",
@@ -164,7 +193,10 @@ impl<'a> World<'a> {
                 ));
             }
             for seen in &log {
-                let now = rawtable::read_snapshot(st, seen.id)?;
+                let now = match paimon {
+                    Some(p) => p.read_snapshot(st, seen.id)?,
+                    None => rawtable::read_snapshot(st, seen.id)?,
+                };
                 if now.bytes != seen.bytes {
                     return Err(format!("snapshot {} changed after it was written", seen.id));
                 }
@@ -183,7 +215,23 @@ impl<'a> World<'a> {
         };
         let snapshots: Vec<Snapshot> = self.log.iter().map(RawSnapshot::public).collect();
         let public_tags: Vec<_> = tags.iter().map(RawTag::public).collect();
-        match self.engine.read_table(&storage) {
+        let read = self
+            .engine
+            .read_table(&storage)
+            .map(|(s, t)| match &self.paimon {
+                // In committable names, as the log holds them (a file no writer
+                // reported stays as it is, and differs).
+                Some(p) => {
+                    let map = p.map.lock();
+                    let s = s
+                        .into_iter()
+                        .map(|s| map.snapshot_from_table(s.clone()).unwrap_or(s))
+                        .collect();
+                    (s, t)
+                }
+                None => (s, t),
+            });
+        match read {
             Ok((s, t)) if s == snapshots && t == public_tags => {}
             Ok((s, t)) => problems.push(format!(
                 "the {} table reader returns {} snapshots and {} tags, the stored bytes hold {} and {}{}",
@@ -197,7 +245,11 @@ impl<'a> World<'a> {
             Err(e) => problems.push(format!("the {} table reader fails: {e}", self.engine.name())),
         }
         // The latest-snapshot hint is only a hint, but never ahead of the log.
-        let hint = with_table(&storage, |st| st.get(sink_coordinator::table::LATEST_HINT));
+        let hint_key = match self.paimon {
+            Some(_) => sink_coordinator_paimon::snapshot::LATEST_KEY,
+            None => sink_coordinator::table::LATEST_HINT,
+        };
+        let hint = with_table(&storage, |st| st.get(hint_key));
         if let Ok(Some(bytes)) = hint {
             let n = std::str::from_utf8(&bytes)
                 .ok()
@@ -240,6 +292,10 @@ impl<'a> Sim<'a> {
         }
         let second = opts.second_job.unwrap_or_else(|| rng.chance(250));
         let tables = Tables::open(&opts.table, engine.is_component())?;
+        let paimon = match opts.table_format {
+            sink_coordinator::TableFormatKind::Native => None,
+            sink_coordinator::TableFormatKind::Paimon => Some(PaimonSide::open(&tables)?),
+        };
         let clock = Shared::new(ManualClock::new(CLOCK_START_MS, 0));
         let p = opts.writers.max(1);
         let mut first_cfg = sink_coordinator::Config::new(p, format!("sim-{}", opts.seed));
@@ -256,6 +312,7 @@ impl<'a> Sim<'a> {
             tags: Vec::new(),
             stats: Stats::default(),
             step: 0,
+            paimon,
         };
         let mut jobs = vec![Job::new(
             &mut world,
@@ -396,7 +453,11 @@ impl<'a> Sim<'a> {
 /// Replays the recorded trace (through the same engine as the run): every
 /// call returns what it returned in the run, and the table is the same.
 fn replay_check(w: &World<'_>) -> Result<(), String> {
-    let result = match crate::replay::replay(&w.rec.trace, &w.engine) {
+    let format = w.opts.table_format;
+    let replay = |trace| {
+        crate::replay::replay_with_states_in(trace, &w.engine, format).map(|(result, _)| result)
+    };
+    let result = match replay(&w.rec.trace) {
         Ok(r) => r,
         Err(e) => {
             // Say where the replay parted from the run, if it did before.
@@ -404,7 +465,7 @@ fn replay_check(w: &World<'_>) -> Result<(), String> {
             if let crate::replay::ReplayError::Malformed(m) = &e {
                 prefix.steps.truncate(m.step.unwrap_or(0));
             }
-            let before = crate::replay::replay(&prefix, &w.engine)
+            let before = replay(&prefix)
                 .ok()
                 .and_then(|r| first_divergence(w, &r).err());
             return Err(format!(

@@ -32,6 +32,9 @@ impl Job {
     fn new_item(&mut self, w: &mut World<'_>, s: u32, c: u64, k: u32, lo: u64, hi: u64) -> Vec<u8> {
         let attempt = self.writers[s as usize].attempt;
         let name = Ledger::name(self.label, s, c, attempt, k);
+        if let Some(p) = &w.paimon {
+            p.register(&name, self.label, s, lo, hi);
+        }
         self.ledger.items.insert(
             name.clone(),
             Item {

@@ -42,21 +42,71 @@ pub fn synthetic(subtask: u32, bytes: &[u8]) -> Vec<u8> {
     })
 }
 
-/// Every synthetic committable made so far, with the bytes it stands for, and the
+/// What stands on the table for a committable of the trace: the data file that a
+/// Paimon table is given in its place.
+///
+/// The replayer's is [`synthetic`] (no file is written: a replay's table is only
+/// read back through the coordinator). The simulator's writes a real Parquet file
+/// with the records the committable covers, so that Paimon's own readers can read
+/// the table it leaves (`sink_coordinator_testkit::sim`).
+pub trait DataFiles: Send {
+    /// The committable (PCM v1) of the data file standing for `bytes` from
+    /// `subtask`. A pure function of both: the same entry sent twice (a retry, a
+    /// writer's replay, restored state bytes) must reach the coordinator as the same
+    /// committable.
+    fn file(&mut self, subtask: u32, bytes: &[u8]) -> Vec<u8>;
+}
+
+/// The replayer's [`DataFiles`]: [`synthetic`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Synthetic;
+
+impl DataFiles for Synthetic {
+    fn file(&mut self, subtask: u32, bytes: &[u8]) -> Vec<u8> {
+        synthetic(subtask, bytes)
+    }
+}
+
+/// Every committable of the table made so far, with the bytes it stands for, and the
 /// coordinator states handed out in the trace's terms, with the table's bytes they
 /// came from.
-#[derive(Clone, Debug, Default)]
 pub struct CommittableMap {
-    /// Synthetic committable -> the trace's bytes.
+    /// Table committable -> the trace's bytes.
     back: BTreeMap<Vec<u8>, Vec<u8>>,
     /// State bytes in the trace's terms -> the coordinator's own bytes.
     states: BTreeMap<Vec<u8>, Vec<u8>>,
+    /// How a trace's committable becomes the table's.
+    files: Box<dyn DataFiles>,
+}
+
+impl Default for CommittableMap {
+    fn default() -> Self {
+        CommittableMap::with_files(Box::new(Synthetic))
+    }
+}
+
+impl std::fmt::Debug for CommittableMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommittableMap")
+            .field("committables", &self.back.len())
+            .field("states", &self.states.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl CommittableMap {
-    /// The synthetic committable of `bytes` from `subtask`, remembered for the way back.
+    /// A map whose table committables `files` makes ([`Default`]: [`synthetic`]).
+    pub fn with_files(files: Box<dyn DataFiles>) -> Self {
+        CommittableMap {
+            back: BTreeMap::new(),
+            states: BTreeMap::new(),
+            files,
+        }
+    }
+
+    /// The table's committable of `bytes` from `subtask`, remembered for the way back.
     pub fn to_table(&mut self, subtask: u32, bytes: &[u8]) -> Vec<u8> {
-        let pcm = synthetic(subtask, bytes);
+        let pcm = self.files.file(subtask, bytes);
         // A second insert of one synthetic committable carries the same bytes (short
         // of a SHA-256 collision): the first stays.
         self.back

@@ -35,7 +35,7 @@ use sink_coordinator_paimon::schema::{encode_schema, schema_key, CreateTable};
 pub mod keys;
 mod map;
 
-pub use map::{synthetic, CommittableMap};
+pub use map::{synthetic, CommittableMap, DataFiles, Synthetic};
 
 /// `schema/schema-0` of the table a replay on Paimon writes: one BIGINT column,
 /// unpartitioned, unaware buckets (bucket -1), created at time 0.

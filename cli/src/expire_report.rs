@@ -161,12 +161,7 @@ pub(crate) fn text(args: &ExpireArgs, run: &Run) -> String {
             ));
         }
     }
-    if !run.problems.is_empty() {
-        out.push_str(&format!("{} problem(s)\n", run.problems.len()));
-        for p in &run.problems {
-            out.push_str(&format!("  {p}\n"));
-        }
-    }
+    out.push_str(&report::problems_text(&run.problems));
     out
 }
 

@@ -15,7 +15,7 @@ use sink_coordinator_testkit::render;
 use crate::layout;
 use crate::limits::RuntimeLimitArgs;
 use crate::order::natural_cmp;
-use crate::report::{self, Summary, UserSummary};
+use crate::report::{self, problems_text, Summary, UserSummary};
 use crate::{clip, print, reading_runtime, Cli, Failure};
 
 #[derive(Args, Debug)]
@@ -163,8 +163,6 @@ pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
         }
     }
 
-    let mut snapshots: Vec<Snapshot> = Vec::new();
-    let mut tags: Vec<Tag> = Vec::new();
     let mut note = |key: &str, e: &dyn std::fmt::Display| {
         problems.push(format!(
             "{}: {}",
@@ -172,43 +170,26 @@ pub fn cmd_inspect(cli: &Cli, args: &InspectArgs) -> Result<String, Failure> {
             clip(&e.to_string(), 400)
         ))
     };
-    if args.native {
-        for (id, key) in &ids {
-            match table::snapshot_by_id(&mut storage, *id) {
-                Ok(Some(s)) => snapshots.push(s),
-                Ok(None) => note(key, &"vanished while the table was read"),
-                Err(e) => note(key, &e),
-            }
-        }
-        for (key, bytes) in tag_values {
-            let mut one = sink_coordinator::MemStorage::default();
-            one.map.insert(key.clone(), bytes);
-            match table::list_tags(&mut one) {
-                Ok(found) => tags.extend(found),
-                Err(e) => note(&key, &e),
-            }
-        }
+    let (snapshots, tags) = if args.native {
+        read_all(
+            &ids,
+            tag_values,
+            |id| table::snapshot_by_id(&mut storage, id),
+            |mut one| table::list_tags(&mut one),
+            &mut note,
+        )
     } else {
         let runtime = reading_runtime(cli, &args.limits)?;
         let mut reader =
             ComponentTable::new(&runtime, storage).map_err(|e| Failure::host(e.to_string()))?;
-        for (id, key) in &ids {
-            match reader.snapshot_by_id(*id) {
-                Ok(Some(s)) => snapshots.push(s),
-                Ok(None) => note(key, &"vanished while the table was read"),
-                Err(e) => note(key, &e),
-            }
-        }
-        for (key, bytes) in tag_values {
-            let mut one = sink_coordinator::MemStorage::default();
-            one.map.insert(key.clone(), bytes);
-            let listed = ComponentTable::new(&runtime, one).and_then(|mut t| t.list_tags());
-            match listed {
-                Ok(found) => tags.extend(found),
-                Err(e) => note(&key, &e),
-            }
-        }
-    }
+        read_all(
+            &ids,
+            tag_values,
+            |id| reader.snapshot_by_id(id),
+            |one| ComponentTable::new(&runtime, one).and_then(|mut t| t.list_tags()),
+            &mut note,
+        )
+    };
     fill_times(&mut summary, &snapshots);
     render_inspect(args, snapshots, tags, summary, problems)
 }
@@ -318,17 +299,6 @@ fn inspect_text(
     out
 }
 
-fn problems_text(problems: &[String]) -> String {
-    let mut out = String::new();
-    if !problems.is_empty() {
-        out.push_str(&format!("{} problem(s)\n", problems.len()));
-        for p in problems {
-            out.push_str(&format!("  {p}\n"));
-        }
-    }
-    out
-}
-
 /// The summary per commit user, from the latest snapshot's record: every
 /// snapshot carries each commit user's last (identifier, snapshot id), and
 /// the latest one's is what a coordinator reads as what the user has
@@ -376,6 +346,37 @@ fn summarize(storage: &mut AnyStorage, latest: Option<u64>, listed: &[(u64, Stri
         latest: Some((latest, stored.snapshot.time_ms)),
         users,
     }
+}
+
+/// The listed snapshots and tags through one reader (the native core's, or the
+/// component's): `snapshot` reads one id, `tags_of` lists the tags of a table that holds
+/// one tag's bytes (so that one bad tag does not hide the others); what fails is noted
+/// by its key.
+fn read_all<E: std::fmt::Display>(
+    ids: &[(u64, String)],
+    tag_values: Vec<(String, Vec<u8>)>,
+    mut snapshot: impl FnMut(u64) -> Result<Option<Snapshot>, E>,
+    mut tags_of: impl FnMut(sink_coordinator::MemStorage) -> Result<Vec<Tag>, E>,
+    note: &mut dyn FnMut(&str, &dyn std::fmt::Display),
+) -> (Vec<Snapshot>, Vec<Tag>) {
+    let mut snapshots = Vec::new();
+    for (id, key) in ids {
+        match snapshot(*id) {
+            Ok(Some(s)) => snapshots.push(s),
+            Ok(None) => note(key, &"vanished while the table was read"),
+            Err(e) => note(key, &e),
+        }
+    }
+    let mut tags = Vec::new();
+    for (key, bytes) in tag_values {
+        let mut one = sink_coordinator::MemStorage::default();
+        one.map.insert(key.clone(), bytes);
+        match tags_of(one) {
+            Ok(found) => tags.extend(found),
+            Err(e) => note(&key, &e),
+        }
+    }
+    (snapshots, tags)
 }
 
 /// The times of the summary's marks among the snapshots listed (sorted by

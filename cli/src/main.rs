@@ -242,10 +242,7 @@ fn clip(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = s.floor_char_boundary(max);
     format!("{}... ({} bytes)", &s[..end], s.len())
 }
 
@@ -257,14 +254,8 @@ fn clip_message(message: &str) -> String {
     if message.len() <= HEAD + TAIL + 100 {
         return message.to_string();
     }
-    let mut head = HEAD;
-    while !message.is_char_boundary(head) {
-        head -= 1;
-    }
-    let mut tail = message.len() - TAIL;
-    while !message.is_char_boundary(tail) {
-        tail += 1;
-    }
+    let head = message.floor_char_boundary(HEAD);
+    let tail = message.ceil_char_boundary(message.len() - TAIL);
     format!(
         "{} ... ({} bytes omitted) ... {}",
         &message[..head],

@@ -289,6 +289,19 @@ fn event_doc<'a>(e: &'a Event<'a>) -> EventDoc<'a> {
     }
 }
 
+/// The problems at the end of a command's text output, one a line after
+/// their count (nothing when there are none).
+pub fn problems_text(problems: &[String]) -> String {
+    let mut out = String::new();
+    if !problems.is_empty() {
+        out.push_str(&format!("{} problem(s)\n", problems.len()));
+        for p in problems {
+            out.push_str(&format!("  {p}\n"));
+        }
+    }
+    out
+}
+
 /// The document of `value` in the canonical layout.
 pub fn canonical<T: Serialize>(value: &T) -> String {
     to_canonical(value, true)

@@ -303,12 +303,7 @@ fn text(
         kept.len(),
         kept.len() - never
     ));
-    if !problems.is_empty() {
-        out.push_str(&format!("{} problem(s)\n", problems.len()));
-        for p in problems {
-            out.push_str(&format!("  {p}\n"));
-        }
-    }
+    out.push_str(&report::problems_text(problems));
     out
 }
 

@@ -5,7 +5,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use serde_json::Value;
 use sink_coordinator::table::{self, TableFormatKind};
 use sink_coordinator::{
     Config, Coordinator, Entry, HostEnv, Lifecycle, RestorePoint, Shared, StepClock, Storage,
@@ -18,11 +17,7 @@ use sink_coordinator_testkit::storage_hook::{BeforePut, FailTags};
 
 mod common;
 use common::job::{sinkcoord, Job};
-use common::Scratch;
-
-fn path(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::{json, path, strs, u64s, Scratch};
 
 /// `sinkcoord expire DIR ARGS` (ARGS split at spaces).
 fn run_expire(dir: &Path, args: &str) -> (Option<i32>, String, String) {
@@ -40,10 +35,6 @@ fn expire_says(dir: &Path, args: &str, code: i32, wants: &[&str]) {
     for want in wants {
         assert!(said.contains(want), "{want:?}: {out}{err}");
     }
-}
-
-fn json(out: &str) -> Value {
-    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
 }
 
 /// Makes `dir` an (empty) Apache Paimon table: one BIGINT column.
@@ -488,13 +479,7 @@ fn retain_last_and_dry_run_on_a_native_table() {
     // inspect reads the expired table from its earliest snapshot.
     let (code, out, err) = sinkcoord(&["inspect", path(&s.0), "--json"]);
     assert_eq!(code, Some(0), "{out}{err}");
-    let ids: Vec<u64> = json(&out)["snapshots"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["id"].as_u64().unwrap())
-        .collect();
-    assert_eq!(ids, [10, 11, 12]);
+    assert_eq!(u64s(&json(&out)["snapshots"], "id"), [10, 11, 12]);
 }
 
 #[test]
@@ -585,13 +570,11 @@ fn paimon_expiry_and_orphan_data_files() {
     assert_eq!(doc["format"], "paimon");
     assert_eq!(doc["earliest"], 5);
     assert_eq!(doc["expired_snapshots"], serde_json::json!([1, 2, 3, 4]));
-    let orphans: Vec<&str> = doc["orphans"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["key"].as_str().unwrap())
-        .collect();
-    assert_eq!(orphans, ["bucket-0/data-lost-0.parquet"], "{out}");
+    assert_eq!(
+        strs(&doc["orphans"], "key"),
+        ["bucket-0/data-lost-0.parquet"],
+        "{out}"
+    );
     assert!(
         bucket.join("data-lost-0.parquet").exists(),
         "listed, not deleted"

@@ -12,11 +12,7 @@ use sink_coordinator_testkit::render;
 
 mod common;
 use common::job::{sinkcoord, Job};
-use common::Scratch;
-
-fn path(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::{assert_has, path, strs, Scratch};
 
 /// Savepoints 1, 2, 12 and 1000001 of one job, at times 100, 200, ...
 fn numbered_savepoints(dir: &Path) {
@@ -51,13 +47,7 @@ fn tags_are_listed_in_the_order_of_their_numbers() {
         args.push("--json");
         let (_, out, _) = sinkcoord(&args);
         let doc: Value = serde_json::from_str(&out).unwrap();
-        let names: Vec<&str> = doc["tags"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap())
-            .collect();
-        assert_eq!(names, want);
+        assert_eq!(strs(&doc["tags"], "name"), want);
     }
 }
 
@@ -80,18 +70,12 @@ fn the_summary_names_each_users_last_commit_and_lag() {
     two_users(&s.0);
     let (code, out, err) = sinkcoord(&["inspect", path(&s.0)]);
     assert_eq!(code, Some(0), "{out}{err}");
-    assert!(
-        out.contains("2 commit user(s), as of the latest snapshot 5 (1970-01-01T00:00:03Z)\n"),
-        "{out}"
+    assert_has(
+        &out,
+        "2 commit user(s), as of the latest snapshot 5 (1970-01-01T00:00:03Z)\n",
     );
-    assert!(
-        out.contains("  commit user \"a\": last identifier 3 in snapshot 5, time 3000 ms (1970-01-01T00:00:03Z); lag 0 snapshot(s), 0 ms\n"),
-        "{out}"
-    );
-    assert!(
-        out.contains("  commit user \"b\": last identifier END in snapshot 4, time 2500 ms (1970-01-01T00:00:02.5Z); lag 1 snapshot(s), 500 ms\n"),
-        "{out}"
-    );
+    assert_has(&out, "  commit user \"a\": last identifier 3 in snapshot 5, time 3000 ms (1970-01-01T00:00:03Z); lag 0 snapshot(s), 0 ms\n");
+    assert_has(&out, "  commit user \"b\": last identifier END in snapshot 4, time 2500 ms (1970-01-01T00:00:02.5Z); lag 1 snapshot(s), 500 ms\n");
     // Line 2 is still the snapshot count (tests/s3.rs reads it).
     assert_eq!(out.lines().nth(1), Some("5 snapshot(s)"), "{out}");
 
@@ -128,7 +112,7 @@ fn an_empty_table_has_no_users_and_a_damaged_latest_snapshot_no_summary() {
     let s = Scratch::new("issue25-inspect", "empty");
     let (code, out, err) = sinkcoord(&["inspect", path(&s.0)]);
     assert_eq!(code, Some(0), "{err}");
-    assert!(out.contains("0 commit user(s)\n"), "{out}");
+    assert_has(&out, "0 commit user(s)\n");
     let (_, out, _) = sinkcoord(&["inspect", "--json", path(&s.0)]);
     let doc: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["users"], serde_json::json!([]));
@@ -257,13 +241,10 @@ fn a_flink_table_is_inspected_through_its_log() {
     );
     let (code, out, err) = sinkcoord(&["inspect", path(&log)]);
     assert_eq!(code, Some(0), "{err}");
-    assert!(
-        out.contains("commit user \"b\": last identifier END"),
-        "{out}"
-    );
+    assert_has(&out, "commit user \"b\": last identifier END");
     let (code, out, _) = sinkcoord(&["inspect", "--timeline", path(&log)]);
     assert_eq!(code, Some(0));
-    assert!(out.contains("tag \"savepoint-3\" created"), "{out}");
+    assert_has(&out, "tag \"savepoint-3\" created");
 }
 
 /// `inspect` reads a table: the coordinator's size limits, which only a
@@ -281,7 +262,7 @@ fn inspect_takes_no_size_limits() {
         assert!(!help.contains(&format!("{flag} <")), "{flag}: {help}");
         let (code, _, err) = sinkcoord(&["inspect", flag, "1K", "no-such-table"]);
         assert_eq!(code, Some(2), "{flag}: {err}");
-        assert!(err.contains("unexpected argument"), "{err}");
+        assert_has(&err, "unexpected argument");
     }
     for flag in ["--fuel", "--max-memory", "--max-hostcall-bytes"] {
         assert!(help.contains(flag), "{flag}: {help}");

@@ -13,11 +13,7 @@ use sink_coordinator_testkit::moto::Moto;
 
 mod common;
 use common::job::{sinkcoord, Job};
-use common::Scratch;
-
-fn path(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::{assert_has, path, sinkcoord_on_s3, Scratch};
 
 /// `sinkcoord tags expire DIR ARGS` (ARGS split at spaces).
 fn tags_expire(dir: &Path, args: &str) -> (Option<i32>, String, String) {
@@ -70,13 +66,13 @@ fn dry_run_lists_and_deletes_nothing() {
     let (code, out, err) = tags_expire(&s.0, "--now-ms 3001 --dry-run");
     assert_eq!(code, Some(0), "{out}{err}");
     assert_eq!(files(&s.0), before, "{out}");
-    assert!(out.contains("2 tag(s) expired before 3001 ms"), "{out}");
-    assert!(out.contains("dry run: nothing deleted"), "{out}");
-    assert!(out.contains("  would delete tag \"savepoint-1\": snapshot 1 (identifier 1), created 1000 ms, expired 2000 ms"), "{out}");
-    assert!(out.contains("  would delete tag \"savepoint-2\""), "{out}");
-    assert!(
-        out.contains("2 tag(s) kept: 1 not expired yet, 1 without an expire time"),
-        "{out}"
+    assert_has(&out, "2 tag(s) expired before 3001 ms");
+    assert_has(&out, "dry run: nothing deleted");
+    assert_has(&out, "  would delete tag \"savepoint-1\": snapshot 1 (identifier 1), created 1000 ms, expired 2000 ms");
+    assert_has(&out, "  would delete tag \"savepoint-2\"");
+    assert_has(
+        &out,
+        "2 tag(s) kept: 1 not expired yet, 1 without an expire time",
     );
     let (_, out, _) = tags_expire(&s.0, "--now-ms 3001 --dry-run --json");
     let doc: Value = serde_json::from_str(&out).unwrap();
@@ -100,7 +96,7 @@ fn expire_deletes_only_tags_past_their_expire_time() {
         )),
         "{out}"
     );
-    assert!(out.contains("  deleted tag \"savepoint-1\": snapshot 1 (identifier 1), created 1000 ms, expired 2000 ms (1970-01-01T00:00:02Z)\n"), "{out}");
+    assert_has(&out, "  deleted tag \"savepoint-1\": snapshot 1 (identifier 1), created 1000 ms, expired 2000 ms (1970-01-01T00:00:02Z)\n");
     assert_eq!(
         tag_names(&s.0),
         ["savepoint-12", "savepoint-2", "savepoint-5"]
@@ -137,7 +133,7 @@ fn expire_deletes_only_tags_past_their_expire_time() {
     // Nothing left to expire; the default time is the system clock.
     let (code, out, _) = tags_expire(&s.0, "");
     assert_eq!(code, Some(0));
-    assert!(out.contains(": 0 tag(s) expired before "), "{out}");
+    assert_has(&out, ": 0 tag(s) expired before ");
     assert_eq!(tag_names(&s.0), ["savepoint-5"]);
 }
 
@@ -160,9 +156,9 @@ fn a_coordinator_goes_on_after_its_tags_expired() {
     job.commit(END, false, 23000);
     let (code, out, _) = sinkcoord(&["inspect", path(&s.0)]);
     assert_eq!(code, Some(0), "{out}");
-    assert!(
-        out.contains("commit user \"job\": last identifier END in snapshot 7"),
-        "{out}"
+    assert_has(
+        &out,
+        "commit user \"job\": last identifier END in snapshot 7",
     );
 }
 
@@ -195,10 +191,10 @@ fn bad_input_is_refused_with_its_exit_status() {
     // A table that does not exist, or a URL that is not one: exit 1.
     let (code, _, err) = sinkcoord(&["tags", "expire", path(&s.0.join("missing"))]);
     assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("cannot open the table"), "{err}");
+    assert_has(&err, "cannot open the table");
     let (code, _, err) = sinkcoord(&["tags", "expire", "ftp://host/table"]);
     assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("unknown scheme"), "{err}");
+    assert_has(&err, "unknown scheme");
 
     // A tag that does not decode is kept and named; the others are still
     // expired; exit 1.
@@ -210,7 +206,7 @@ fn bad_input_is_refused_with_its_exit_status() {
             && out.contains("kept: its expire time cannot be read"),
         "{out}"
     );
-    assert!(err.contains("1 problem(s)"), "{err}");
+    assert_has(&err, "1 problem(s)");
     assert_eq!(tag_names(&s.0), ["savepoint-5", "savepoint-7"]);
     let (code, out, _) = tags_expire(&s.0, "--json");
     assert_eq!(code, Some(1));
@@ -234,11 +230,11 @@ fn a_flink_tables_tags_expire_through_its_log() {
         err.contains("Flink connector") && err.contains(path(&log)),
         "{err}"
     );
-    assert!(err.contains("nothing was deleted"), "{err}");
+    assert_has(&err, "nothing was deleted");
     assert_eq!(files(&log), before);
     let (code, out, err) = sinkcoord(&["tags", "expire", path(&log), "--now-ms", "99999"]);
     assert_eq!(code, Some(0), "{out}{err}");
-    assert!(out.contains("3 deleted"), "{out}");
+    assert_has(&out, "3 deleted");
     assert_eq!(tag_names(&log), ["savepoint-5"]);
     assert_eq!(std::fs::read(s.0.join("data/part-0")).unwrap(), b"rows");
 }
@@ -251,7 +247,7 @@ fn a_file_url_works_like_its_directory() {
     let url = format!("file://{}", path(&s.0));
     let (code, out, err) = sinkcoord(&["tags", "expire", &url, "--now-ms", "2001"]);
     assert_eq!(code, Some(0), "{out}{err}");
-    assert!(out.contains("1 deleted"), "{out}");
+    assert_has(&out, "1 deleted");
     assert_eq!(
         tag_names(&s.0),
         ["savepoint-12", "savepoint-2", "savepoint-5"]
@@ -263,19 +259,7 @@ fn a_file_url_works_like_its_directory() {
 fn tags_expire_on_s3() {
     let moto = Moto::start().unwrap_or_else(|e| panic!("{e}"));
     let url = moto.fresh_url("cli-tags");
-    let run = |args: &[&str]| {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sinkcoord"));
-        cmd.args(args);
-        for (k, v) in moto.env() {
-            cmd.env(k, v);
-        }
-        let out = cmd.output().unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let run = |args: &[&str]| sinkcoord_on_s3(&moto, args);
     // The table is made locally, then copied key by key.
     let s = Scratch::new("issue25-tags", "s3");
     tagged_table(&s.0);
@@ -290,11 +274,11 @@ fn tags_expire_on_s3() {
     assert_eq!(snapshots.len(), 4);
     let (code, out, err) = run(&["tags", "expire", &url, "--now-ms", "3001", "--dry-run"]);
     assert_eq!(code, Some(0), "{out}{err}");
-    assert!(out.contains("  would delete tag \"savepoint-2\""), "{out}");
+    assert_has(&out, "  would delete tag \"savepoint-2\"");
     assert_eq!(listed(&mut store, "tag/").len(), 4);
     let (code, out, err) = run(&["tags", "expire", &url, "--now-ms", "3001"]);
     assert_eq!(code, Some(0), "{out}{err}");
-    assert!(out.contains("2 deleted"), "{out}");
+    assert_has(&out, "2 deleted");
     assert_eq!(
         listed(&mut store, "tag/"),
         ["tag/savepoint-12", "tag/savepoint-5"]
@@ -302,7 +286,7 @@ fn tags_expire_on_s3() {
     assert_eq!(listed(&mut store, "snapshot/"), snapshots);
     let (code, out, _) = run(&["inspect", &url]);
     assert_eq!(code, Some(0), "{out}");
-    assert!(out.contains("2 tag(s)"), "{out}");
+    assert_has(&out, "2 tag(s)");
 }
 
 /// `tags expire` run again and again while a coordinator commits a

@@ -4,18 +4,12 @@
 //! in time, a square for END, a diamond per tag joined to its snapshot,
 //! and hostile names kept out of the markup.
 
-use std::path::Path;
-
 use roxmltree::{Document, Node};
 use sink_coordinator::END;
 
 mod common;
 use common::job::{sinkcoord, Job};
-use common::Scratch;
-
-fn path(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::{path, Scratch};
 
 fn class<'a>(doc: &'a Document<'a>, name: &str) -> Vec<Node<'a, 'a>> {
     doc.descendants()

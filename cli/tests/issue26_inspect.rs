@@ -10,7 +10,7 @@ use std::process::Command;
 use sink_coordinator::table;
 
 mod common;
-use common::{sinkcoord_on, table_with_snapshots, Scratch};
+use common::{assert_has, sinkcoord_on, table_with_snapshots, Scratch};
 
 fn inspect(dir: &Path, native: bool) -> (Option<i32>, String, String) {
     let args: &[&str] = if native {
@@ -97,15 +97,9 @@ fn special_files_at_tag_and_hint_keys_are_named() {
     std::fs::create_dir_all(&hint).unwrap();
     let (code, out, err) = inspect(&t, false);
     assert_eq!(code, Some(1), "{out}{err}");
-    assert!(
-        out.contains("\"tag/savepoint-7\": a FIFO at a key"),
-        "{out}"
-    );
-    assert!(
-        out.contains("\"hint/latest-snapshot\": a directory at a key"),
-        "{out}"
-    );
-    assert!(out.contains("2 snapshot(s)"), "{out}");
+    assert_has(&out, "\"tag/savepoint-7\": a FIFO at a key");
+    assert_has(&out, "\"hint/latest-snapshot\": a directory at a key");
+    assert_has(&out, "2 snapshot(s)");
 }
 
 #[test]
@@ -124,11 +118,11 @@ fn a_flink_connector_table_is_not_called_empty() {
         out.contains("log/snapshot/ exists") && out.contains("Flink connector"),
         "{out}"
     );
-    assert!(out.contains(&t.join("log").display().to_string()), "{out}");
+    assert_has(&out, &t.join("log").display().to_string());
     // Its log itself is a table.
     let (code, out, err) = inspect(&t.join("log"), false);
     assert_eq!(code, Some(0), "{out}{err}");
-    assert!(out.contains("2 snapshot(s)"), "{out}");
+    assert_has(&out, "2 snapshot(s)");
 }
 
 #[test]
@@ -140,18 +134,12 @@ fn foreign_entries_at_the_top_are_named() {
     mkfifo(&t.join("pipe"));
     let (code, out, err) = inspect(&t, false);
     assert_eq!(code, Some(1), "{out}{err}");
-    assert!(
-        out.contains("\"README\": a regular file, not part of a table"),
-        "{out}"
-    );
-    assert!(
-        out.contains("\"pipe\": a FIFO, not part of a table"),
-        "{out}"
-    );
+    assert_has(&out, "\"README\": a regular file, not part of a table");
+    assert_has(&out, "\"pipe\": a FIFO, not part of a table");
     // An empty directory is an empty table.
     let empty = s.0.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     let (code, out, _) = inspect(&empty, false);
     assert_eq!(code, Some(0), "{out}");
-    assert!(out.contains("0 snapshot(s)"), "{out}");
+    assert_has(&out, "0 snapshot(s)");
 }

@@ -3,31 +3,18 @@
 //! `inspect s3://...` lists what it committed (text and JSON), and
 //! `storage list|get|put-if-absent|delete` work on the same table.
 
-use std::process::{Command, Output};
+use std::process::Command;
 
 use sink_coordinator_testkit::moto::Moto;
 
-fn sinkcoord(moto: &Moto, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sinkcoord"));
-    cmd.args(args);
-    for (k, v) in moto.env() {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("sinkcoord runs")
-}
-
-fn text(out: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::{json, sinkcoord_on_s3 as sinkcoord, u64s};
 
 #[test]
 fn simulate_then_inspect_a_table_on_s3() {
     let moto = Moto::start().unwrap_or_else(|e| panic!("{e}"));
     let url = moto.fresh_url("cli-sim");
-    let out = sinkcoord(
+    let (code, stdout, stderr) = sinkcoord(
         &moto,
         &[
             "simulate",
@@ -44,14 +31,12 @@ fn simulate_then_inspect_a_table_on_s3() {
             "--quiet",
         ],
     );
-    let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("verdict: verified"), "{stdout}");
     assert!(stdout.contains(&url), "{stdout}");
 
-    let out = sinkcoord(&moto, &["inspect", &url]);
-    let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let (code, stdout, stderr) = sinkcoord(&moto, &["inspect", &url]);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(stdout.starts_with(&format!("table {url}\n")), "{stdout}");
     let count: u64 = stdout
         .lines()
@@ -61,10 +46,9 @@ fn simulate_then_inspect_a_table_on_s3() {
         .unwrap_or_else(|| panic!("a snapshot count: {stdout}"));
     assert!(count > 0, "{stdout}");
 
-    let out = sinkcoord(&moto, &["inspect", "--json", &url]);
-    let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    let doc: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    let (code, stdout, stderr) = sinkcoord(&moto, &["inspect", "--json", &url]);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let doc = json(&stdout);
     assert_eq!(
         doc["snapshots"].as_array().map(Vec::len),
         Some(count as usize),
@@ -72,9 +56,8 @@ fn simulate_then_inspect_a_table_on_s3() {
     );
 
     // The raw keys: every snapshot is listed, in byte order.
-    let out = sinkcoord(&moto, &["storage", "list", &url, "snapshot/"]);
-    let (stdout, _) = text(&out);
-    assert!(out.status.success());
+    let (code, stdout, _) = sinkcoord(&moto, &["storage", "list", &url, "snapshot/"]);
+    assert_eq!(code, Some(0));
     assert_eq!(stdout.lines().count() as u64, count, "{stdout}");
 }
 
@@ -82,11 +65,7 @@ fn simulate_then_inspect_a_table_on_s3() {
 fn storage_calls_on_s3() {
     let moto = Moto::start().unwrap_or_else(|e| panic!("{e}"));
     let url = moto.fresh_url("cli-storage");
-    let run = |args: &[&str]| {
-        let out = sinkcoord(&moto, args);
-        let (stdout, stderr) = text(&out);
-        (out.status.code(), stdout, stderr)
-    };
+    let run = |args: &[&str]| sinkcoord(&moto, args);
     assert_eq!(
         run(&["storage", "put-if-absent", &url, "tag/a", "one"]).1,
         "created\n"
@@ -105,17 +84,16 @@ fn storage_calls_on_s3() {
     assert_eq!(code, Some(1));
     assert!(stderr.contains("invalid storage key"), "{stderr}");
     // An unreachable endpoint is an error with its cause, not a hang.
-    let out = Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
-        .args(["storage", "list", &url])
-        .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
-        .env("AWS_ALLOW_HTTP", "true")
-        .env("AWS_REGION", "us-east-1")
-        .env("AWS_ACCESS_KEY_ID", "x")
-        .env("AWS_SECRET_ACCESS_KEY", "y")
-        .output()
-        .unwrap();
-    let (_, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let (code, _, stderr) = common::run(
+        Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
+            .args(["storage", "list", &url])
+            .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+            .env("AWS_ALLOW_HTTP", "true")
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_ACCESS_KEY_ID", "x")
+            .env("AWS_SECRET_ACCESS_KEY", "y"),
+    );
+    assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("cannot list"), "{stderr}");
 }
 
@@ -126,11 +104,7 @@ fn storage_calls_on_s3() {
 fn expire_a_table_on_s3() {
     let moto = Moto::start().unwrap_or_else(|e| panic!("{e}"));
     let url = moto.fresh_url("cli-expire");
-    let run = |args: &[&str]| {
-        let out = sinkcoord(&moto, args);
-        let (stdout, stderr) = text(&out);
-        (out.status.code(), stdout, stderr)
-    };
+    let run = |args: &[&str]| sinkcoord(&moto, args);
     let (code, out, err) = run(&[
         "simulate",
         "--table",
@@ -146,15 +120,7 @@ fn expire_a_table_on_s3() {
         "--quiet",
     ]);
     assert_eq!(code, Some(0), "{out}{err}");
-    let ids = |out: &str| -> Vec<u64> {
-        let doc: serde_json::Value = serde_json::from_str(out).unwrap();
-        doc["snapshots"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s["id"].as_u64().unwrap())
-            .collect()
-    };
+    let ids = |out: &str| u64s(&json(out)["snapshots"], "id");
     let (_, out, _) = run(&["inspect", &url, "--json"]);
     let before = ids(&out);
     assert!(before.len() > 3, "{out}");
@@ -183,7 +149,7 @@ fn expire_a_table_on_s3() {
     // Just written: within a day's grace.
     let (code, out, err) = run(&["expire", &paimon, "--orphans", "--json"]);
     assert_eq!(code, Some(0), "{out}{err}");
-    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let doc = json(&out);
     assert_eq!(doc["orphans"], serde_json::json!([]), "{out}");
     // Two days later it is an orphan, and is deleted.
     let later = (std::time::SystemTime::now()
@@ -201,7 +167,7 @@ fn expire_a_table_on_s3() {
         "--json",
     ]);
     assert_eq!(code, Some(0), "{out}{err}");
-    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let doc = json(&out);
     assert_eq!(
         doc["orphans"][0]["key"], "bucket-0/data-lost-0.parquet",
         "{out}"

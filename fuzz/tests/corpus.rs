@@ -8,14 +8,32 @@ use std::path::Path;
 
 type Target = fn(&[u8]);
 
-const TARGETS: &[(&str, Target)] = &[
-    ("state_decode", sink_coordinator_fuzz::state_decode),
-    ("writer_restore", sink_coordinator_fuzz::writer_restore),
-    ("table_decode", sink_coordinator_fuzz::table_decode),
-    ("trace_parse", sink_coordinator_fuzz::trace_parse),
-    ("calls", sink_coordinator_fuzz::calls),
-    ("table_walk", sink_coordinator_fuzz::table_walk),
-];
+/// `TARGETS`, and a test per target (named after it) that runs its corpus:
+/// one list, so a target cannot be missing from either.
+macro_rules! targets {
+    ($($name:ident),* $(,)?) => {
+        const TARGETS: &[(&str, Target)] = &[$((stringify!($name), sink_coordinator_fuzz::$name)),*];
+
+        /// Each target's committed corpus, one test per target.
+        mod corpus {
+            $(
+                #[test]
+                fn $name() {
+                    super::run(stringify!($name), sink_coordinator_fuzz::$name);
+                }
+            )*
+        }
+    };
+}
+
+targets!(
+    state_decode,
+    writer_restore,
+    table_decode,
+    trace_parse,
+    calls,
+    table_walk,
+);
 
 fn run(name: &str, target: Target) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -37,36 +55,6 @@ fn run(name: &str, target: Target) {
         );
     }
     println!("{name}: {} input(s)", files.len());
-}
-
-#[test]
-fn state_decode_corpus() {
-    run(TARGETS[0].0, TARGETS[0].1);
-}
-
-#[test]
-fn writer_restore_corpus() {
-    run(TARGETS[1].0, TARGETS[1].1);
-}
-
-#[test]
-fn table_decode_corpus() {
-    run(TARGETS[2].0, TARGETS[2].1);
-}
-
-#[test]
-fn trace_parse_corpus() {
-    run(TARGETS[3].0, TARGETS[3].1);
-}
-
-#[test]
-fn calls_corpus() {
-    run(TARGETS[4].0, TARGETS[4].1);
-}
-
-#[test]
-fn table_walk_corpus() {
-    run(TARGETS[5].0, TARGETS[5].1);
 }
 
 /// Replays one input (`SINKCOORD_FUZZ_INPUT=FILE`, target `SINKCOORD_FUZZ_TARGET`,

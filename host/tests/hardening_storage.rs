@@ -29,6 +29,13 @@ impl Scratch {
     fn outside(&self) -> PathBuf {
         self.0.join("outside")
     }
+    /// A file `name` outside the table holding [`SECRET`]: the target of
+    /// the links a test plants.
+    fn secret(&self, name: &str) -> PathBuf {
+        let target = self.outside().join(name);
+        std::fs::write(&target, SECRET).unwrap();
+        target
+    }
 }
 
 impl Drop for Scratch {
@@ -72,7 +79,7 @@ const SECRET: &[u8] = b"SECRET-BYTES-OUTSIDE-THE-TABLE\n";
 #[test]
 fn linked_snapshot_directory_is_refused_and_outside_untouched() {
     let s = Scratch::new("linked-dir");
-    std::fs::write(s.outside().join("keep"), SECRET).unwrap();
+    s.secret("keep");
     symlink(s.outside(), s.table().join("snapshot")).unwrap();
     let before = contents(&s.outside());
 
@@ -115,8 +122,7 @@ fn linked_snapshot_directory_is_refused_and_outside_untouched() {
 #[test]
 fn linked_snapshot_file_is_never_read_or_written() {
     let s = Scratch::new("linked-file");
-    let target = s.outside().join("hostname");
-    std::fs::write(&target, SECRET).unwrap();
+    let target = s.secret("hostname");
     std::fs::create_dir_all(s.table().join("snapshot")).unwrap();
     let key = table::snapshot_key(1);
     symlink(&target, s.table().join(&key)).unwrap();
@@ -149,8 +155,7 @@ fn linked_snapshot_file_is_never_read_or_written() {
 #[test]
 fn links_in_tag_and_hint_are_refused() {
     let s = Scratch::new("tag-hint");
-    let target = s.outside().join("target");
-    std::fs::write(&target, SECRET).unwrap();
+    let target = s.secret("target");
     std::fs::create_dir_all(s.table().join("tag")).unwrap();
     std::fs::create_dir_all(s.table().join("hint")).unwrap();
     symlink(&target, s.table().join("tag/savepoint-1")).unwrap();
@@ -226,8 +231,7 @@ fn opening_removes_only_dead_writers_temp_files() {
         std::fs::write(s.table().join(name), b"partial").unwrap();
     }
     // A temp-named link is never followed or removed through.
-    let target = s.outside().join("t");
-    std::fs::write(&target, SECRET).unwrap();
+    let target = s.secret("t");
     let linked = format!("snapshot/{TMP_PREFIX}{dead_pid}.5");
     symlink(&target, s.table().join(&linked)).unwrap();
 

@@ -5,10 +5,10 @@
 //! record names differ from their keys come out in the same order.
 
 use sink_coordinator::table::{self, TAG_PREFIX};
-use sink_coordinator::{Config, Coordinator, Entry, MemEnv, MemStorage, StepClock};
+use sink_coordinator::{Config, Coordinator, Entry, MemEnv, MemStorage, StepClock, Storage};
 use sink_coordinator_host::component::TAG_PAGE;
 use sink_coordinator_host::env::{HostEnv, Shared};
-use sink_coordinator_host::{ComponentTable, HostErrorKind, Runtime, RuntimeOptions};
+use sink_coordinator_host::{ComponentTable, HostErrorKind, HostResult, Runtime, RuntimeOptions};
 
 /// A table of `n` snapshots of commit user "job".
 fn table_with_snapshots(n: u64) -> MemStorage {
@@ -40,42 +40,64 @@ fn runtime(fuel: Option<u64>) -> Runtime {
     Runtime::new(sink_coordinator_host::engine::EMBEDDED_WASM, options).unwrap()
 }
 
+/// What the core's one-pass reader (`native`) and the component's bounded
+/// calls (`paged`) read of the table `st`.
+fn read_both<T>(
+    rt: &Runtime,
+    mut st: MemStorage,
+    native: fn(&mut dyn Storage) -> sink_coordinator::Result<T>,
+    paged: fn(&mut ComponentTable) -> HostResult<T>,
+) -> (sink_coordinator::Result<T>, HostResult<T>) {
+    let native = native(&mut st);
+    let paged = paged(&mut ComponentTable::new(rt, st).unwrap());
+    (native, paged)
+}
+
+/// Both readers succeeded and read the same: what they read.
+fn assert_same<T: PartialEq + std::fmt::Debug>(
+    (native, paged): (sink_coordinator::Result<T>, HostResult<T>),
+) -> T {
+    let native = native.unwrap();
+    assert_eq!(paged.unwrap(), native);
+    native
+}
+
+/// Both readers failed, and with the same error.
+fn assert_same_error<T: std::fmt::Debug>(
+    (native, paged): (sink_coordinator::Result<T>, HostResult<T>),
+) {
+    let native = native.unwrap_err();
+    let paged = paged.unwrap_err();
+    assert_eq!(paged.kind, HostErrorKind::Core(native.kind), "{paged}");
+    assert_eq!(paged.message, native.message());
+}
+
 #[test]
 fn snapshots_read_one_call_each_match_the_core() {
     // 1,000,000 fuel per call: enough for one snapshot, not for 600 in
     // one call (that trapped: "all fuel consumed").
     let rt = runtime(Some(1_000_000));
-    let mut st = table_with_snapshots(600);
-    let native = table::list_snapshots(&mut st).unwrap();
-    let paged = ComponentTable::new(&rt, st.clone())
-        .unwrap()
-        .list_snapshots()
-        .unwrap();
-    assert_eq!(paged.len(), 600);
-    assert_eq!(paged, native);
+    let snapshots = |st| {
+        read_both(
+            &rt,
+            st,
+            table::list_snapshots,
+            ComponentTable::list_snapshots,
+        )
+    };
+    let st = table_with_snapshots(600);
+    assert_eq!(assert_same(snapshots(st.clone())).len(), 600);
 
     // A gap: both stop before it.
     let mut gap = st.clone();
     gap.map.remove(&table::snapshot_key(300));
-    let native = table::list_snapshots(&mut gap).unwrap();
-    let paged = ComponentTable::new(&rt, gap)
-        .unwrap()
-        .list_snapshots()
-        .unwrap();
-    assert_eq!(native.len(), 299);
-    assert_eq!(paged, native);
+    assert_eq!(assert_same(snapshots(gap)).len(), 299);
 
     // A corrupt snapshot: the same error.
     let mut bad = st;
     bad.map
         .insert(table::snapshot_key(7), b"\x01garbage".to_vec());
-    let native = table::list_snapshots(&mut bad).unwrap_err();
-    let paged = ComponentTable::new(&rt, bad)
-        .unwrap()
-        .list_snapshots()
-        .unwrap_err();
-    assert_eq!(paged.kind, HostErrorKind::Core(native.kind), "{paged}");
-    assert_eq!(paged.message, native.message());
+    assert_same_error(snapshots(bad));
 }
 
 #[test]
@@ -100,22 +122,11 @@ fn tags_read_in_pages_match_the_core() {
         let bytes = st.map[&format!("{TAG_PREFIX}{from}")].clone();
         st.map.insert(key.to_string(), bytes);
     }
-    let native = table::list_tags(&mut st).unwrap();
-    let paged = ComponentTable::new(&rt, st.clone())
-        .unwrap()
-        .list_tags()
-        .unwrap();
-    assert_eq!(paged.len() as u64, n + 2);
-    assert_eq!(paged, native);
+    let tags = |st| read_both(&rt, st, table::list_tags, ComponentTable::list_tags);
+    assert_eq!(assert_same(tags(st.clone())).len() as u64, n + 2);
 
     // A tag that does not decode: the same error.
     st.map
         .insert("tag/savepoint-150".into(), b"\x01garbage".to_vec());
-    let native = table::list_tags(&mut st).unwrap_err();
-    let paged = ComponentTable::new(&rt, st)
-        .unwrap()
-        .list_tags()
-        .unwrap_err();
-    assert_eq!(paged.kind, HostErrorKind::Core(native.kind), "{paged}");
-    assert_eq!(paged.message, native.message());
+    assert_same_error(tags(st));
 }

@@ -23,7 +23,8 @@
 
 use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 use sink_coordinator::Config;
 use sink_coordinator_host::engine::Runtime;
 use sink_coordinator_testkit::driver::Engine;
@@ -34,6 +35,29 @@ use sink_coordinator_testkit::perf::{
 
 fn runtime() -> Runtime {
     Runtime::embedded().expect("the embedded component loads")
+}
+
+/// Benchmarks `id`: a job of `engine` whose criterion iterations are its
+/// checkpoints, one each (ids keep increasing across iterations); `cycle`
+/// runs checkpoint `checkpoint` and returns the part of it that is timed.
+fn bench_checkpoints(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    id: String,
+    engine: &Engine,
+    mut cycle: impl FnMut(&mut Subject, u64) -> Duration,
+) {
+    let mut subject = Subject::job(engine, JOB_WRITERS);
+    let mut checkpoint = 0u64;
+    group.bench_function(id, |b| {
+        b.iter_custom(|iters| {
+            let mut spent = Duration::ZERO;
+            for _ in 0..iters {
+                checkpoint += 1;
+                spent += cycle(&mut subject, checkpoint);
+            }
+            spent
+        })
+    });
 }
 
 /// One criterion iteration is one checkpoint cycle; the job keeps running
@@ -51,22 +75,18 @@ fn job(c: &mut Criterion) {
             .warm_up_time(Duration::from_secs(2))
             .measurement_time(Duration::from_secs(8));
         for engine in both(&rt) {
-            let mut subject = Subject::job(&engine, JOB_WRITERS);
-            let mut checkpoint = 0u64;
-            group.bench_function(engine.name(), |b| {
-                b.iter_custom(|iters| {
-                    let mut spent = Duration::ZERO;
-                    for _ in 0..iters {
-                        checkpoint += 1;
-                        // The host has the entries in hand: not measured.
-                        let entries = job_entries(JOB_WRITERS, checkpoint);
-                        let start = Instant::now();
-                        job_cycle_with(&mut subject, entries, checkpoint, delivery);
-                        spent += start.elapsed();
-                    }
-                    spent
-                })
-            });
+            bench_checkpoints(
+                &mut group,
+                engine.name().into(),
+                &engine,
+                |subject, checkpoint| {
+                    // The host has the entries in hand: not measured.
+                    let entries = job_entries(JOB_WRITERS, checkpoint);
+                    let start = Instant::now();
+                    job_cycle_with(subject, entries, checkpoint, delivery);
+                    start.elapsed()
+                },
+            );
         }
         group.finish();
     }
@@ -88,24 +108,17 @@ fn events_batch(c: &mut Criterion) {
             .warm_up_time(Duration::from_secs(1))
             .measurement_time(Duration::from_secs(4));
         for engine in both(&rt) {
-            let mut subject = Subject::job(&engine, JOB_WRITERS);
-            let mut checkpoint = 0u64;
-            group.bench_function(format!("{}{suffix}", engine.name()), |b| {
-                b.iter_custom(|iters| {
-                    let mut spent = Duration::ZERO;
-                    for _ in 0..iters {
-                        checkpoint += 1;
-                        let entries = (0..JOB_WRITERS)
-                            .map(|s| shaped_entry(s, checkpoint, n, bytes))
-                            .collect();
-                        let start = Instant::now();
-                        perf_job_batch(&mut subject, entries);
-                        spent += start.elapsed();
-                        std::hint::black_box(subject.checkpoint(checkpoint));
-                        assert_eq!(subject.complete(checkpoint), 1);
-                    }
-                    spent
-                })
+            let id = format!("{}{suffix}", engine.name());
+            bench_checkpoints(&mut group, id, &engine, |subject, checkpoint| {
+                let entries = (0..JOB_WRITERS)
+                    .map(|s| shaped_entry(s, checkpoint, n, bytes))
+                    .collect();
+                let start = Instant::now();
+                perf_job_batch(subject, entries);
+                let spent = start.elapsed();
+                std::hint::black_box(subject.checkpoint(checkpoint));
+                assert_eq!(subject.complete(checkpoint), 1);
+                spent
             });
         }
         group.finish();

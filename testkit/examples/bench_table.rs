@@ -11,12 +11,12 @@
 use std::path::{Path as FsPath, PathBuf};
 use std::process::Command;
 
-use sink_coordinator::WriterEvent;
 use sink_coordinator_host::artifact::{EMBEDDED_WASM, EMBEDDED_WASM_NAME};
 use sink_coordinator_host::engine::{Runtime, RuntimeOptions};
 use sink_coordinator_testkit::driver::Engine;
 use sink_coordinator_testkit::perf::{
-    first_commit_storage_calls, job_entries, perf_job_batch, perf_job_events, Subject, JOB_WRITERS,
+    first_commit_storage_calls, job_entries, perf_job_batch, perf_job_events, writer_events,
+    Subject, JOB_WRITERS,
 };
 
 /// Checkpoint cycles before and during the callgrind measurement.
@@ -400,15 +400,7 @@ fn callgrind_child(path: &str, cache: &FsPath, batch: bool) {
         if c <= WARM_CYCLES {
             // Not through the collected functions: callgrind collects every call of them.
             if batch {
-                let events = (0u32..)
-                    .zip(entries)
-                    .map(|(subtask, entry)| WriterEvent {
-                        subtask,
-                        attempt: 0,
-                        entry,
-                    })
-                    .collect();
-                subject.events(events);
+                subject.events(writer_events(entries));
             } else {
                 for (s, entry) in (0u32..).zip(entries) {
                     subject.event(s, entry);

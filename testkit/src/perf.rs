@@ -265,16 +265,21 @@ pub fn perf_job_events(subject: &mut Subject, entries: Vec<Entry>) {
 /// `*perf_job_batch*`); building the batch's `WriterEvent`s is part of it.
 #[inline(never)]
 pub fn perf_job_batch(subject: &mut Subject, entries: Vec<Entry>) {
-    let events = (0u32..)
+    let committed = subject.events(writer_events(entries));
+    debug_assert_eq!(committed, 0);
+}
+
+/// A checkpoint's entries, one per subtask from 0 on (first attempt), as
+/// the events of one `events` batch.
+pub fn writer_events(entries: Vec<Entry>) -> Vec<WriterEvent> {
+    (0u32..)
         .zip(entries)
         .map(|(subtask, entry)| WriterEvent {
             subtask,
             attempt: 0,
             entry,
         })
-        .collect();
-    let committed = subject.events(events);
-    debug_assert_eq!(committed, 0);
+        .collect()
 }
 
 /// How a cycle sends its events to the coordinator.

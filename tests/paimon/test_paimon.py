@@ -97,6 +97,28 @@ def check_rust(wh, name, want, tag=None):
     assert got is None or got == sorted(want), (name, tag, got, sorted(want))
 
 
+def check_other_readers(wh, name, want, tags=()):
+    """Paimon's Java and Rust readers, where set up, read the sorted ids `want` from table
+    `name`, and `ids` as of each `(tag, ids)` of `tags`."""
+    for tag, expected in [(None, want), *tags]:
+        check_java(wh, name, expected, tag=tag)
+        check_rust(wh, name, expected, tag=tag)
+
+
+def check_job_table(wh, name, rows_at):
+    """The table of a job that committed checkpoints 1..4 and END, with `rows_at` the ids
+    of each (subtask, checkpoint) and a savepoint tag at 2: every reader reads every row
+    exactly once, and the tag as of 2. Returns the table and its rows."""
+    tbl = catalog(wh).get_table(f"db.{name}")
+    rows = read_rows(tbl)
+    want = sorted(i for v in rows_at.values() for i in v)
+    assert ids(rows) == want, (ids(rows), want)
+    at_2 = sorted(i for (s, c), v in rows_at.items() if c <= 2 for i in v)
+    assert ids(read_rows(tbl.copy({"scan.tag-name": "savepoint-2"}))) == at_2
+    check_other_readers(wh, name, want, [("savepoint-2", at_2)])
+    return tbl, rows
+
+
 def read_rows(tbl):
     rb = tbl.new_read_builder()
     splits = rb.new_scan().plan().splits()
@@ -147,10 +169,7 @@ def test_unpartitioned_two_users_and_tag(wh):
     assert ids(got) == sorted(expected), (ids(got), sorted(expected))
     assert {r["name"] for r in got} == {f"r{i}" for i in expected}
     assert ids(read_rows(tbl.copy({"scan.tag-name": "savepoint-2"}))) == tagged
-    check_java(wh, "unpart", expected)
-    check_rust(wh, "unpart", expected)
-    check_java(wh, "unpart", tagged, tag="savepoint-2")
-    check_rust(wh, "unpart", tagged, tag="savepoint-2")
+    check_other_readers(wh, "unpart", expected, [("savepoint-2", tagged)])
     # The crate's reader also reads as of a snapshot id (scan.snapshot-id): the first
     # commit's 3 rows.
     check_rust(wh, "unpart", [0, 1, 2], tag="snapshot=1")
@@ -201,8 +220,7 @@ def test_partitioned_many_commits_merge_bounded(wh):
     got = read_rows(tbl)
     assert ids(got) == sorted(expected)
     assert all(r["dt"].startswith("2024-01-0") for r in got)
-    check_java(wh, "part", expected)
-    check_rust(wh, "part", expected)
+    check_other_readers(wh, "part", expected)
     # Partition pruning through the manifests' partition values.
     rb = tbl.new_read_builder()
     pb = rb.new_predicate_builder()
@@ -262,8 +280,7 @@ def test_table_created_by_pypaimon(wh):
         meta["partition"] = [dt]
         commit(tdir, "ours", cp, [meta])
     assert ids(read_rows(cat.get_table("db.bypy"))) == sorted(expected)
-    check_java(wh, "bypy", expected)
-    check_rust(wh, "bypy", expected)
+    check_other_readers(wh, "bypy", expected)
 
 
 def test_interleaved_with_pypaimon(wh):
@@ -291,8 +308,7 @@ def test_interleaved_with_pypaimon(wh):
         c.close()
     got = read_rows(cat.get_table("db.mixed"))
     assert ids(got) == sorted(expected), (len(got), len(expected))
-    check_java(wh, "mixed", expected)
-    check_rust(wh, "mixed", expected)
+    check_other_readers(wh, "mixed", expected)
     # Our decoder reads pypaimon's snapshots and manifest lists, and the marks see its users.
     ins = drive(dict(op="inspect", table=tdir))["snapshots"]
     assert len(ins) == 14
@@ -347,18 +363,10 @@ def test_core_coordinator_job(wh):
     out = json.loads(p.stdout.strip().splitlines()[-1])
     assert out["committed"] == [1, 2, 3, 4, 9223372036854775807], out
     assert out["tags"] == ["savepoint-2"], out
-    tbl = catalog(wh).get_table("db.core_job")
-    want = sorted(i for v in rows_at.values() for i in v)
-    assert ids(read_rows(tbl)) == want, (ids(read_rows(tbl)), want)
-    at_2 = sorted(i for (s, c), v in rows_at.items() if c <= 2 for i in v)
-    assert ids(read_rows(tbl.copy({"scan.tag-name": "savepoint-2"}))) == at_2
-    check_java(wh, "core_job", want)
-    check_rust(wh, "core_job", want)
-    check_java(wh, "core_job", at_2, tag="savepoint-2")
-    check_rust(wh, "core_job", at_2, tag="savepoint-2")
+    tbl, rows = check_job_table(wh, "core_job", rows_at)
     snap = tbl.snapshot_manager().get_latest_snapshot()
     assert snap.commit_user == "job" and snap.commit_identifier == 9223372036854775807
-    assert snap.total_record_count == len(want), snap.total_record_count
+    assert snap.total_record_count == len(rows), snap.total_record_count
     assert snap.properties["sinkcoord.user.job"] == f"9223372036854775807,{snap.id}"
 
 
@@ -376,19 +384,10 @@ def test_rust_job_parquet(wh):
     assert out["committed"] == [1, 2, 3, 4, 9223372036854775807], out
     assert out["tags"] == ["savepoint-2"], out
     rows_at = {tuple(int(x) for x in k.split(":")): v for k, v in out["rows"].items()}
-    tbl = catalog(wh).get_table("db.rust_job")
-    rows = read_rows(tbl)
-    want = sorted(i for v in rows_at.values() for i in v)
-    assert ids(rows) == want, (ids(rows), want)
+    _, rows = check_job_table(wh, "rust_job", rows_at)
     names = {r["id"]: r["name"] for r in rows}
     for (s, c), v in rows_at.items():
         assert all(names[i] == f"s{s}c{c}" for i in v), (s, c)
-    at_2 = sorted(i for (s, c), v in rows_at.items() if c <= 2 for i in v)
-    assert ids(read_rows(tbl.copy({"scan.tag-name": "savepoint-2"}))) == at_2
-    check_java(wh, "rust_job", want)
-    check_rust(wh, "rust_job", want)
-    check_java(wh, "rust_job", at_2, tag="savepoint-2")
-    check_rust(wh, "rust_job", at_2, tag="savepoint-2")
 
 
 SINKCOORD = os.environ.get("SINKCOORD_BIN")
@@ -432,12 +431,9 @@ def test_expired_tables_read_the_same(wh):
             assert doc["expired_manifests"], doc
         expired = catalog(wh).get_table(f"db.{copy}")
         assert ids(read_rows(expired)) == want, name
-        check_java(wh, copy, want)
-        check_rust(wh, copy, want)
         for t, rows in tag_rows.items():
             assert ids(read_rows(expired.copy({"scan.tag-name": t}))) == rows, (name, t)
-            check_java(wh, copy, rows, tag=t)
-            check_rust(wh, copy, rows, tag=t)
+        check_other_readers(wh, copy, want, tag_rows.items())
 
 
 END = 9223372036854775807
@@ -663,11 +659,9 @@ def test_simulator_under_faults(wh):
         assert {k.split(":")[0] for k in want["rows"]} == {"a", "b"}, (seed, "two commit users")
         summary, problems = read_sim_table.check(wh, f"db.{name}", want)
         assert not problems, (seed, summary, problems)
-        check_java(wh, name, read_sim_table.expected_ids(want["rows"]))
-        check_rust(wh, name, read_sim_table.expected_ids(want["rows"]))
-        for tag, ranges in want["tags"].items():
-            check_java(wh, name, read_sim_table.expected_ids(ranges), tag=tag)
-            check_rust(wh, name, read_sim_table.expected_ids(ranges), tag=tag)
+        check_other_readers(wh, name, read_sim_table.expected_ids(want["rows"]),
+                            [(tag, read_sim_table.expected_ids(ranges))
+                             for tag, ranges in want["tags"].items()])
 
 
 def main():

@@ -11,6 +11,9 @@ use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use serde_json::Value;
+use sink_coordinator_testkit::moto::Moto;
+
 /// Runs `sinkcoord` with `args`.
 pub fn sinkcoord_output<S: AsRef<OsStr>>(args: &[S]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
@@ -34,6 +37,50 @@ pub fn sinkcoord_on(args: &[&str], path: &Path) -> (Option<i32>, String, String)
     run(Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
         .args(args)
         .arg(path))
+}
+
+/// Runs `sinkcoord` with `args` against the moto server (through its
+/// `AWS_*` environment): its exit status, stdout and stderr.
+pub fn sinkcoord_on_s3(moto: &Moto, args: &[&str]) -> (Option<i32>, String, String) {
+    run(Command::new(env!("CARGO_BIN_EXE_sinkcoord"))
+        .args(args)
+        .envs(moto.env()))
+}
+
+/// A path as the `&str` argument of a command line.
+pub fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A JSON document that `sinkcoord` printed (the text in the panic message
+/// if it is not one).
+pub fn json(out: &str) -> Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+/// The string field `key` of each object in the JSON array `list`.
+pub fn strs<'a>(list: &'a Value, key: &str) -> Vec<&'a str> {
+    fields(list, key, Value::as_str)
+}
+
+/// The integer field `key` of each object in the JSON array `list`.
+pub fn u64s(list: &Value, key: &str) -> Vec<u64> {
+    fields(list, key, Value::as_u64)
+}
+
+fn fields<'a, T>(list: &'a Value, key: &str, read: fn(&'a Value) -> Option<T>) -> Vec<T> {
+    let items = list
+        .as_array()
+        .unwrap_or_else(|| panic!("{list} is not an array"));
+    let field = |o: &'a Value| read(&o[key]).unwrap_or_else(|| panic!("{o}: no {key:?}"));
+    items.iter().map(field).collect()
+}
+
+/// Asserts that `text` (a command's output) contains `needle`, and shows
+/// both when it does not.
+#[track_caller]
+pub fn assert_has(text: &str, needle: &str) {
+    assert!(text.contains(needle), "{needle:?} is not in:\n{text}");
 }
 
 /// Output bytes as text.

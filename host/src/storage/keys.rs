@@ -16,10 +16,7 @@ pub(crate) fn clip(s: &str) -> String {
     if s.len() <= MAX {
         return s.to_string();
     }
-    let mut end = MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = s.floor_char_boundary(MAX);
     format!("{}... ({} bytes)", &s[..end], s.len())
 }
 

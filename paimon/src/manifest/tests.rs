@@ -21,11 +21,23 @@ fn file(name: &str, dt: Option<&str>) -> DataFile {
         min_sequence_number: 0,
         max_sequence_number: 2,
         creation_time_millis: 1_700_000_000_000,
-        partition: dt
-            .map(|d| vec![Datum::Str(d.to_string())])
-            .unwrap_or_default(),
+        partition: dt.map(partition).unwrap_or_default(),
         value_stats: vec![],
     }
+}
+
+/// The partition of `table(true)`: `dt` = `d`.
+fn partition(d: &str) -> Vec<Datum> {
+    vec![Datum::Str(d.to_string())]
+}
+
+/// The lowest and highest partition of a manifest's files (`table(true)`).
+fn partition_range(meta: &ManifestFileMeta) -> (Vec<Datum>, Vec<Datum>) {
+    let kinds = [ColumnType::String];
+    (
+        decode_row(&meta.partition_min, &kinds).unwrap(),
+        decode_row(&meta.partition_max, &kinds).unwrap(),
+    )
 }
 
 #[test]
@@ -55,14 +67,9 @@ fn manifest_round_trip_and_partition_stats() {
         write_manifest(&t, &files, 6).unwrap().0.file_name,
         meta.file_name
     );
-    let kinds = [ColumnType::String];
     assert_eq!(
-        decode_row(&meta.partition_min, &kinds).unwrap(),
-        [Datum::Str("2024-01-01".to_string())]
-    );
-    assert_eq!(
-        decode_row(&meta.partition_max, &kinds).unwrap(),
-        [Datum::Str("2024-01-02".to_string())]
+        partition_range(&meta),
+        (partition("2024-01-01"), partition("2024-01-02"))
     );
     assert_eq!(meta.partition_null_counts, Some(vec![Some(0)]));
     let entries = decode_manifest(&bytes).unwrap();
@@ -73,8 +80,8 @@ fn manifest_round_trip_and_partition_stats() {
         (0, 0, -1)
     );
     assert_eq!(
-        decode_row(&entries[1].partition, &kinds).unwrap(),
-        [Datum::Str("2024-01-01".to_string())]
+        decode_row(&entries[1].partition, &[ColumnType::String]).unwrap(),
+        partition("2024-01-01")
     );
 }
 
@@ -189,12 +196,8 @@ fn merge_copies_blocks_and_combines_stats() {
     assert_eq!(meta.num_added_files, 3);
     assert_eq!(meta.partition_null_counts, Some(vec![Some(0)]));
     assert_eq!(
-        decode_row(&meta.partition_min, &kinds).unwrap(),
-        [Datum::Str("2024-01-01".to_string())]
-    );
-    assert_eq!(
-        decode_row(&meta.partition_max, &kinds).unwrap(),
-        [Datum::Str("2024-01-09".to_string())]
+        partition_range(meta),
+        (partition("2024-01-01"), partition("2024-01-09"))
     );
     assert_eq!(decode_manifest(bytes).unwrap().len(), 3);
     assert_eq!(

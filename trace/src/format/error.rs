@@ -182,10 +182,7 @@ pub(crate) fn clip(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = s.floor_char_boundary(max);
     format!("{}... ({} bytes)", &s[..end], s.len())
 }
 
@@ -194,13 +191,7 @@ fn clip_middle(s: &str, head: usize, tail: usize) -> String {
     if s.len() <= head + tail + 50 {
         return s.to_string();
     }
-    let mut h = head;
-    while !s.is_char_boundary(h) {
-        h -= 1;
-    }
-    let mut t = s.len() - tail;
-    while !s.is_char_boundary(t) {
-        t += 1;
-    }
+    let h = s.floor_char_boundary(head);
+    let t = s.ceil_char_boundary(s.len() - tail);
     format!("{} ... ({} bytes omitted) ... {}", &s[..h], t - h, &s[t..])
 }

@@ -294,7 +294,7 @@ final class SinkCoordinator implements OperatorCoordinator {
                     // the coordinator's state holds (the data would be lost;
                     // tests/regressions/finished-subtask-end-replay-drops-end-data).
                     // Dropped here until the page ignores it too.
-                    if (entry.committables.length != 0) {
+                    if (entry.committables().length != 0) {
                         fail(
                                 new FlinkException(
                                         "sink coordinator: subtask "
@@ -311,18 +311,18 @@ final class SinkCoordinator implements OperatorCoordinator {
                 // because Flink fails over when an operator event reaches a
                 // FINISHED task (a CI run lost that race).
             } else if (ended.containsKey(subtask) && ended.get(subtask) < 0) {
-                ended.put(subtask, entry.checkpoint);
+                ended.put(subtask, entry.checkpoint());
             }
             held.add(new Held(subtask, attempt, entry));
             if (held.size() >= gateways.length
                     || entry.isEnd()
-                    || entry.checkpoint <= lastCompleted) {
+                    || entry.checkpoint() <= lastCompleted) {
                 flush();
             }
             release();
-            if (entry.savepoint && !entry.isEnd()) {
-                if (entry.checkpoint > completedOk) {
-                    savepointReported[subtask] = entry.checkpoint;
+            if (entry.savepoint() && !entry.isEnd()) {
+                if (entry.checkpoint() > completedOk) {
+                    savepointReported[subtask] = entry.checkpoint();
                 } else if (!failing && component != null && gateways[subtask] != null) {
                     // a late event: the completion was processed already (and a commit that
                     // waited for this event is made now)
@@ -729,15 +729,16 @@ final class SinkCoordinator implements OperatorCoordinator {
 
     /** What every successful call's outcome asks for; {@code start}: the call's nanoTime. */
     private void after(String what, Outcome outcome, long start) {
-        if (outcome.committed.length > 0) {
+        long[] committed = outcome.committed();
+        if (committed.length > 0) {
             // the metrics of SinkMetrics: what was committed last, how long it took, when
-            stats.snapshotsCommitted.addAndGet(outcome.committed.length);
-            stats.lastCommittedCheckpoint.set(outcome.committed[outcome.committed.length - 1]);
+            stats.snapshotsCommitted.addAndGet(committed.length);
+            stats.lastCommittedCheckpoint.set(committed[committed.length - 1]);
             stats.lastCommitNanos.set(System.nanoTime() - start);
             stats.lastCommitEpochMs.set(System.currentTimeMillis());
         }
-        if (outcome.committedUpTo > sentUpTo) {
-            sentUpTo = outcome.committedUpTo;
+        if (outcome.committedUpTo() > sentUpTo) {
+            sentUpTo = outcome.committedUpTo();
             Events.CommittedUpTo event = new Events.CommittedUpTo(sentUpTo);
             for (SubtaskGateway gateway : gateways) {
                 if (gateway != null) {
@@ -745,7 +746,7 @@ final class SinkCoordinator implements OperatorCoordinator {
                 }
             }
         }
-        if (outcome.restartRequired) {
+        if (outcome.restartRequired()) {
             stats.restartsRequested.incrementAndGet();
             failing = true;
             context.failJob(
@@ -753,7 +754,7 @@ final class SinkCoordinator implements OperatorCoordinator {
                             "sink coordinator: the recovery of "
                                     + options.config().commitUser()
                                     + " committed snapshots "
-                                    + Arrays.toString(outcome.committed)
+                                    + Arrays.toString(committed)
                                     + " ("
                                     + what
                                     + "); failing over once more so that every writer"

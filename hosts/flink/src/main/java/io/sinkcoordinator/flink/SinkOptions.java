@@ -12,61 +12,56 @@ import java.util.Objects;
  * (a local directory: {@code log/} holds the snapshot log and tags written
  * by the component, {@code data/} the record files of the writers), the
  * commit user and the SEMANTICS options, plus the host's retry budget for
- * {@code storage} errors.
+ * {@code storage} errors. Immutable; start from {@link #of}, the {@code with*}
+ * methods return changed copies.
+ *
+ * @param table the table directory, made absolute
+ * @param config the coordinator's options (the commit user included)
+ * @param storageAttempts how often a call that failed on {@code storage} is made in all before
+ *     the job fails
+ * @param faultEvery the storage fault drill's period (0: none), see {@link
+ *     #withStorageFaultDrill}
+ * @param faultAfter the drill's outage start for the first instance (-1: none)
+ * @param runtime where the component runs (the coordinator, the writers' helpers, table reads)
  */
-public final class SinkOptions implements Serializable {
-    private static final long serialVersionUID = 1L;
+public record SinkOptions(
+        String table,
+        CoordinatorConfig config,
+        int storageAttempts,
+        int faultEvery,
+        long faultAfter,
+        ComponentRuntime runtime)
+        implements Serializable {
 
     /** How often a call that failed on storage is repeated before the job fails. */
     public static final int DEFAULT_STORAGE_ATTEMPTS = 5;
 
-    private final String table;
-    private final CoordinatorConfig config;
-    private final int storageAttempts;
-    private final int faultEvery;
-    private final long faultAfter;
-    /** Not final: set by {@link #withRuntime} on a copy, so the other copies keep it as is. */
-    private ComponentRuntime runtime = defaultRuntime();
-
-    private SinkOptions(String table, CoordinatorConfig config, int storageAttempts) {
-        this(table, config, storageAttempts, 0, -1);
-    }
-
-    private SinkOptions(
-            String table,
-            CoordinatorConfig config,
-            int storageAttempts,
-            int faultEvery,
-            long faultAfter) {
-        this.table = Objects.requireNonNull(table, "table");
-        this.config = Objects.requireNonNull(config, "config");
+    public SinkOptions {
+        table = Paths.get(Objects.requireNonNull(table, "table")).toAbsolutePath().toString();
+        Objects.requireNonNull(config, "config");
         if (storageAttempts < 1) {
             throw new IllegalArgumentException("storageAttempts must be at least 1");
         }
-        this.storageAttempts = storageAttempts;
         if (faultEvery < 0 || faultAfter < -1) {
             throw new IllegalArgumentException("fault drill: every >= 0, after >= -1");
         }
-        this.faultEvery = faultEvery;
-        this.faultAfter = faultAfter;
+        Objects.requireNonNull(runtime, "runtime");
     }
 
-    /** A table at {@code table}, committed as {@code commitUser}, with the default options. */
+    /**
+     * A table at {@code table}, committed as {@code commitUser}, with the default options (no
+     * fault drill; the runtime {@code -Dsinkcoord.runtime} names, else {@link
+     * ComponentRuntime#JNI}).
+     */
     public static SinkOptions of(String table, String commitUser) {
         return new SinkOptions(
-                Paths.get(table).toAbsolutePath().toString(),
-                CoordinatorConfig.of(commitUser),
-                DEFAULT_STORAGE_ATTEMPTS);
+                table, CoordinatorConfig.of(commitUser), DEFAULT_STORAGE_ATTEMPTS, 0, -1,
+                defaultRuntime());
     }
 
     /** The same sink writing to another table location. */
     public SinkOptions withTable(String table) {
-        return new SinkOptions(
-                Paths.get(table).toAbsolutePath().toString(),
-                config,
-                storageAttempts,
-                faultEvery,
-                faultAfter).runtimeOf(this);
+        return new SinkOptions(table, config, storageAttempts, faultEvery, faultAfter, runtime);
     }
 
     /**
@@ -78,35 +73,23 @@ public final class SinkOptions implements Serializable {
         return v.equalsIgnoreCase("chicory") ? ComponentRuntime.CHICORY : ComponentRuntime.JNI;
     }
 
-    private SinkOptions runtimeOf(SinkOptions from) {
-        this.runtime = from.runtime;
-        return this;
-    }
-
     /**
      * The same sink on another runtime: {@link ComponentRuntime#CHICORY} runs the component in
      * pure Java (no native library on any JobManager or TaskManager), {@link
      * ComponentRuntime#JNI} through the JNI library (faster; needs the library).
      */
     public SinkOptions withRuntime(ComponentRuntime runtime) {
-        SinkOptions copy = new SinkOptions(table, config, storageAttempts, faultEvery, faultAfter);
-        copy.runtime = java.util.Objects.requireNonNull(runtime, "runtime");
-        return copy;
-    }
-
-    /** Where the component runs (the coordinator, the writers' helpers, table reads). */
-    public ComponentRuntime runtime() {
-        return runtime;
+        return new SinkOptions(table, config, storageAttempts, faultEvery, faultAfter, runtime);
     }
 
     /** The same sink with other coordinator options (the commit user included). */
     public SinkOptions withConfig(CoordinatorConfig config) {
-        return new SinkOptions(table, config, storageAttempts, faultEvery, faultAfter).runtimeOf(this);
+        return new SinkOptions(table, config, storageAttempts, faultEvery, faultAfter, runtime);
     }
 
     /** How often a call that failed on {@code storage} is made in all before the job fails. */
     public SinkOptions withStorageAttempts(int attempts) {
-        return new SinkOptions(table, config, attempts, faultEvery, faultAfter).runtimeOf(this);
+        return new SinkOptions(table, config, attempts, faultEvery, faultAfter, runtime);
     }
 
     /**
@@ -117,29 +100,7 @@ public final class SinkOptions implements Serializable {
      * the next instance recovers.
      */
     public SinkOptions withStorageFaultDrill(int every, long after) {
-        return new SinkOptions(table, config, storageAttempts, every, after).runtimeOf(this);
-    }
-
-    /** The drill's period (0: none). */
-    public int faultEvery() {
-        return faultEvery;
-    }
-
-    /** The drill's outage start for the first instance (-1: none). */
-    public long faultAfter() {
-        return faultAfter;
-    }
-
-    public String table() {
-        return table;
-    }
-
-    public CoordinatorConfig config() {
-        return config;
-    }
-
-    public int storageAttempts() {
-        return storageAttempts;
+        return new SinkOptions(table, config, storageAttempts, every, after, runtime);
     }
 
     /** The component's storage: snapshots and tags. */

@@ -55,7 +55,7 @@ public final class TableReader implements AutoCloseable {
     /** The records of one snapshot. */
     public List<byte[]> records(Snapshot snapshot) throws IOException {
         List<byte[]> records = new ArrayList<>();
-        for (byte[] committable : snapshot.committables) {
+        for (byte[] committable : snapshot.committables()) {
             records.addAll(DataFiles.read(table, committable));
         }
         return records;
@@ -81,7 +81,7 @@ public final class TableReader implements AutoCloseable {
         try (TableReader reader = open(args[0])) {
             for (Snapshot snapshot : reader.snapshots()) {
                 System.out.println(snapshot + " records=" + reader.records(snapshot).size()
-                        + " subtasks=" + java.util.Arrays.toString(snapshot.subtasks));
+                        + " subtasks=" + java.util.Arrays.toString(snapshot.subtasks()));
             }
             for (Tag tag : reader.tags()) {
                 System.out.println(tag);

@@ -54,17 +54,17 @@ final class ComponentTest {
                 first.checkpoint(2);
             }
             try (ComponentCoordinator second = restoredFrom(log, "fin", 1, state)) {
-                check("restoring".equals(second.start().state), "restoring");
+                check("restoring".equals(second.start().state()), "restoring");
                 Outcome o = second.restored(1, 1, 1, new Entry[0]);
-                check("running".equals(o.state), "running " + o);
+                check("running".equals(o.state()), "running " + o);
                 second.event(1, 1, entry(Entry.END));
                 Outcome fin = second.checkpointComplete(2);
-                check(fin.committedUpTo == Entry.END, "final " + fin);
+                check(fin.committedUpTo() == Entry.END, "final " + fin);
             }
             try (ComponentTable table = new ComponentTable(log)) {
                 List<Snapshot> snapshots = table.snapshots();
                 Snapshot end = snapshots.get(snapshots.size() - 1);
-                check(end.identifier == Entry.END && end.committables.length == 1,
+                check(end.identifier() == Entry.END && end.committables().length == 1,
                         "END snapshot holds the finished writer's file: " + snapshots);
             }
         });
@@ -94,18 +94,18 @@ final class ComponentTest {
                 first.event(0, 0, entry(2));
                 state = first.checkpoint(2);
                 Outcome o = first.checkpointComplete(2);
-                check(o.committed.length == 0, "subtask 1 lags: nothing commits " + o);
+                check(o.committed().length == 0, "subtask 1 lags: nothing commits " + o);
             }
             Entry[] none = new Entry[0];
             try (ComponentCoordinator second = restoredFrom(log, "fr", 2, state)) {
-                check("restoring".equals(second.start().state), "restoring");
+                check("restoring".equals(second.start().state()), "restoring");
                 // The finished subtask's replay while restoring: ignored.
-                check("restoring".equals(second.restored(0, 1, 2, none).state), "replay");
-                check("restoring".equals(second.subtaskReset(0, 2).state), "reset");
+                check("restoring".equals(second.restored(0, 1, 2, none).state()), "replay");
+                check("restoring".equals(second.subtaskReset(0, 2).state()), "reset");
                 Outcome o = second.restored(1, 1, 2, none);
-                check("running".equals(o.state), "the recovery waits for no finished subtask "
+                check("running".equals(o.state()), "the recovery waits for no finished subtask "
                         + o);
-                check(o.committed.length == 1, "the recovery commits A " + o);
+                check(o.committed().length == 1, "the recovery commits A " + o);
                 // And once running: ignored again.
                 second.restored(0, 2, 2, none);
                 second.subtaskReset(0, 2);
@@ -114,18 +114,18 @@ final class ComponentTest {
                 second.event(1, 1, entry(3));
                 second.checkpoint(3);
                 Outcome fin = second.checkpointComplete(3);
-                check(fin.committedUpTo == Entry.END, "final " + fin);
+                check(fin.committedUpTo() == Entry.END, "final " + fin);
             }
             try (ComponentTable table = new ComponentTable(log)) {
                 List<Snapshot> snapshots = table.snapshots();
                 check(snapshots.size() == 2, "two snapshots " + snapshots);
-                check(snapshots.get(0).identifier == 1 && snapshots.get(0).committables.length == 1
-                                && new String(snapshots.get(0).committables[0],
+                check(snapshots.get(0).identifier() == 1 && snapshots.get(0).committables().length == 1
+                                && new String(snapshots.get(0).committables()[0],
                                         StandardCharsets.UTF_8).equals("data/ordinary0"),
                         "checkpoint 1 holds A: " + snapshots);
                 Snapshot end = snapshots.get(1);
-                check(end.identifier == Entry.END && end.committables.length == 1
-                                && new String(end.committables[0], StandardCharsets.UTF_8)
+                check(end.identifier() == Entry.END && end.committables().length == 1
+                                && new String(end.committables()[0], StandardCharsets.UTF_8)
                                         .equals("data/end0"),
                         "the END snapshot holds B: " + snapshots);
             }
@@ -139,21 +139,21 @@ final class ComponentTest {
             try (ComponentCoordinator coordinator = fresh(log, 1, "unit");
                     ComponentWriter writer = new ComponentWriter(0)) {
                 check(coordinator.committedUpTo() == -1, "committed-up-to starts as none");
-                check("running".equals(coordinator.start().state), "start runs");
+                check("running".equals(coordinator.start().state()), "start runs");
                 Entry e1 = writer.report(1, new byte[][] {file}, 7L, false);
-                check(e1.checkpoint == 1 && e1.hasWatermark && e1.watermark == 7, "entry " + e1);
+                check(e1.checkpoint() == 1 && e1.hasWatermark() && e1.watermark() == 7, "entry " + e1);
                 coordinator.event(0, 0, e1);
                 byte[] state = coordinator.checkpoint(1);
                 check(state.length > 0, "state bytes");
                 Outcome o = coordinator.checkpointComplete(1);
-                check(o.committed.length == 1 && o.committed[0] == 1, "committed " + o);
-                check(o.committedUpTo == 1, "committed-up-to " + o);
-                writer.committed(o.committedUpTo);
+                check(o.committed().length == 1 && o.committed()[0] == 1, "committed " + o);
+                check(o.committedUpTo() == 1, "committed-up-to " + o);
+                writer.committed(o.committedUpTo());
                 Entry end = writer.endInput(new byte[0][], null);
                 check(end.isEnd(), "END entry " + end);
                 coordinator.event(0, 0, end);
                 Outcome fin = coordinator.checkpointComplete(2);
-                check(fin.committedUpTo == Entry.END, "final commit " + fin);
+                check(fin.committedUpTo() == Entry.END, "final commit " + fin);
                 // A restored writer replays its buffer: here the END entry only.
                 ComponentWriter second = new ComponentWriter(0);
                 Entry[] replay = second.restore(writer.state(), 2);
@@ -171,8 +171,8 @@ final class ComponentTest {
             try (ComponentTable table = new ComponentTable(log)) {
                 List<Snapshot> snapshots = table.snapshots();
                 check(snapshots.size() == 2, "snapshots " + snapshots);
-                check(snapshots.get(1).identifier == Entry.END, "END " + snapshots);
-                check(new String(snapshots.get(0).committables[0], StandardCharsets.UTF_8)
+                check(snapshots.get(1).identifier() == Entry.END, "END " + snapshots);
+                check(new String(snapshots.get(0).committables()[0], StandardCharsets.UTF_8)
                         .equals("data/a"), "committable");
             }
             try {

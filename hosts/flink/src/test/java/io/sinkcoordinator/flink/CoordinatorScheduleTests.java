@@ -318,7 +318,7 @@ final class CoordinatorScheduleTests {
                     "an event reached released subtask 0: " + job.gateways[0].sent);
             check(job.context.failures.isEmpty(), "failed: " + job.context.failures);
             try (TableReader reader = TableReader.open(job.table.toString())) {
-                check(reader.snapshots().get(reader.snapshots().size() - 1).identifier == Entry.END,
+                check(reader.snapshots().get(reader.snapshots().size() - 1).identifier() == Entry.END,
                         "no END snapshot: " + reader.snapshots());
             }
         }
@@ -345,7 +345,7 @@ final class CoordinatorScheduleTests {
             check(!job.gateways[0].gotEndCommitted(),
                     "an event reached released subtask 0: " + job.gateways[0].sent);
             List<Snapshot> snapshots = job.snapshots();
-            check(snapshots.size() == 1 && snapshots.get(0).identifier == Entry.END,
+            check(snapshots.size() == 1 && snapshots.get(0).identifier() == Entry.END,
                     "batch commits once, END: " + snapshots);
             check(job.context.failures.isEmpty(), "failed: " + job.context.failures);
         }

@@ -112,7 +112,7 @@ final class CoordinatorThreadTests {
             gate.open();
             check(Job.answer(2, second) != null, "checkpoint 2 declined");
             List<Snapshot> snapshots = job.snapshots();
-            check(snapshots.size() == 1 && snapshots.get(0).identifier == 1,
+            check(snapshots.size() == 1 && snapshots.get(0).identifier() == 1,
                     "checkpoint 1 not committed before checkpoint 2 was answered: " + snapshots);
             for (FakeGateway g : job.gateways) {
                 check(g.gotCommitted(1), "subtask " + g.subtask + " not told 1: " + g.sent);
@@ -139,7 +139,7 @@ final class CoordinatorThreadTests {
             closed.get(WAIT_SECONDS, TimeUnit.SECONDS);
             check(Job.answer(2, last) != null, "the final checkpoint declined");
             List<Snapshot> snapshots = job.snapshots();
-            check(!snapshots.isEmpty() && snapshots.get(snapshots.size() - 1).identifier == Entry.END,
+            check(!snapshots.isEmpty() && snapshots.get(snapshots.size() - 1).identifier() == Entry.END,
                     "close dropped the final commit: " + snapshots);
             for (FakeGateway g : job.gateways) {
                 check(g.gotEndCommitted(), "subtask " + g.subtask + " not told END: " + g.sent);
@@ -166,7 +166,7 @@ final class CoordinatorThreadTests {
             check(!loop.get(0).isAlive(), "the loop thread did not end after its last call");
             check(Job.answer(2, last) == null, "a dropped checkpoint was answered with state");
             List<Snapshot> snapshots = job.snapshots();
-            check(snapshots.size() == 1 && snapshots.get(0).identifier == 1,
+            check(snapshots.size() == 1 && snapshots.get(0).identifier() == 1,
                     "the held commit must land, the dropped final commit not: " + snapshots);
         }
     }

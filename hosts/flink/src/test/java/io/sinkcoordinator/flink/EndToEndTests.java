@@ -175,13 +175,13 @@ final class EndToEndTests {
                 List<Tag> tags = reader.tags();
                 check(tags.size() == 1, "one savepoint tag expected: " + tags);
                 tag = tags.get(0);
-                check(tag.name.equals("savepoint-" + tag.identifier), "tag " + tag);
+                check(tag.name().equals("savepoint-" + tag.identifier()), "tag " + tag);
                 Optional<Snapshot> tagged =
-                        reader.snapshots().stream().filter(s -> s.id == tag.snapshotId).findFirst();
-                check(tagged.isPresent() && tagged.get().identifier == tag.identifier,
+                        reader.snapshots().stream().filter(s -> s.id() == tag.snapshotId()).findFirst();
+                check(tagged.isPresent() && tagged.get().identifier() == tag.identifier(),
                         "the tag points at its savepoint's snapshot: " + tag);
                 Snapshot last = reader.snapshots().get(reader.snapshots().size() - 1);
-                check(last.id == tag.snapshotId, "the savepoint's snapshot is the last: " + last);
+                check(last.id() == tag.snapshotId(), "the savepoint's snapshot is the last: " + last);
             }
             Configuration resume = new Configuration();
             resume.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
@@ -197,7 +197,7 @@ final class EndToEndTests {
         while (System.nanoTime() < deadline) {
             if (java.nio.file.Files.isDirectory(SinkOptions.logDir(table))) {
                 try (TableReader reader = TableReader.open(table.toString())) {
-                    if (reader.snapshots().stream().filter(s -> s.identifier != Entry.END).count()
+                    if (reader.snapshots().stream().filter(s -> s.identifier() != Entry.END).count()
                             >= count) {
                         return;
                     }

@@ -80,20 +80,20 @@ final class FinishTests {
             assertCommittedOnce(table, Seen.values(), n);
             List<Snapshot> snapshots = TestSupport.assertEndSnapshot(table);
             Snapshot end = snapshots.get(snapshots.size() - 1);
-            check(snapshots.stream().noneMatch(s -> s.identifier == savepointId),
+            check(snapshots.stream().noneMatch(s -> s.identifier() == savepointId),
                     "the drained savepoint " + savepointId + " has a snapshot of its own: "
                             + snapshots);
-            check(snapshots.stream().allMatch(s -> s.identifier < savepointId
-                            || s.identifier == Entry.END),
+            check(snapshots.stream().allMatch(s -> s.identifier() < savepointId
+                            || s.identifier() == Entry.END),
                     "a snapshot above the savepoint " + savepointId + ": " + snapshots);
             try (TableReader reader = TableReader.open(table.toString())) {
                 List<Tag> tags = reader.tags();
                 check(tags.size() == 1, "one savepoint tag expected: " + tags);
                 Tag tag = tags.get(0);
-                check(tag.name.equals("savepoint-" + savepointId),
+                check(tag.name().equals("savepoint-" + savepointId),
                         "the tag is named after the savepoint " + savepointId + ": " + tag);
-                check(tag.snapshotId == end.id,
-                        "the drained savepoint's tag points at the END snapshot " + end.id
+                check(tag.snapshotId() == end.id(),
+                        "the drained savepoint's tag points at the END snapshot " + end.id()
                                 + ": " + tag);
                 System.out.println("     savepoint " + savepointId + ", " + emitted
                         + " records, " + snapshots.size() + " snapshots; " + tag + "; "
@@ -155,9 +155,9 @@ final class FinishTests {
             // The finished writers' last files are committed in the END snapshot.
             Snapshot end = snapshots.get(snapshots.size() - 1);
             long[] perSubtask = new long[p];
-            for (int i = 0; i < end.committables.length; i++) {
-                perSubtask[end.subtasks[i]] +=
-                        DataFiles.read(table.toAbsolutePath(), end.committables[i]).size();
+            for (int i = 0; i < end.committables().length; i++) {
+                perSubtask[end.subtasks()[i]] +=
+                        DataFiles.read(table.toAbsolutePath(), end.committables()[i]).size();
             }
             System.out.println("     END snapshot records per subtask "
                     + java.util.Arrays.toString(perSubtask));

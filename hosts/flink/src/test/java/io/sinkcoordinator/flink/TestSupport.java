@@ -148,8 +148,8 @@ final class TestSupport {
             List<Snapshot> snapshots = reader.snapshots();
             check(!snapshots.isEmpty(), "no snapshot committed");
             Snapshot last = snapshots.get(snapshots.size() - 1);
-            check(last.identifier == Entry.END, "the last snapshot is not END: " + last);
-            long ends = snapshots.stream().filter(s -> s.identifier == Entry.END).count();
+            check(last.identifier() == Entry.END, "the last snapshot is not END: " + last);
+            long ends = snapshots.stream().filter(s -> s.identifier() == Entry.END).count();
             check(ends == 1, ends + " END snapshots");
             return snapshots;
         }

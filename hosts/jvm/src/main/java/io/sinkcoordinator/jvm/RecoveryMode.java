@@ -1,16 +1,11 @@
 package io.sinkcoordinator.jvm;
 
 /** What a recovery that committed something asks of the host (WIT {@code recovery-mode}). */
-public enum RecoveryMode {
+public enum RecoveryMode implements WitEnum {
   /** Fail over once more ({@link Outcome#restartRequired()}). */
   RESTART,
   /** Keep running. */
   CONTINUE;
-
-  /** The WIT name. */
-  public String witName() {
-    return WitNames.of(this);
-  }
 
   /** The mode of a WIT name, or null. */
   public static RecoveryMode fromWitName(String name) {

@@ -5,7 +5,7 @@ package io.sinkcoordinator.jvm;
  * Coordinator#setTableFormat}. Host configuration, not part of the state bytes: a restored
  * coordinator is given its format again.
  */
-public enum TableFormat {
+public enum TableFormat implements WitEnum {
   /** This project's own snapshot log ({@code snapshot/<20 digits>}, {@code tag/<name>}). */
   NATIVE,
   /**
@@ -14,11 +14,6 @@ public enum TableFormat {
    * PCM} v1).
    */
   PAIMON;
-
-  /** The WIT name. */
-  public String witName() {
-    return WitNames.of(this);
-  }
 
   /** The format of a WIT name, or null. */
   public static TableFormat fromWitName(String name) {

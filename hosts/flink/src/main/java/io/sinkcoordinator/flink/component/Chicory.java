@@ -93,15 +93,15 @@ final class Chicory {
     }
 
     static io.sinkcoordinator.jvm.Entry toJvm(Entry e) {
-        List<byte[]> committables = new ArrayList<>(e.committables.length);
-        for (byte[] c : e.committables) {
+        List<byte[]> committables = new ArrayList<>(e.committables().length);
+        for (byte[] c : e.committables()) {
             committables.add(c);
         }
         return new io.sinkcoordinator.jvm.Entry(
-                e.checkpoint,
+                e.checkpoint(),
                 committables,
-                e.hasWatermark ? OptionalLong.of(e.watermark) : OptionalLong.empty(),
-                e.savepoint);
+                e.hasWatermark() ? OptionalLong.of(e.watermark()) : OptionalLong.empty(),
+                e.savepoint());
     }
 
     static Entry entry(io.sinkcoordinator.jvm.Entry e) {

@@ -7,31 +7,20 @@ import java.util.Arrays;
  * What one writer reports for one checkpoint (SEMANTICS 1): committables are
  * opaque bytes; an absent watermark orders below every number. The
  * checkpoint {@link #END} ({@code Long.MAX_VALUE}) is the end of input.
+ *
+ * <p>The native library builds it through the canonical constructor ({@code ENTRY_CTOR} in
+ * hosts/flink/native/src/convert.rs) and reads its fields by name: the components keep those
+ * names, that order and those types. It travels in operator events (Java serialization).
  */
-public final class Entry implements Serializable {
-    private static final long serialVersionUID = 1L;
-
+public record Entry(
+        long checkpoint,
+        byte[][] committables,
+        boolean hasWatermark,
+        long watermark,
+        boolean savepoint)
+        implements Serializable {
     /** The reserved checkpoint id of an end-of-input entry. */
     public static final long END = Long.MAX_VALUE;
-
-    public final long checkpoint;
-    public final byte[][] committables;
-    public final boolean hasWatermark;
-    public final long watermark;
-    public final boolean savepoint;
-
-    public Entry(
-            long checkpoint,
-            byte[][] committables,
-            boolean hasWatermark,
-            long watermark,
-            boolean savepoint) {
-        this.checkpoint = checkpoint;
-        this.committables = committables;
-        this.hasWatermark = hasWatermark;
-        this.watermark = watermark;
-        this.savepoint = savepoint;
-    }
 
     public boolean isEnd() {
         return checkpoint == END;
@@ -48,6 +37,7 @@ public final class Entry implements Serializable {
                 + "}";
     }
 
+    /** By content: the committables' bytes, not the arrays' identity. */
     @Override
     public boolean equals(Object o) {
         if (!(o instanceof Entry)) {

@@ -1,36 +1,23 @@
 package io.sinkcoordinator.flink.component;
 
-/** One committed record of a table's log (SEMANTICS 1). */
-public final class Snapshot {
-    public final long id;
-    public final String commitUser;
-    /** The checkpoint id it commits, or {@link Entry#END}. */
-    public final long identifier;
-    public final boolean hasWatermark;
-    public final long watermark;
-    public final long timeMs;
-    /** {@code subtasks[i]} reported {@code committables[i]}; subtask order, then report order. */
-    public final int[] subtasks;
-    public final byte[][] committables;
-
-    public Snapshot(
-            long id,
-            String commitUser,
-            long identifier,
-            boolean hasWatermark,
-            long watermark,
-            long timeMs,
-            int[] subtasks,
-            byte[][] committables) {
-        this.id = id;
-        this.commitUser = commitUser;
-        this.identifier = identifier;
-        this.hasWatermark = hasWatermark;
-        this.watermark = watermark;
-        this.timeMs = timeMs;
-        this.subtasks = subtasks;
-        this.committables = committables;
-    }
+/**
+ * One committed record of a table's log (SEMANTICS 1). The native library builds it through the
+ * canonical constructor ({@code SNAPSHOT_CTOR} in hosts/flink/native/src/convert.rs): the
+ * components keep that order and those types. Its arrays compare by identity in {@code equals}.
+ *
+ * @param identifier the checkpoint id it commits, or {@link Entry#END}
+ * @param subtasks {@code subtasks[i]} reported {@code committables[i]}; subtask order, then
+ *     report order
+ */
+public record Snapshot(
+        long id,
+        String commitUser,
+        long identifier,
+        boolean hasWatermark,
+        long watermark,
+        long timeMs,
+        int[] subtasks,
+        byte[][] committables) {
 
     @Override
     public String toString() {

@@ -1,28 +1,17 @@
 package io.sinkcoordinator.flink.component;
 
-/** A named, durable pointer to a snapshot (SEMANTICS 1). */
-public final class Tag {
-    public final String name;
-    public final long snapshotId;
-    public final long identifier;
-    public final long createTimeMs;
-    public final boolean hasExpireTime;
-    public final long expireTimeMs;
-
-    public Tag(
-            String name,
-            long snapshotId,
-            long identifier,
-            long createTimeMs,
-            boolean hasExpireTime,
-            long expireTimeMs) {
-        this.name = name;
-        this.snapshotId = snapshotId;
-        this.identifier = identifier;
-        this.createTimeMs = createTimeMs;
-        this.hasExpireTime = hasExpireTime;
-        this.expireTimeMs = expireTimeMs;
-    }
+/**
+ * A named, durable pointer to a snapshot (SEMANTICS 1). The native library builds it through
+ * the canonical constructor ({@code TAG_CTOR} in hosts/flink/native/src/convert.rs): the
+ * components keep that order and those types.
+ */
+public record Tag(
+        String name,
+        long snapshotId,
+        long identifier,
+        long createTimeMs,
+        boolean hasExpireTime,
+        long expireTimeMs) {
 
     @Override
     public String toString() {

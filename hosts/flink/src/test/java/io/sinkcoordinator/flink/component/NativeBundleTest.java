@@ -36,7 +36,7 @@ class NativeBundleTest {
         // and the library loads from there: a JNI call works without -Dsinkcoord.native.library
         assumeTrue(System.getProperty("sinkcoord.native.library", "").isEmpty());
         try (ComponentWriter w = new ComponentWriter(0, ComponentRuntime.JNI)) {
-            assertEquals(1, w.report(1, new byte[][] {{7}}, null, false).checkpoint);
+            assertEquals(1, w.report(1, new byte[][] {{7}}, null, false).checkpoint());
         }
         Path dir = first.toPath().getParent();
         assertEquals(true, Files.isDirectory(dir));

@@ -59,17 +59,9 @@ fn file_name(user: &str, cp: u64) -> String {
 
 fn committable_of(format: TableFormatKind, user: &str, cp: u64) -> Vec<u8> {
     match format {
-        TableFormatKind::Paimon => committable::encode(&DataFile {
-            file_name: file_name(user, cp),
-            file_size: 10,
-            row_count: 1,
-            schema_id: 0,
-            min_sequence_number: 0,
-            max_sequence_number: 0,
-            creation_time_millis: 0,
-            partition: Vec::new(),
-            value_stats: Vec::new(),
-        }),
+        TableFormatKind::Paimon => {
+            committable::encode(&DataFile::single_row(file_name(user, cp), 10))
+        }
         _ => format!("{user}-{cp}").into_bytes(),
     }
 }

@@ -159,6 +159,21 @@ pub struct PackedEvent {
     pub savepoint: bool,
 }
 
+impl From<&WriterEvent> for PackedEvent {
+    /// The same event with its committables as one block (what a host lowers for
+    /// `events-packed`); [`PackedEvent::unpack`] gives it back.
+    fn from(e: &WriterEvent) -> Self {
+        PackedEvent {
+            subtask: e.subtask,
+            attempt: e.attempt,
+            checkpoint: e.entry.checkpoint,
+            committables: e.entry.committables.as_packed().to_vec(),
+            watermark: e.entry.watermark,
+            savepoint: e.entry.savepoint,
+        }
+    }
+}
+
 impl PackedEvent {
     /// The event as the core takes it, or the fatal `invalid-event` of a
     /// malformed block (naming the subtask and checkpoint).
@@ -364,14 +379,7 @@ mod tests {
     }
 
     fn packed(e: &WriterEvent) -> PackedEvent {
-        PackedEvent {
-            subtask: e.subtask,
-            attempt: e.attempt,
-            checkpoint: e.entry.checkpoint,
-            committables: e.entry.committables.as_packed().to_vec(),
-            watermark: e.entry.watermark,
-            savepoint: e.entry.savepoint,
-        }
+        PackedEvent::from(e)
     }
 
     proptest! {

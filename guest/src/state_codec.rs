@@ -45,7 +45,8 @@ pub struct EndedSlot {
     pub entries: Vec<(u64, SlotEntry)>,
 }
 
-/// Decoded coordinator state.
+/// Decoded coordinator state ([`decode`]; [`CoordinatorState::encode`] gives the bytes
+/// back as the coordinator writes them).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CoordinatorState {
     /// The commit user.
@@ -59,6 +60,24 @@ pub struct CoordinatorState {
     pub owed: Vec<(u64, bool)>,
     /// Checkpoint ids known aborted above the committed mark, ascending.
     pub aborted: Vec<u64>,
+}
+
+impl CoordinatorState {
+    /// The state's bytes as the coordinator encodes them (a decoded state encodes to the
+    /// bytes it was decoded from, in the current version).
+    pub fn encode(&self) -> Vec<u8> {
+        encode(
+            &self.commit_user,
+            self.parallelism,
+            self.slots
+                .iter()
+                .map(|(s, slot)| (*s, &slot.end, slot.entries.iter().map(|(c, e)| (*c, e)))),
+            Ids {
+                owed: &self.owed,
+                aborted: &self.aborted,
+            },
+        )
+    }
 }
 
 #[derive(Serialize, Deserialize)]

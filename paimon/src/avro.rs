@@ -1,7 +1,10 @@
 //! A minimal Avro binary encoder, a generic decoder driven by a file's writer schema, and
-//! Object Container File (OCF) framing. Only what Paimon's manifests need: no codecs are
-//! implemented (files are written with codec `null`; blocks of other files are copied
-//! verbatim when manifests are merged, never decompressed).
+//! Object Container File (OCF) framing. Only what Paimon's manifests need: files are
+//! written with codec `null`; files of codec `zstandard` (Paimon's default
+//! `manifest.compression`, which pypaimon and Paimon's Java writer use on tables they
+//! created) are decoded too (`ruzstd`, a pure-Rust no_std decoder), within a bound on
+//! their decompressed size; blocks of other files are copied verbatim when manifests are
+//! merged, never decompressed.
 
 use crate::json::{self, Json};
 use alloc::boxed::Box;
@@ -25,6 +28,83 @@ pub enum AvroError {
     Utf8,
     /// A union branch index or enum symbol is out of range.
     BadIndex,
+    /// A compressed block does not decompress, or decompresses to more than
+    /// [`MAX_DECOMPRESSED`] bytes.
+    BadCompression,
+}
+
+/// The most bytes one file's compressed blocks may decompress to, in all: far above any
+/// manifest Paimon writes (`manifest.target-file-size` is 8 MiB of compressed data), and
+/// a bound on what a hostile file can make the decoder allocate.
+pub const MAX_DECOMPRESSED: usize = 64 << 20;
+
+/// The largest zstd window a block may ask for. zstd needs a buffer of the window's size;
+/// manifests are compressed at low levels, whose windows are at most a few MiB.
+const MAX_ZSTD_WINDOW: u64 = 8 << 20;
+
+/// The bytes of one `zstandard` block (one or more zstd frames), at most `budget` of them.
+fn unzstd(mut input: &[u8], budget: usize) -> Result<Vec<u8>, AvroError> {
+    use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
+    use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
+    let mut out = Vec::new();
+    let mut d = FrameDecoder::new();
+    d.set_max_window_size(MAX_ZSTD_WINDOW);
+    while !input.is_empty() {
+        match d.init(&mut input) {
+            Ok(()) => {}
+            // A skippable frame carries no data.
+            Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame {
+                length,
+                ..
+            })) => {
+                let length = usize::try_from(length).map_err(|_| AvroError::BadCompression)?;
+                input = input.get(length..).ok_or(AvroError::BadCompression)?;
+                continue;
+            }
+            Err(_) => return Err(AvroError::BadCompression),
+        }
+        loop {
+            let finished = d
+                .decode_blocks(&mut input, BlockDecodingStrategy::UptoBytes(1 << 20))
+                .map_err(|_| AvroError::BadCompression)?;
+            if let Some(chunk) = d.collect() {
+                if out.len() + chunk.len() > budget {
+                    return Err(AvroError::BadCompression);
+                }
+                out.extend_from_slice(&chunk);
+            }
+            if finished {
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The blocks of `ocf` as uncompressed bytes: borrowed for codec `null`, decompressed
+/// for `zstandard`; any other codec is [`AvroError::UnsupportedCodec`].
+pub fn plain_blocks<'a>(
+    ocf: &Ocf<'a>,
+) -> Result<Vec<(i64, alloc::borrow::Cow<'a, [u8]>)>, AvroError> {
+    use alloc::borrow::Cow;
+    match ocf.codec.as_str() {
+        "null" => Ok(ocf
+            .blocks
+            .iter()
+            .map(|(n, b)| (*n, Cow::Borrowed(*b)))
+            .collect()),
+        "zstandard" => {
+            let mut left = MAX_DECOMPRESSED;
+            let mut out = Vec::with_capacity(ocf.blocks.len());
+            for (n, b) in &ocf.blocks {
+                let plain = unzstd(b, left)?;
+                left -= plain.len();
+                out.push((*n, Cow::Owned(plain)));
+            }
+            Ok(out)
+        }
+        other => Err(AvroError::UnsupportedCodec(other.into())),
+    }
 }
 
 // ---------------------------------------------------------------- encoding
@@ -424,15 +504,14 @@ fn read_blocks(
     }
 }
 
-/// Decodes every record of an uncompressed OCF file with its own writer schema.
+/// Decodes every record of an OCF file (codec `null` or `zstandard`) with its own writer
+/// schema.
 pub fn read_records(bytes: &[u8]) -> Result<Vec<Value>, AvroError> {
     let ocf = read_ocf(bytes)?;
-    if ocf.codec != "null" {
-        return Err(AvroError::UnsupportedCodec(ocf.codec));
-    }
+    let blocks = plain_blocks(&ocf)?;
     let schema = Schema::parse(&ocf.schema)?;
     let mut out = Vec::new();
-    for (n, data) in &ocf.blocks {
+    for (n, data) in &blocks {
         // Every record of Paimon's schemas takes at least one byte: a larger count is
         // corrupt, and would otherwise loop without consuming input.
         if *n as u64 > data.len() as u64 {
@@ -494,13 +573,41 @@ mod tests {
     }
 
     #[test]
+    fn zstd_blocks_decompress_within_their_bound() {
+        // A manifest list pypaimon 2.1.0 wrote with its default `zstd` compression.
+        let f = include_bytes!("../testdata/pypaimon-2.1.0/zstd/base-list");
+        let ocf = read_ocf(f).unwrap();
+        assert_eq!(ocf.codec, "zstandard");
+        let (_, block) = ocf.blocks[0];
+        let plain = unzstd(block, MAX_DECOMPRESSED).unwrap();
+        assert!(
+            plain.len() > block.len() / 2,
+            "{} from {}",
+            plain.len(),
+            block.len()
+        );
+        // Past the bound, it stops there.
+        assert_eq!(
+            unzstd(block, plain.len() - 1),
+            Err(AvroError::BadCompression)
+        );
+        assert_eq!(unzstd(block, plain.len()).unwrap(), plain);
+        assert!(!read_records(f).unwrap().is_empty());
+    }
+
+    #[test]
     fn rejects_garbage() {
         assert_eq!(read_ocf(b"nope").err(), Some(AvroError::NotAvro));
-        let f = write_ocf(r#""long""#, "zstandard", &[(1, &[2])]);
+        let f = write_ocf(r#""long""#, "snappy", &[(1, &[2])]);
         assert_eq!(
             read_records(&f),
-            Err(AvroError::UnsupportedCodec(String::from("zstandard")))
+            Err(AvroError::UnsupportedCodec(String::from("snappy")))
         );
+        // Not zstd, and a truncated frame.
+        for block in [&[2u8][..], &[0x28, 0xb5, 0x2f, 0xfd, 0x00][..]] {
+            let f = write_ocf(r#""long""#, "zstandard", &[(1, block)]);
+            assert_eq!(read_records(&f), Err(AvroError::BadCompression));
+        }
         let mut f = write_ocf(r#""long""#, "null", &[(1, &[2])]);
         let n = f.len();
         f[n - 1] ^= 1; // corrupt the trailing sync marker

@@ -61,6 +61,25 @@ pub struct DataFile {
     pub value_stats: Vec<ColumnStats>,
 }
 
+impl DataFile {
+    /// A file of one row under schema 0: unpartitioned, sequence number 0, created at 0,
+    /// no value stats (the stand-in for an opaque committable: the replayer's synthetic
+    /// files, and test fixtures).
+    pub fn single_row(file_name: String, file_size: u64) -> Self {
+        DataFile {
+            file_name,
+            file_size,
+            row_count: 1,
+            schema_id: 0,
+            min_sequence_number: 0,
+            max_sequence_number: 0,
+            creation_time_millis: 0,
+            partition: Vec::new(),
+            value_stats: Vec::new(),
+        }
+    }
+}
+
 /// Why a committable is refused. The core reports any of these as `invalid-event`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CommittableError {

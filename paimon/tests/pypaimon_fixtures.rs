@@ -2,10 +2,8 @@
 //! `dt STRING`, two batch commits of 3 rows each, once with `manifest.compression = null`
 //! and once with the default zstd), decoded by this crate.
 
-use sink_coordinator_paimon::avro::{self, AvroError};
-use sink_coordinator_paimon::manifest::{
-    self, ManifestError, MANIFEST_ENTRY_SCHEMA, MANIFEST_FILE_META_SCHEMA,
-};
+use sink_coordinator_paimon::avro;
+use sink_coordinator_paimon::manifest::{self, MANIFEST_ENTRY_SCHEMA, MANIFEST_FILE_META_SCHEMA};
 use sink_coordinator_paimon::naming::Role;
 use sink_coordinator_paimon::snapshot::{self, END_OF_INPUT};
 use sink_coordinator_paimon::{decode_row, decode_schema, ColumnType, DataFile, Datum};
@@ -83,13 +81,34 @@ fn writer_schemas_are_pypaimons_byte_for_byte() {
 }
 
 #[test]
-fn zstd_lists_are_refused_but_zstd_manifests_merge() {
-    assert_eq!(
-        manifest::decode_manifest_list(&fixture("zstd", "base-list")),
-        Err(ManifestError::Avro(AvroError::UnsupportedCodec(
-            "zstandard".into()
-        )))
-    );
+fn zstd_lists_and_manifests_decode_like_their_uncompressed_twins() {
+    // The same commits on two tables, one with pypaimon's default `zstd` manifests, one
+    // with `null`: the lists and manifests decode to the same metas and entries, but for
+    // the files' own names and sizes.
+    let strip = |mut m: manifest::ManifestFileMeta| {
+        (m.file_name, m.file_size) = (String::new(), 0);
+        m
+    };
+    for list in ["base-list", "delta-list"] {
+        let zstd = manifest::decode_manifest_list(&fixture("zstd", list)).unwrap();
+        let plain = manifest::decode_manifest_list(&fixture("nullcodec", list)).unwrap();
+        assert!(!zstd.is_empty(), "{list}");
+        assert_eq!(
+            zstd.into_iter().map(strip).collect::<Vec<_>>(),
+            plain.into_iter().map(strip).collect::<Vec<_>>(),
+            "{list}"
+        );
+    }
+    for m in ["manifest-a", "manifest-b"] {
+        let zstd = manifest::decode_manifest(&fixture("zstd", m)).unwrap();
+        let plain = manifest::decode_manifest(&fixture("nullcodec", m)).unwrap();
+        assert_eq!(zstd.len(), plain.len(), "{m}");
+        assert!(!zstd.is_empty(), "{m}");
+    }
+}
+
+#[test]
+fn zstd_manifests_merge() {
     // The metas of the two manifests, as the (uncompressed) twin table's lists say,
     // with the zstd files' sizes.
     let mut metas = manifest::decode_manifest_list(&fixture("nullcodec", "base-list")).unwrap();
@@ -113,15 +132,8 @@ fn zstd_lists_are_refused_but_zstd_manifests_merge() {
 fn our_manifest_merges_with_pypaimons() {
     let t = decode_schema(&fixture("nullcodec", "schema-0")).unwrap();
     let f = DataFile {
-        file_name: "data-ours-0.parquet".into(),
-        file_size: 10,
-        row_count: 1,
-        schema_id: 0,
-        min_sequence_number: 0,
-        max_sequence_number: 0,
-        creation_time_millis: 0,
         partition: vec![Datum::Str("a".into())],
-        value_stats: vec![],
+        ..DataFile::single_row("data-ours-0.parquet".into(), 10)
     };
     let (ours, bytes) = manifest::write_manifest(&t, &[f], 3).unwrap();
     let mut metas = manifest::decode_manifest_list(&fixture("nullcodec", "base-list")).unwrap();

@@ -35,14 +35,7 @@ fn event(subtask: u32, checkpoint: u64, n: usize) -> WriterEvent {
 }
 
 fn packed(e: &WriterEvent) -> PackedEvent {
-    PackedEvent {
-        subtask: e.subtask,
-        attempt: e.attempt,
-        checkpoint: e.entry.checkpoint,
-        committables: e.entry.committables.as_packed().to_vec(),
-        watermark: e.entry.watermark,
-        savepoint: e.entry.savepoint,
-    }
+    PackedEvent::from(e)
 }
 
 fn coordinator(runtime: &Runtime, table: &Shared<MemStorage>) -> ComponentCoordinator {

@@ -42,11 +42,6 @@ for f in files:
     if got != imp:
         bad += 1
         print("DIFF %s" % f)
-        for i, (a, b) in enumerate(zip(got["steps"], imp["steps"])):
-            if a != b:
-                print("  step %d: oracle %s\n          impl   %s" % (i, json.dumps(a), json.dumps(b)))
-        for k in ("snapshots", "tags"):
-            if got[k] != imp[k]:
-                print("  %s: oracle %s\n          impl   %s" % (k, json.dumps(got[k]), json.dumps(imp[k])))
+        oracle.print_diff(got, imp, "impl  ")
 print("%d traces, %d differ, %d skipped (read faults)" % (len(files) - skipped, bad, skipped))
 sys.exit(1 if bad else 0)

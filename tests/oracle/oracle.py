@@ -321,6 +321,18 @@ def replay(trace):
     return render(steps, rp.storage)
 
 
+def print_diff(got, other, label):
+    """The steps, snapshots and tags where two masked result documents differ: the
+    oracle's (`got`) against `other` (the expected result, or the implementation's),
+    `label` (six characters, so that the two lines align) naming `other`."""
+    for i, (a, b) in enumerate(zip(got["steps"], other["steps"])):
+        if a != b:
+            print("  step %d: oracle %s\n          %s %s" % (i, json.dumps(a), label, json.dumps(b)))
+    for k in ("snapshots", "tags"):
+        if got[k] != other[k]:
+            print("  %s: oracle %s\n          %s %s" % (k, json.dumps(got[k]), label, json.dumps(other[k])))
+
+
 def mask(doc, drop_u=False):
     d = json.loads(doc)
     for s in d["steps"]:
@@ -362,12 +374,7 @@ def main(argv):
             if g != x:
                 bad += 1
                 print("DIFF %s" % os.path.basename(f))
-                for i, (a, b) in enumerate(zip(g["steps"], x["steps"])):
-                    if a != b:
-                        print("  step %d: oracle %s\n          expect %s" % (i, json.dumps(a), json.dumps(b)))
-                for k in ("snapshots", "tags"):
-                    if g[k] != x[k]:
-                        print("  %s: oracle %s\n          expect %s" % (k, json.dumps(g[k]), json.dumps(x[k])))
+                print_diff(g, x, "expect")
         print("%d traces, %d differ" % (len(files), bad))
         return 0
     trace = json.load(open(argv[1]))

@@ -283,6 +283,20 @@ def test_table_created_by_pypaimon(wh):
     check_other_readers(wh, "bypy", expected)
 
 
+def py_batch_commit(cat, name, cp):
+    """pypaimon's own batch commit (its random commit user) of three rows of partition
+    `d2` into table `name` (schema PART), ids 1000 + 10 * cp + 0..2; returns the ids."""
+    tbl = cat.get_table(f"db.{name}")
+    wb = tbl.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    rows = [{"id": 1000 + cp * 10 + i, "dt": "d2", "h": 2} for i in range(3)]
+    w.write_arrow(pa.Table.from_pylist(rows, schema=PART))
+    c.commit(w.prepare_commit())
+    w.close()
+    c.close()
+    return [r["id"] for r in rows]
+
+
 def test_interleaved_with_pypaimon(wh):
     tdir = table_dir(wh, "mixed")
     drive(dict(op="create", table=tdir, columns=[["id", "BIGINT"], ["dt", "STRING"], ["h", "INT"]],
@@ -297,15 +311,7 @@ def test_interleaved_with_pypaimon(wh):
         r = commit(tdir, "ours", cp, [meta], max_manifests=4)
         # pypaimon never merges; ours keeps the base short even with its manifests in it.
         assert r["base_list_len"] <= 5, r
-        tbl = cat.get_table("db.mixed")
-        wb = tbl.new_batch_write_builder()
-        w, c = wb.new_write(), wb.new_commit()
-        prow = [{"id": 1000 + cp * 10 + i, "dt": "d2", "h": 2} for i in range(3)]
-        expected.extend(r["id"] for r in prow)
-        w.write_arrow(pa.Table.from_pylist(prow, schema=PART))
-        c.commit(w.prepare_commit())
-        w.close()
-        c.close()
+        expected.extend(py_batch_commit(cat, "mixed", cp))
     got = read_rows(cat.get_table("db.mixed"))
     assert ids(got) == sorted(expected), (len(got), len(expected))
     check_other_readers(wh, "mixed", expected)
@@ -324,6 +330,35 @@ def test_interleaved_with_pypaimon(wh):
     assert last_ours["marks"]["previous"] == last_ours["id"] - 2
     # A replay of our last checkpoint after pypaimon's commit is still filtered.
     assert commit(tdir, "ours", 7, [])["skipped"]
+
+
+def test_interleaved_on_a_table_pypaimon_created(wh):
+    """A table pypaimon created with its defaults (`manifest.compression` zstd), pypaimon's
+    commits interleaved with ours: our commits read pypaimon's zstd manifest lists (and
+    merge its zstd manifests), every row of both is read once, by every reader."""
+    cat = catalog(wh)
+    cat.create_database("db", True)
+    cat.create_table("db.bypy_zstd", Schema.from_pyarrow_schema(PART, partition_keys=["dt"]), False)
+    tdir = table_dir(wh, "bypy_zstd")
+    expected = []
+    for cp in range(1, 8):
+        expected.extend(py_batch_commit(cat, "bypy_zstd", cp))
+        rows = [{"id": cp * 10 + i, "dt": "d1", "h": 1} for i in range(2)]
+        expected.extend(r["id"] for r in rows)
+        meta = write_data(tdir, "dt=d1", rows, PART)
+        meta["partition"] = ["d1"]
+        r = commit(tdir, "ours", cp, [meta], max_manifests=4)
+        assert r["base_list_len"] <= 5, r
+    codecs = set()
+    for name in os.listdir(os.path.join(tdir, "manifest")):
+        with open(os.path.join(tdir, "manifest", name), "rb") as f:
+            codecs.add(fastavro.reader(f).codec)
+    assert codecs == {"null", "zstandard"}, codecs
+    got = read_rows(cat.get_table("db.bypy_zstd"))
+    assert ids(got) == sorted(expected), (len(got), len(expected))
+    check_other_readers(wh, "bypy_zstd", expected)
+    ins = drive(dict(op="inspect", table=tdir))["snapshots"]
+    assert len(ins) == 14 and sum(s["user"] == "ours" for s in ins) == 7
 
 
 def test_every_manifest_file_decodes_with_fastavro(wh):

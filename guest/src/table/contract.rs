@@ -237,6 +237,16 @@ pub(super) fn check_format<F: ContractFormat>(calls_per_create: usize) {
     );
 }
 
+/// `e` is a fatal `corrupt-state` naming the record under `key` (what every format
+/// returns for a record it cannot trust).
+pub(crate) fn assert_corrupt_record(e: &crate::error::Error, key: &str) {
+    assert_eq!(e.kind, ErrorKind::CorruptState);
+    assert!(
+        matches!(e.reason(), ErrorReason::TableRecord { key: k, .. } if k == key),
+        "{e}"
+    );
+}
+
 #[test]
 fn the_native_log_keeps_the_contract() {
     check_format::<NativeLog>(1);
@@ -250,14 +260,7 @@ fn native_records_that_cannot_be_trusted_are_corrupt_state() {
         .insert(super::snapshot_key(4), b"\x01not postcard".to_vec());
     st.map.insert(super::tag_key("t"), b"\x09".to_vec());
     let e = f.read_snapshot(&mut st, 4).unwrap_err();
-    assert_eq!(e.kind, ErrorKind::CorruptState);
-    assert!(
-        matches!(
-            e.reason(),
-            ErrorReason::TableRecord { key, .. } if key == "snapshot/00000000000000000004"
-        ),
-        "{e}"
-    );
+    assert_corrupt_record(&e, "snapshot/00000000000000000004");
     let e = f.read_tag(&mut st, "t").unwrap_err();
     assert_eq!(e.kind, ErrorKind::CorruptState);
     // A record stored under another snapshot's key.

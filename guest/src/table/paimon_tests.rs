@@ -12,7 +12,9 @@ use sink_coordinator_paimon::{encode_schema, CreateTable, Datum};
 use super::PaimonTable;
 use crate::env::{MemStorage, Storage};
 use crate::error::{Defect, ErrorKind, ErrorReason, PaimonDefect};
-use crate::table::contract::{check_format, create_job_snapshot, mark, Calls, ContractFormat};
+use crate::table::contract::{
+    assert_corrupt_record, check_format, create_job_snapshot, mark, Calls, ContractFormat,
+};
 use crate::table::format::{SnapshotRecord, TableFormat, UserMark};
 
 /// An unpartitioned table's schema-0.
@@ -263,14 +265,7 @@ fn damaged_records_are_corrupt_state() {
     let (mut st, mut f) = table(false);
     st.put(&psnap::snapshot_key(1), b"{not json").unwrap();
     let e = f.read_snapshot(&mut st, 1).unwrap_err();
-    assert_eq!(e.kind, ErrorKind::CorruptState);
-    assert!(
-        matches!(
-            e.reason(),
-            ErrorReason::TableRecord { key, .. } if key == "snapshot/snapshot-1"
-        ),
-        "{e}"
-    );
+    assert_corrupt_record(&e, "snapshot/snapshot-1");
     st.put("tag/tag-t", b"[]").unwrap();
     assert_eq!(
         f.read_tag(&mut st, "t").unwrap_err().kind,

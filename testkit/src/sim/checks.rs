@@ -25,18 +25,7 @@ pub struct StateView {
 /// re-encode to the same bytes.
 pub fn decode_state(bytes: &[u8]) -> Result<StateView, String> {
     let state = state_codec::decode(bytes).map_err(|e| e.to_string())?;
-    let again = state_codec::encode(
-        &state.commit_user,
-        state.parallelism,
-        state
-            .slots
-            .iter()
-            .map(|(s, slot)| (*s, &slot.end, slot.entries.iter().map(|(c, e)| (*c, e)))),
-        state_codec::Ids {
-            owed: &state.owed,
-            aborted: &state.aborted,
-        },
-    );
+    let again = state.encode();
     if again != bytes {
         return Err("the state bytes do not round-trip (decode, encode)".into());
     }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
-use sink_coordinator::state_codec::{self, CoordinatorState, Ids};
+use sink_coordinator::state_codec::{self, CoordinatorState};
 use sink_coordinator::{Call, Committables, Entry, Snapshot, WriterEvent};
 use sink_coordinator_paimon::committable::{self, DataFile};
 
@@ -29,17 +29,7 @@ pub fn synthetic(subtask: u32, bytes: &[u8]) -> Vec<u8> {
     h.update(bytes);
     let digest = h.finalize();
     let name = format!("data-{}-0.parquet", hex::encode(&digest[..16]));
-    committable::encode(&DataFile {
-        file_name: name,
-        file_size: bytes.len() as u64,
-        row_count: 1,
-        schema_id: 0,
-        min_sequence_number: 0,
-        max_sequence_number: 0,
-        creation_time_millis: 0,
-        partition: Vec::new(),
-        value_stats: Vec::new(),
-    })
+    committable::encode(&DataFile::single_row(name, bytes.len() as u64))
 }
 
 /// What stands on the table for a committable of the trace: the data file that a
@@ -226,7 +216,7 @@ impl CommittableMap {
         if unknown > 0 {
             return bytes;
         }
-        let mapped = encode_state(&state);
+        let mapped = state.encode();
         self.states.insert(mapped.clone(), bytes);
         mapped
     }
@@ -252,7 +242,7 @@ impl CommittableMap {
             // version, not their meaning).
             return bytes;
         }
-        encode_state(&state)
+        state.encode()
     }
 }
 
@@ -264,22 +254,6 @@ fn for_each_committables(state: &mut CoordinatorState, mut f: impl FnMut(u32, &m
             f(*subtask, &mut e.committables);
         }
     }
-}
-
-/// `state` as the coordinator encodes it.
-fn encode_state(state: &CoordinatorState) -> Vec<u8> {
-    state_codec::encode(
-        &state.commit_user,
-        state.parallelism,
-        state
-            .slots
-            .iter()
-            .map(|(s, slot)| (*s, &slot.end, slot.entries.iter().map(|(c, e)| (*c, e)))),
-        Ids {
-            owed: &state.owed,
-            aborted: &state.aborted,
-        },
-    )
 }
 
 #[cfg(test)]
@@ -381,7 +355,7 @@ mod tests {
             owed: vec![(4, true)],
             aborted: vec![6],
         };
-        let native_bytes = encode_state(&native);
+        let native_bytes = native.encode();
         let mut m = CommittableMap::default();
         let table_bytes = m.state_to_table(native_bytes.clone());
         assert_ne!(table_bytes, native_bytes);
@@ -396,10 +370,11 @@ mod tests {
         assert_eq!(m.state_to_table(native_bytes.clone()), table_bytes);
         // Bytes that do not decode, or hold nothing to map, are kept as they are.
         assert_eq!(m.state_to_table(b"\xde\xad".to_vec()), b"\xde\xad");
-        let empty = encode_state(&CoordinatorState {
+        let empty = CoordinatorState {
             slots: vec![],
             ..native
-        });
+        }
+        .encode();
         assert_eq!(m.state_to_table(empty.clone()), empty);
     }
 }

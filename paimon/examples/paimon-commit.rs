@@ -340,7 +340,7 @@ fn tag(s: &mut Store, r: &Value) -> Value {
     let name = r["name"].as_str().unwrap();
     let key = snapshot::tag_key(name).unwrap_or_else(|e| fail("Tag", format!("{e:?}")));
     let (_, bytes) = read_snapshot(s, id);
-    let created = s.put_if_absent(&key, &snapshot::tag_bytes(&bytes));
+    let created = s.put_if_absent(&key, &snapshot::tag_bytes(&bytes, None));
     json!({ "tag": key, "created": created })
 }
 

@@ -5,6 +5,7 @@
 use crate::json::{self, Json};
 use crate::{parse_i64, push_i64};
 use alloc::collections::BTreeMap;
+use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -375,11 +376,76 @@ pub fn savepoint_tag_name(id: i64) -> String {
     s
 }
 
-/// A tag's content: the tagged snapshot's JSON as it is (a Paimon `Tag` is a snapshot
-/// with optional `tagCreateTime`/`tagTimeRetained`; pypaimon writes plain snapshot JSON
-/// too, and both read it back). Copying the bytes keeps foreign snapshots' fields.
-pub fn tag_bytes(snapshot_json: &[u8]) -> Vec<u8> {
-    snapshot_json.to_vec()
+/// A tag's content: the tagged snapshot's JSON as it is (copying the bytes keeps foreign
+/// snapshots' fields), plus Paimon's own tag times when given: a Paimon `Tag` is a
+/// snapshot with optional `tagCreateTime` (a `LocalDateTime`) and `tagTimeRetained` (a
+/// `Duration`), which Paimon's tag expiration reads (a tag expires once its creation time
+/// plus its retention has passed). pypaimon and Paimon's Java reader read both forms.
+///
+/// `times` is (creation time, retention) in milliseconds; the creation time is written
+/// as UTC, with no zone, as Paimon writes its local time.
+pub fn tag_bytes(snapshot_json: &[u8], times: Option<(u64, Option<u64>)>) -> Vec<u8> {
+    let mut out = snapshot_json.to_vec();
+    let Some((created, retained)) = times else {
+        return out;
+    };
+    // The JSON is an object: its fields go before the closing brace.
+    if out.last() != Some(&b'}') {
+        return out;
+    }
+    out.pop();
+    let empty = out.iter().rev().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    let mut fields = String::new();
+    if !empty {
+        fields.push(',');
+    }
+    fields.push_str("\"tagCreateTime\":");
+    fields.push_str(&local_date_time_json(created));
+    if let Some(r) = retained {
+        fields.push_str(&format!(
+            ",\"tagTimeRetained\":{}.{:09}",
+            r / 1000,
+            (r % 1000) * 1_000_000
+        ));
+    }
+    fields.push('}');
+    out.extend_from_slice(fields.as_bytes());
+    out
+}
+
+/// A UTC time in milliseconds as Jackson writes a `LocalDateTime`: `[year, month, day,
+/// hour, minute]`, then the second if it or the nanosecond is not 0, then the nanosecond
+/// if it is not 0 (Jackson's `LocalDateTimeSerializer`, which pypaimon's encoder follows).
+fn local_date_time_json(ms: u64) -> String {
+    let secs = ms / 1000;
+    let nanos = (ms % 1000) * 1_000_000;
+    let (days, sod) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days);
+    let mut s = format!("[{y},{m},{d},{},{}", sod / 3600, sod % 3600 / 60);
+    let sec = sod % 60;
+    if sec != 0 || nanos != 0 {
+        s.push_str(&format!(",{sec}"));
+    }
+    if nanos != 0 {
+        s.push_str(&format!(",{nanos}"));
+    }
+    s.push(']');
+    s
+}
+
+/// The (year, month, day) of a day counted from 1970-01-01, in the proleptic Gregorian
+/// calendar (Howard Hinnant's `civil_from_days`, for days on or after the epoch).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    (y, m, d)
 }
 
 #[cfg(test)]
@@ -481,6 +547,17 @@ mod tests {
         for bad in ["", "a/b", "..", " x"] {
             assert_eq!(tag_key(bad), Err(SnapshotError::BadTagName));
         }
-        assert_eq!(tag_bytes(b"{}"), b"{}");
+        assert_eq!(tag_bytes(b"{}", None), b"{}");
+        assert_eq!(
+            tag_bytes(b"{\"id\":1}", Some((1_700_000_000_123, Some(3_600_000)))),
+            b"{\"id\":1,\"tagCreateTime\":[2023,11,14,22,13,20,123000000],\"tagTimeRetained\":3600.000000000}"
+        );
+        assert_eq!(
+            tag_bytes(b"{}", Some((0, None))),
+            b"{\"tagCreateTime\":[1970,1,1,0,0]}"
+        );
+        // Leap days and the turn of a century (2000-02-29, 2100-03-01).
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(47_541), (2100, 3, 1));
     }
 }

@@ -8,10 +8,12 @@ EXPECT.json` writes the table and what its readers must find: per `job:subtask`,
 Each row of the table is one record `(job, subtask, record)`. This reader checks, with
 nothing but pypaimon and that file, that the table holds each of those records exactly
 once (no record lost, none twice, none that was never committed), and the same as of each
-savepoint tag (pypaimon's `scan.tag-name`). Exit 1 with the first difference otherwise.
+savepoint tag (pypaimon's `scan.tag-name`), whose Paimon times (creation, retention) are
+the simulator's. Exit 1 with the first difference otherwise.
 """
 import argparse
 import collections
+import datetime
 import json
 import sys
 
@@ -64,6 +66,22 @@ def compare(what, got, want):
     return f"{what}: {len(extra)} record(s) that were never committed, first {extra[0]}"
 
 
+def check_tag_times(table, tag, times):
+    """None if pypaimon reads Paimon's own times of `tag` (its `tagCreateTime`, a zoneless
+    time the coordinator writes in UTC, and `tagTimeRetained`) as the simulator set them."""
+    if times is None:
+        return f"tag {tag}: the simulator gave no times"
+    t = table.tag_manager().get(tag)
+    created = datetime.datetime(1970, 1, 1) + datetime.timedelta(milliseconds=times["created_ms"])
+    if t is None or t.tag_create_time != created:
+        return f"tag {tag}: pypaimon reads the creation time {t and t.tag_create_time}, not {created}"
+    retained = times["retained_ms"]
+    want = None if retained is None else datetime.timedelta(milliseconds=retained)
+    if t.tag_time_retained != want:
+        return f"tag {tag}: pypaimon reads the retention {t.tag_time_retained}, not {want}"
+    return None
+
+
 def check(warehouse, name, want):
     """Reads table `name` of `warehouse` with pypaimon against `want` (the simulator's
     JSON). Returns (a summary line, the problems found)."""
@@ -85,6 +103,9 @@ def check(warehouse, name, want):
     for tag in sorted(set(tags) & set(want["tags"])):
         got = rows_of(table.copy({"scan.tag-name": tag}))
         problem = compare(f"tag {tag}", got, expected(want["tags"][tag]))
+        if problem:
+            problems.append(problem)
+        problem = check_tag_times(table, tag, want.get("tag_times", {}).get(tag))
         if problem:
             problems.append(problem)
     summary = (f"pypaimon reads {name}: {sum(rows.values())} records in {latest_id} snapshots, "

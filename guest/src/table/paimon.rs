@@ -643,7 +643,10 @@ impl TableFormat for PaimonTable {
         if let Some(x) = t.expire_time_ms {
             props.insert(P_TAG_EXPIRE.into(), format!("{x}"));
         }
-        st.put_if_absent(&key, &psnap::tag_bytes(&snap.encode()))
+        // Paimon's own times too, so that its tag expiration sees the retention.
+        let retained = t.expire_time_ms.map(|x| x.saturating_sub(t.create_time_ms));
+        let times = Some((t.create_time_ms, retained));
+        st.put_if_absent(&key, &psnap::tag_bytes(&snap.encode(), times))
     }
 
     fn read_tag(&mut self, st: &mut dyn Storage, name: &str) -> Result<Option<StoredTag>> {

@@ -337,19 +337,29 @@ pub(crate) fn expected_rows(
     tags: &[RawTag],
 ) -> serde_json::Value {
     let latest = log.last().map_or(0, |s| s.id);
-    let tags: serde_json::Map<String, serde_json::Value> = tags
+    let rows: serde_json::Map<String, serde_json::Value> = tags
         .iter()
         .map(|t| {
-            (
-                t.name.clone(),
-                serde_json::json!(side.rows_as_of(log, t.snapshot_id)),
-            )
+            let rows = side.rows_as_of(log, t.snapshot_id);
+            (t.name.clone(), serde_json::json!(rows))
+        })
+        .collect();
+    // Paimon's own tag times (`tagCreateTime`, `tagTimeRetained`), which its tag
+    // expiration reads.
+    let times: serde_json::Map<String, serde_json::Value> = tags
+        .iter()
+        .map(|t| {
+            let retained = t.expire_time_ms.map(|x| x.saturating_sub(t.create_time_ms));
+            let times =
+                serde_json::json!({ "created_ms": t.create_time_ms, "retained_ms": retained });
+            (t.name.clone(), times)
         })
         .collect();
     serde_json::json!({
         "latest_snapshot": latest,
         "rows": side.rows_as_of(log, latest),
-        "tags": tags,
+        "tags": rows,
+        "tag_times": times,
     })
 }
 

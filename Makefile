@@ -129,6 +129,7 @@ bench: hosts-setup
 	$(CARGO) bench -p sink-coordinator-testkit --bench perf
 	$(CARGO) run --release -q -p sink-coordinator-testkit --example bench_table
 	MVN=$(MVN) hosts/jvm/bench.sh
+	MVN=$(MVN) hosts/flink/bench.sh
 	cd hosts/go && $(GO) run ./cmd/sinkcoord-go-bench --core $(CURDIR)/$(CORE_MODULE) --criterion $(CURDIR)/target/criterion
 	PAIMON_BENCH_S3=1 tests/paimon/bench.sh
 

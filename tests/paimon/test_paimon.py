@@ -297,6 +297,18 @@ def py_batch_commit(cat, name, cp):
     return [r["id"] for r in rows]
 
 
+def our_partition_commit(tdir, cp):
+    """Our commit (user `ours`, identifier `cp`) of two rows of partition `d1` (schema
+    PART), ids 10 * cp + 0..1, merging at 4 manifests; returns the ids. pypaimon never
+    merges: ours keeps the base list short even with pypaimon's manifests in it."""
+    rows = [{"id": cp * 10 + i, "dt": "d1", "h": 1} for i in range(2)]
+    meta = write_data(tdir, "dt=d1", rows, PART)
+    meta["partition"] = ["d1"]
+    r = commit(tdir, "ours", cp, [meta], max_manifests=4)
+    assert r["base_list_len"] <= 5, r
+    return [r["id"] for r in rows]
+
+
 def test_interleaved_with_pypaimon(wh):
     tdir = table_dir(wh, "mixed")
     drive(dict(op="create", table=tdir, columns=[["id", "BIGINT"], ["dt", "STRING"], ["h", "INT"]],
@@ -304,13 +316,7 @@ def test_interleaved_with_pypaimon(wh):
     cat = catalog(wh)
     expected = []
     for cp in range(1, 8):
-        rows = [{"id": cp * 10 + i, "dt": "d1", "h": 1} for i in range(2)]
-        expected.extend(r["id"] for r in rows)
-        meta = write_data(tdir, "dt=d1", rows, PART)
-        meta["partition"] = ["d1"]
-        r = commit(tdir, "ours", cp, [meta], max_manifests=4)
-        # pypaimon never merges; ours keeps the base short even with its manifests in it.
-        assert r["base_list_len"] <= 5, r
+        expected.extend(our_partition_commit(tdir, cp))
         expected.extend(py_batch_commit(cat, "mixed", cp))
     got = read_rows(cat.get_table("db.mixed"))
     assert ids(got) == sorted(expected), (len(got), len(expected))
@@ -343,12 +349,7 @@ def test_interleaved_on_a_table_pypaimon_created(wh):
     expected = []
     for cp in range(1, 8):
         expected.extend(py_batch_commit(cat, "bypy_zstd", cp))
-        rows = [{"id": cp * 10 + i, "dt": "d1", "h": 1} for i in range(2)]
-        expected.extend(r["id"] for r in rows)
-        meta = write_data(tdir, "dt=d1", rows, PART)
-        meta["partition"] = ["d1"]
-        r = commit(tdir, "ours", cp, [meta], max_manifests=4)
-        assert r["base_list_len"] <= 5, r
+        expected.extend(our_partition_commit(tdir, cp))
     codecs = set()
     for name in os.listdir(os.path.join(tdir, "manifest")):
         with open(os.path.join(tdir, "manifest", name), "rb") as f:

@@ -4,7 +4,8 @@
 //! committed-up-to travels as a flag or as `-1`, because boxing every
 //! value would cost an allocation per call on the hot path.
 
-use jni::objects::{JByteArray, JObject, JObjectArray, JValue};
+use jni::objects::{JByteArray, JFieldID, JObject, JObjectArray, JValue};
+use jni::signature::{Primitive, ReturnType};
 use jni::sys::jsize;
 use jni::JNIEnv;
 use sink_coordinator_host::core::batch::PackedEvent;
@@ -74,18 +75,72 @@ struct EntryFields<'local> {
     savepoint: bool,
 }
 
+/// The field ids of the Java `Entry` record, looked up once for a batch: looking up
+/// five fields by name for every event (the class, then each field's id) cost more
+/// than the event's own work in the component (the JNI benchmark's profile, issue 24).
+/// An id stays valid while its class is loaded, which is at least the call.
+pub struct EntryIds {
+    checkpoint: JFieldID,
+    committables: JFieldID,
+    has_watermark: JFieldID,
+    watermark: JFieldID,
+    savepoint: JFieldID,
+}
+
+impl EntryIds {
+    /// The ids of the class of `entry` (a Java `Entry`: a final record, so every
+    /// element of an `Entry[]` has this class).
+    pub fn of(env: &mut JNIEnv<'_>, entry: &JObject<'_>) -> CallResult<Self> {
+        if entry.is_null() {
+            return Err(Fail::Usage("an entry is null".to_string()));
+        }
+        let class = env.get_object_class(entry)?;
+        let ids = EntryIds {
+            checkpoint: env.get_field_id(&class, "checkpoint", "J")?,
+            committables: env.get_field_id(&class, "committables", "[[B")?,
+            has_watermark: env.get_field_id(&class, "hasWatermark", "Z")?,
+            watermark: env.get_field_id(&class, "watermark", "J")?,
+            savepoint: env.get_field_id(&class, "savepoint", "Z")?,
+        };
+        env.delete_local_ref(class)?;
+        Ok(ids)
+    }
+}
+
 fn entry_fields<'local>(
     env: &mut JNIEnv<'local>,
     object: &JObject<'_>,
 ) -> CallResult<EntryFields<'local>> {
+    let ids = EntryIds::of(env, object)?;
+    entry_fields_by(env, object, &ids)
+}
+
+/// The fields of `object`, an `Entry` of the class `ids` were taken from.
+fn entry_fields_by<'local>(
+    env: &mut JNIEnv<'local>,
+    object: &JObject<'_>,
+    ids: &EntryIds,
+) -> CallResult<EntryFields<'local>> {
     if object.is_null() {
         return Err(Fail::Usage("an entry is null".to_string()));
     }
-    let checkpoint = env.get_field(object, "checkpoint", "J")?.j()?;
-    let committables = JObjectArray::from(env.get_field(object, "committables", "[[B")?.l()?);
-    let has_watermark = env.get_field(object, "hasWatermark", "Z")?.z()?;
-    let watermark = env.get_field(object, "watermark", "J")?.j()?;
-    let savepoint = env.get_field(object, "savepoint", "Z")?.z()?;
+    let long = ReturnType::Primitive(Primitive::Long);
+    let boolean = ReturnType::Primitive(Primitive::Boolean);
+    // The ids are the class's own fields with these types (`EntryIds::of`).
+    let checkpoint = env
+        .get_field_unchecked(object, ids.checkpoint, long.clone())?
+        .j()?;
+    let committables = JObjectArray::from(
+        env.get_field_unchecked(object, ids.committables, ReturnType::Array)?
+            .l()?,
+    );
+    let has_watermark = env
+        .get_field_unchecked(object, ids.has_watermark, boolean.clone())?
+        .z()?;
+    let watermark = env.get_field_unchecked(object, ids.watermark, long)?.j()?;
+    let savepoint = env
+        .get_field_unchecked(object, ids.savepoint, boolean)?
+        .z()?;
     Ok(EntryFields {
         checkpoint: checkpoint_id(checkpoint, "entry checkpoint")?,
         committables,
@@ -116,31 +171,34 @@ pub fn packed_event(
     subtask: u32,
     attempt: u32,
     object: &JObject<'_>,
+    ids: &EntryIds,
 ) -> CallResult<PackedEvent> {
-    let fields = entry_fields(env, object)?;
+    let fields = entry_fields_by(env, object, ids)?;
     let committables = &fields.committables;
     let n = if committables.is_null() {
         0
     } else {
         env.get_array_length(committables)?
     };
-    // First pass: the lengths, so that the block is allocated once.
-    let mut lengths = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
+    // First pass: the arrays and their lengths, so that the block is allocated once
+    // (each array's local reference is kept for the copy).
+    let mut elements = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
     for i in 0..n {
         let element = JByteArray::from(env.get_object_array_element(committables, i)?);
         if element.is_null() {
             return Err(Fail::Usage(format!("committable {i} is null")));
         }
-        lengths.push(usize::try_from(env.get_array_length(&element)?).unwrap_or(0));
-        env.delete_local_ref(element)?;
+        let len = usize::try_from(env.get_array_length(&element)?).unwrap_or(0);
+        elements.push((element, len));
     }
-    let size = lengths.iter().fold(leb_len(lengths.len() as u64), |s, &l| {
-        s + leb_len(l as u64) + l
-    });
+    let size = elements
+        .iter()
+        .fold(leb_len(elements.len() as u64), |s, (_, l)| {
+            s + leb_len(*l as u64) + l
+        });
     let mut block = Vec::with_capacity(size);
-    leb_push(&mut block, lengths.len() as u64);
-    for (i, &len) in (0..n).zip(&lengths) {
-        let element = JByteArray::from(env.get_object_array_element(committables, i)?);
+    leb_push(&mut block, elements.len() as u64);
+    for (element, len) in elements {
         leb_push(&mut block, len as u64);
         let start = block.len();
         block.resize(start + len, 0);

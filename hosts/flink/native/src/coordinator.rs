@@ -154,14 +154,20 @@ jni_exports! {
         let mut a = vec![0; len];
         env.get_int_array_region(&attempts, 0, &mut a)?;
         let mut batch = Vec::with_capacity(len);
+        let mut ids = None;
         for (i, (subtask, attempt)) in (0..n).zip(s.into_iter().zip(a)) {
             let entry = env.get_object_array_element(&entries, i)?;
             let attempt = u32::try_from(attempt).unwrap_or(0);
+            let ids = match &ids {
+                Some(ids) => ids,
+                None => ids.insert(convert::EntryIds::of(env, &entry)?),
+            };
             batch.push(convert::packed_event(
                 env,
                 subtask_index(subtask)?,
                 attempt,
                 &entry,
+                ids,
             )?);
             env.delete_local_ref(entry)?;
         }

@@ -5,7 +5,9 @@ use jni::objects::{JByteArray, JIntArray, JObject, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::JNIEnv;
 use sink_coordinator_host::clock::SystemClock;
-use sink_coordinator_host::core::{Config, FinalCommitMode, Outcome, RecoveryMode, RestorePoint};
+use sink_coordinator_host::core::{
+    Config, FinalCommitMode, Outcome, RecoveryMode, RestorePoint, TableFormatKind,
+};
 use sink_coordinator_host::env::HostEnv;
 use sink_coordinator_host::storage::LocalDirStorage;
 use sink_coordinator_host::{ComponentCoordinator, HostResult};
@@ -109,6 +111,19 @@ jni_exports! {
         };
         let coordinator = ComponentCoordinator::new(&runtime, env, &config, restore.as_ref())?;
         Ok(into_handle(coordinator))
+    }
+
+    /// `void coordinatorSetTableFormat(long handle, String format)`: WIT
+    /// `set-table-format` (`native` or `paimon`), only while `created`, i.e.
+    /// between `coordinatorNew` and `coordinatorStart`.
+    fn coordinatorSetTableFormat(env, c: &mut Handle, format: JString<'local>) -> () {
+        let name: String = env.get_string(&format)?.into();
+        let kind = match name.as_str() {
+            "native" => TableFormatKind::Native,
+            "paimon" => TableFormatKind::Paimon,
+            _ => return Err(Fail::Usage(format!("unknown table format {name}"))),
+        };
+        Ok(c.set_table_format(kind)?)
     }
 
     fn coordinatorStart(env, c: &mut Handle) -> JObject<'local> {

@@ -30,6 +30,17 @@ import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
  * and a final END snapshot at the end of input. Without checkpointing, or
  * in batch execution mode, the coordinator is configured with {@code
  * checkpointing = false}: everything is committed once, on the last END entry.
+ *
+ * <p>An Apache Paimon append table instead (its location {@code <warehouse>/<db>.db/<name>}),
+ * each record one row of the table:
+ *
+ * <pre>{@code
+ * CoordinatedSink.forPaimon(events, PaimonSchema.parse("id BIGINT NOT NULL, name STRING"),
+ *         e -> new Object[] {e.id(), e.name()})
+ *     .table("/warehouse/db.db/events")
+ *     .commitUser("events-job")
+ *     .append();
+ * }</pre>
  */
 public final class CoordinatedSink {
     private CoordinatedSink() {}
@@ -44,17 +55,42 @@ public final class CoordinatedSink {
      */
     public static <T> SingleOutputStreamOperator<Void> sinkTo(
             DataStream<T> stream, SerializationSchema<T> schema, SinkOptions options) {
-        return writers(stream, schema, options, stream.getParallelism(), OPERATOR_NAME, OPERATOR_NAME);
+        return writers(stream, files(options, schema, null), options, stream.getParallelism(),
+                OPERATOR_NAME, OPERATOR_NAME);
     }
 
     /** A builder of the sink on {@code stream}, each record serialized by {@code schema}. */
     public static <T> Builder<T> forInput(DataStream<T> stream, SerializationSchema<T> schema) {
-        return new Builder<>(stream, schema);
+        return new Builder<>(stream, java.util.Objects.requireNonNull(schema, "schema"), null, null);
+    }
+
+    /**
+     * A builder of the sink on {@code stream} into a Paimon append table of the row type {@code
+     * schema} (created by the sink if the table has no schema yet), each record the row {@code
+     * rows} gives (see {@link PaimonRows}). The table is the builder's {@link Builder#table}.
+     */
+    public static <T> Builder<T> forPaimon(
+            DataStream<T> stream, PaimonSchema schema, PaimonRows<T> rows) {
+        return new Builder<>(stream, null, java.util.Objects.requireNonNull(schema, "schema"),
+                java.util.Objects.requireNonNull(rows, "rows"));
+    }
+
+    /** The writers' files: Paimon data files of {@code rows} on a Paimon table, else record files. */
+    private static <T> WriterFiles<T> files(
+            SinkOptions options, SerializationSchema<T> schema, PaimonRows<T> rows) {
+        if (options.paimon() == null) {
+            return DataFiles.of(options.table(), schema);
+        }
+        if (rows == null) {
+            throw new IllegalArgumentException(
+                    "a Paimon table takes rows, not serialized records: CoordinatedSink.forPaimon");
+        }
+        return PaimonFiles.of(options.table(), options.paimon(), rows);
     }
 
     private static <T> SingleOutputStreamOperator<Void> writers(
             DataStream<T> stream,
-            SerializationSchema<T> schema,
+            WriterFiles<T> files,
             SinkOptions options,
             int parallelism,
             String uidPrefix,
@@ -70,7 +106,7 @@ public final class CoordinatedSink {
                 stream.transform(
                         name,
                         Types.VOID,
-                        new CoordinatedWriterOperatorFactory<>(effective, schema));
+                        new CoordinatedWriterOperatorFactory<>(effective, files));
         // A stable uid per commit user: a job resumed from a savepoint finds
         // its writers' state and its coordinator's state again.
         return writers.setParallelism(parallelism)
@@ -84,7 +120,10 @@ public final class CoordinatedSink {
      */
     public static final class Builder<T> {
         private final DataStream<T> stream;
+        /** The records' serialization (native), or null (Paimon: {@link #paimon} and rows). */
         private final SerializationSchema<T> schema;
+        private final PaimonSchema paimon;
+        private final PaimonRows<T> rows;
         private SinkOptions options;
         private String table;
         private String commitUser;
@@ -93,9 +132,15 @@ public final class CoordinatedSink {
         private String name = OPERATOR_NAME;
         private io.sinkcoordinator.flink.component.ComponentRuntime runtime;
 
-        private Builder(DataStream<T> stream, SerializationSchema<T> schema) {
+        private Builder(
+                DataStream<T> stream,
+                SerializationSchema<T> schema,
+                PaimonSchema paimon,
+                PaimonRows<T> rows) {
             this.stream = java.util.Objects.requireNonNull(stream, "stream");
-            this.schema = java.util.Objects.requireNonNull(schema, "schema");
+            this.schema = schema;
+            this.paimon = paimon;
+            this.rows = rows;
         }
 
         /** The table's location (a local directory; {@code log/} and {@code data/} in it). */
@@ -175,9 +220,13 @@ public final class CoordinatedSink {
             if (runtime != null) {
                 effective = effective.withRuntime(runtime);
             }
+            if (paimon != null) {
+                effective = effective.withPaimon(paimon);
+            }
             int parallelism = writeParallelism > 0 ? writeParallelism : stream.getParallelism();
             SingleOutputStreamOperator<Void> writers =
-                    writers(stream, schema, effective, parallelism, uidPrefix, name);
+                    writers(stream, files(effective, schema, rows), effective, parallelism,
+                            uidPrefix, name);
             String user = effective.config().commitUser();
             return writers.sinkTo(new DiscardingSink<>())
                     .setParallelism(parallelism)

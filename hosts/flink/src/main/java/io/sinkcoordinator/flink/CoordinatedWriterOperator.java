@@ -2,12 +2,9 @@ package io.sinkcoordinator.flink;
 
 import io.sinkcoordinator.flink.component.ComponentWriter;
 import io.sinkcoordinator.flink.component.Entry;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import org.apache.flink.api.common.serialization.SerializationSchema;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.array.BytePrimitiveArraySerializer;
@@ -28,9 +25,10 @@ import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
 /**
- * One writer subtask: appends records to a data file under the table, and
- * at every checkpoint closes the file and reports its name as the
- * checkpoint's committable through the component's writer helper (SEMANTICS
+ * One writer subtask: appends records to a data file under the table (a
+ * record file, or a Paimon data file: {@link WriterFiles}), and at every
+ * checkpoint closes the file and reports it as the checkpoint's committable
+ * through the component's writer helper (SEMANTICS
  * 11), which also keeps every entry the table may still lack in this
  * operator's state until the coordinator's committed-up-to covers it.
  *
@@ -61,8 +59,8 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
     private static final org.slf4j.Logger LOG =
             org.slf4j.LoggerFactory.getLogger(CoordinatedWriterOperator.class);
 
-    private final SerializationSchema<T> schema;
-    private final String table;
+    /** The data files the records go to. */
+    private final WriterFiles<T> files;
     /** Where the writer helper (WIT {@code writer}) runs: JNI or Chicory. */
     private final io.sinkcoordinator.flink.component.ComponentRuntime runtime;
     /** The job checkpoints (else no completion follows the end: endInput waits). */
@@ -71,7 +69,7 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
 
     private transient ComponentWriter helper;
     private transient ListState<byte[]> helperState;
-    private transient DataFiles.Writer current;
+    private transient WriterFiles.File<T> current;
     /** The restore event to send in {@code open} (null when not restored). */
     private transient Events.Restored restoreEvent;
     /** The checkpoint being snapshotted is a savepoint (set just before snapshotState). */
@@ -97,14 +95,12 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
 
     CoordinatedWriterOperator(
             StreamOperatorParameters<Void> parameters,
-            SerializationSchema<T> schema,
-            String table,
+            WriterFiles<T> files,
             io.sinkcoordinator.flink.component.ComponentRuntime runtime,
             boolean checkpointing,
             OperatorEventGateway gateway) {
         super(parameters);
-        this.schema = schema;
-        this.table = table;
+        this.files = files;
         this.runtime = runtime;
         this.checkpointing = checkpointing;
         this.gateway = gateway;
@@ -172,10 +168,9 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
     @Override
     public void processElement(StreamRecord<T> element) throws Exception {
         if (current == null) {
-            Path data = Paths.get(table).resolve("data");
-            current = DataFiles.create(data, subtask, System.nanoTime());
+            current = files.create(subtask);
         }
-        current.write(schema.serialize(element.getValue()));
+        current.write(element.getValue());
     }
 
     @Override
@@ -192,7 +187,7 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
         if (current == null) {
             return new byte[0][];
         }
-        DataFiles.Writer file = current;
+        WriterFiles.File<T> file = current;
         current = null;
         if (file.records() == 0) {
             file.discard();

@@ -1,6 +1,5 @@
 package io.sinkcoordinator.flink;
 
-import org.apache.flink.api.common.serialization.SerializationSchema;
 import org.apache.flink.runtime.jobgraph.OperatorID;
 import org.apache.flink.runtime.operators.coordination.OperatorCoordinator;
 import org.apache.flink.runtime.operators.coordination.OperatorEventDispatcher;
@@ -17,11 +16,11 @@ final class CoordinatedWriterOperatorFactory<T> extends AbstractStreamOperatorFa
     private static final long serialVersionUID = 1L;
 
     private final SinkOptions options;
-    private final SerializationSchema<T> schema;
+    private final WriterFiles<T> files;
 
-    CoordinatedWriterOperatorFactory(SinkOptions options, SerializationSchema<T> schema) {
+    CoordinatedWriterOperatorFactory(SinkOptions options, WriterFiles<T> files) {
         this.options = options;
-        this.schema = schema;
+        this.files = files;
     }
 
     @Override
@@ -33,7 +32,7 @@ final class CoordinatedWriterOperatorFactory<T> extends AbstractStreamOperatorFa
         OperatorEventGateway gateway = dispatcher.getOperatorEventGateway(id);
         CoordinatedWriterOperator<T> operator =
                 new CoordinatedWriterOperator<>(
-                        parameters, schema, options.table(), options.runtime(),
+                        parameters, files, options.runtime(),
                         options.config().checkpointing(), gateway);
         dispatcher.registerEventHandler(id, operator);
         return (S) operator;

@@ -1,20 +1,18 @@
 package io.sinkcoordinator.flink;
 
 import java.io.BufferedInputStream;
-import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import org.apache.flink.api.common.serialization.SerializationSchema;
 
 /**
  * The writers' record files under {@code <table>/data}: a sequence of
@@ -26,56 +24,66 @@ import java.util.UUID;
 final class DataFiles {
     private DataFiles() {}
 
-    /** An open record file. */
-    static final class Writer implements AutoCloseable {
-        private final Path path;
+    /** Record files under {@code <table>/data}, each record serialized by {@code schema}. */
+    static <T> WriterFiles<T> of(String table, SerializationSchema<T> schema) {
+        return new RecordFiles<>(table, schema);
+    }
+
+    private static final class RecordFiles<T> implements WriterFiles<T> {
+        private static final long serialVersionUID = 1L;
+        private final String table;
+        private final SerializationSchema<T> schema;
+
+        RecordFiles(String table, SerializationSchema<T> schema) {
+            this.table = table;
+            this.schema = java.util.Objects.requireNonNull(schema, "schema");
+        }
+
+        @Override
+        public File<T> create(int subtask) throws IOException {
+            return DataFiles.create(Path.of(table).resolve("data"), subtask, System.nanoTime(), schema);
+        }
+    }
+
+    /** An open record file, each record serialized by the sink's schema. */
+    static final class Writer<T> implements WriterFiles.File<T>, AutoCloseable {
         private final String name;
-        private final FileChannel channel;
+        private final SerializationSchema<T> schema;
+        private final WriterFiles.NewFile file;
         private final DataOutputStream out;
         private long records;
 
-        private Writer(Path dataDir, String name) throws IOException {
-            Files.createDirectories(dataDir);
+        private Writer(Path dataDir, String name, SerializationSchema<T> schema) throws IOException {
             this.name = name;
-            this.path = dataDir.resolve(name);
-            this.channel =
-                    FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-            this.out =
-                    new DataOutputStream(
-                            new BufferedOutputStream(
-                                    java.nio.channels.Channels.newOutputStream(channel), 1 << 16));
+            this.schema = schema;
+            this.file = new WriterFiles.NewFile(dataDir, name);
+            this.out = new DataOutputStream(file.out);
         }
 
-        void write(byte[] record) throws IOException {
+        @Override
+        public void write(T value) throws IOException {
+            byte[] record = schema.serialize(value);
             out.writeInt(record.length);
             out.write(record);
             records++;
         }
 
-        long records() {
+        @Override
+        public long records() {
             return records;
         }
 
         /** Flushes and fsyncs; the committable naming the file (relative to the table). */
-        byte[] finish() throws IOException {
-            out.flush();
-            channel.force(true);
+        @Override
+        public byte[] finish() throws IOException {
+            file.sync(out);
             out.close();
             return ("data/" + name).getBytes(StandardCharsets.UTF_8);
         }
 
-        /** Closes and deletes a file that will never be reported. */
-        void discard() {
-            try {
-                out.close();
-            } catch (IOException ignored) {
-                // the file is deleted next; nothing refers to it
-            }
-            try {
-                Files.deleteIfExists(path);
-            } catch (IOException ignored) {
-                // an unreferenced leftover is harmless
-            }
+        @Override
+        public void discard() {
+            file.discard(out);
         }
 
         @Override
@@ -85,9 +93,11 @@ final class DataFiles {
     }
 
     /** A new file for one subtask; the name is unique across attempts and restarts. */
-    static Writer create(Path dataDir, int subtask, long checkpointHint) throws IOException {
+    static <T> Writer<T> create(
+            Path dataDir, int subtask, long checkpointHint, SerializationSchema<T> schema)
+            throws IOException {
         String name = String.format("%05d-%d-%s.rec", subtask, checkpointHint, UUID.randomUUID());
-        return new Writer(dataDir, name);
+        return new Writer<>(dataDir, name, schema);
     }
 
     /** The records of the file a committable names. */

@@ -242,6 +242,10 @@ final class SinkCoordinator implements OperatorCoordinator {
                         first ? options.faultAfter() : -1,
                         options.runtime());
         record(created, stats.startNanos);
+        if (options.paimon() != null) {
+            options.paimon().createOrCheck(options.logDir()); // a Paimon commit needs the schema
+            component.setTableFormat(options.tableFormat()); // host configuration, before start
+        }
         apply("start", stats.startNanos, () -> component.start());
     }
 

@@ -2,6 +2,7 @@ package io.sinkcoordinator.flink;
 
 import io.sinkcoordinator.flink.component.ComponentRuntime;
 import io.sinkcoordinator.flink.component.CoordinatorConfig;
+import io.sinkcoordinator.flink.component.TableFormat;
 import java.io.Serializable;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -9,11 +10,12 @@ import java.util.Objects;
 
 /**
  * Where a sink writes and how its coordinator behaves: the table location
- * (a local directory: {@code log/} holds the snapshot log and tags written
- * by the component, {@code data/} the record files of the writers), the
- * commit user and the SEMANTICS options, plus the host's retry budget for
- * {@code storage} errors. Immutable; start from {@link #of}, the {@code with*}
- * methods return changed copies.
+ * (a local directory: natively, {@code log/} holds the snapshot log and tags
+ * written by the component, {@code data/} the record files of the writers; a
+ * Paimon table, {@link #withPaimon}, is Paimon's own layout), the commit user
+ * and the SEMANTICS options, plus the host's retry budget for {@code storage}
+ * errors. Immutable; start from {@link #of}, the {@code with*} methods return
+ * changed copies.
  *
  * @param table the table directory, made absolute
  * @param config the coordinator's options (the commit user included)
@@ -23,6 +25,7 @@ import java.util.Objects;
  *     #withStorageFaultDrill}
  * @param faultAfter the drill's outage start for the first instance (-1: none)
  * @param runtime where the component runs (the coordinator, the writers' helpers, table reads)
+ * @param paimon the row type of the Paimon table the sink writes; null: the native log
  */
 public record SinkOptions(
         String table,
@@ -30,7 +33,8 @@ public record SinkOptions(
         int storageAttempts,
         int faultEvery,
         long faultAfter,
-        ComponentRuntime runtime)
+        ComponentRuntime runtime,
+        PaimonSchema paimon)
         implements Serializable {
 
     /** How often a call that failed on storage is repeated before the job fails. */
@@ -48,6 +52,17 @@ public record SinkOptions(
         Objects.requireNonNull(runtime, "runtime");
     }
 
+    /** Options of a sink on the native log (the constructor before Paimon tables). */
+    public SinkOptions(
+            String table,
+            CoordinatorConfig config,
+            int storageAttempts,
+            int faultEvery,
+            long faultAfter,
+            ComponentRuntime runtime) {
+        this(table, config, storageAttempts, faultEvery, faultAfter, runtime, null);
+    }
+
     /**
      * A table at {@code table}, committed as {@code commitUser}, with the default options (no
      * fault drill; the runtime {@code -Dsinkcoord.runtime} names, else {@link
@@ -56,12 +71,12 @@ public record SinkOptions(
     public static SinkOptions of(String table, String commitUser) {
         return new SinkOptions(
                 table, CoordinatorConfig.of(commitUser), DEFAULT_STORAGE_ATTEMPTS, 0, -1,
-                defaultRuntime());
+                defaultRuntime(), null);
     }
 
     /** The same sink writing to another table location. */
     public SinkOptions withTable(String table) {
-        return new SinkOptions(table, config, storageAttempts, faultEvery, faultAfter, runtime);
+        return new SinkOptions(table, config, storageAttempts, faultEvery, faultAfter, runtime, paimon);
     }
 
     /**
@@ -79,17 +94,17 @@ public record SinkOptions(
      * ComponentRuntime#JNI} through the JNI library (faster; needs the library).
      */
     public SinkOptions withRuntime(ComponentRuntime runtime) {
-        return new SinkOptions(table, config, storageAttempts, faultEvery, faultAfter, runtime);
+        return new SinkOptions(table, config, storageAttempts, faultEvery, faultAfter, runtime, paimon);
     }
 
     /** The same sink with other coordinator options (the commit user included). */
     public SinkOptions withConfig(CoordinatorConfig config) {
-        return new SinkOptions(table, config, storageAttempts, faultEvery, faultAfter, runtime);
+        return new SinkOptions(table, config, storageAttempts, faultEvery, faultAfter, runtime, paimon);
     }
 
     /** How often a call that failed on {@code storage} is made in all before the job fails. */
     public SinkOptions withStorageAttempts(int attempts) {
-        return new SinkOptions(table, config, attempts, faultEvery, faultAfter, runtime);
+        return new SinkOptions(table, config, attempts, faultEvery, faultAfter, runtime, paimon);
     }
 
     /**
@@ -100,12 +115,30 @@ public record SinkOptions(
      * the next instance recovers.
      */
     public SinkOptions withStorageFaultDrill(int every, long after) {
-        return new SinkOptions(table, config, storageAttempts, every, after, runtime);
+        return new SinkOptions(table, config, storageAttempts, every, after, runtime, paimon);
     }
 
-    /** The component's storage: snapshots and tags. */
+    /**
+     * The same sink writing an Apache Paimon append table of the row type {@code schema} at
+     * {@link #table} ({@code <warehouse>/<db>.db/<name>}): the coordinator commits Paimon
+     * snapshots, the writers write Avro data files (docs/hosts/flink.md, "Paimon tables").
+     */
+    public SinkOptions withPaimon(PaimonSchema schema) {
+        Objects.requireNonNull(schema, "schema");
+        return new SinkOptions(table, config, storageAttempts, faultEvery, faultAfter, runtime, schema);
+    }
+
+    /** {@link TableFormat#PAIMON} when {@link #paimon} is set, else {@link TableFormat#NATIVE}. */
+    public TableFormat tableFormat() {
+        return paimon == null ? TableFormat.NATIVE : TableFormat.PAIMON;
+    }
+
+    /**
+     * The component's storage (snapshots and tags): {@code <table>/log} natively, the table
+     * itself on Paimon.
+     */
     public Path logDir() {
-        return logDir(Paths.get(table));
+        return paimon == null ? logDir(Paths.get(table)) : Paths.get(table);
     }
 
     /** The writers' record files. */

@@ -14,15 +14,33 @@ import org.apache.flink.api.common.serialization.DeserializationSchema;
 /**
  * Reads what a sink committed: the snapshots and tags of the table's log
  * (decoded by the component's {@code table} interface) and the records of
- * the data files the snapshots name, in snapshot order.
+ * the data files the snapshots name, in snapshot order. A Paimon table (one
+ * with {@code schema/schema-0} and no native {@code log/}) is read the same
+ * way, through the component's Paimon reader: its snapshots' committables
+ * are the {@code PCM} metadata of their new data files, whose rows {@link
+ * #rows()} reads (unpartitioned tables).
  */
 public final class TableReader implements AutoCloseable {
     private final Path table;
+    private final boolean paimon;
     private final ComponentTable log;
 
     private TableReader(Path table, ComponentRuntime runtime) {
         this.table = table;
-        this.log = new ComponentTable(SinkOptions.logDir(table).toString(), runtime);
+        this.paimon = isPaimon(table);
+        Path storage = paimon ? table : SinkOptions.logDir(table);
+        this.log = new ComponentTable(storage.toString(), runtime);
+    }
+
+    /** A Paimon table: its schema, and no native log beside it. */
+    static boolean isPaimon(Path table) {
+        return !java.nio.file.Files.isDirectory(SinkOptions.logDir(table))
+                && java.nio.file.Files.exists(table.resolve("schema").resolve("schema-0"));
+    }
+
+    /** Whether the table is a Paimon table (else the native log over record files). */
+    public boolean paimon() {
+        return paimon;
     }
 
     /** Opens the table at {@code table} (it must exist), on the default runtime of SinkOptions. */
@@ -45,20 +63,51 @@ public final class TableReader implements AutoCloseable {
 
     /** Every committed record's bytes, snapshot by snapshot. */
     public List<byte[]> records() throws IOException {
-        List<byte[]> records = new ArrayList<>();
-        for (Snapshot snapshot : log.snapshots()) {
-            records.addAll(records(snapshot));
-        }
-        return records;
+        return everySnapshot(this::records);
     }
 
-    /** The records of one snapshot. */
+    /** What {@code read} reads of each snapshot, in snapshot order. */
+    private <R> List<R> everySnapshot(SnapshotReader<R> read) throws IOException {
+        List<R> out = new ArrayList<>();
+        for (Snapshot snapshot : log.snapshots()) {
+            out.addAll(read.of(snapshot));
+        }
+        return out;
+    }
+
+    /** Reads one snapshot's records or rows. */
+    @FunctionalInterface
+    private interface SnapshotReader<R> {
+        List<R> of(Snapshot snapshot) throws IOException;
+    }
+
+    /** The records of one snapshot (a native table; Paimon tables have {@link #rows()}). */
     public List<byte[]> records(Snapshot snapshot) throws IOException {
+        if (paimon) {
+            throw new IllegalStateException(table + " is a Paimon table: read its rows()");
+        }
         List<byte[]> records = new ArrayList<>();
         for (byte[] committable : snapshot.committables()) {
             records.addAll(DataFiles.read(table, committable));
         }
         return records;
+    }
+
+    /** Every committed row of a Paimon table, snapshot by snapshot: its column values. */
+    public List<Object[]> rows() throws IOException {
+        return everySnapshot(this::rows);
+    }
+
+    /** The rows of the data files one snapshot of a Paimon table added. */
+    public List<Object[]> rows(Snapshot snapshot) throws IOException {
+        if (!paimon) {
+            throw new IllegalStateException(table + " is no Paimon table: read its records()");
+        }
+        List<Object[]> rows = new ArrayList<>();
+        for (byte[] committable : snapshot.committables()) {
+            rows.addAll(PaimonFiles.read(table, committable));
+        }
+        return rows;
     }
 
     /** Every committed record, decoded. */
@@ -80,7 +129,9 @@ public final class TableReader implements AutoCloseable {
         }
         try (TableReader reader = open(args[0])) {
             for (Snapshot snapshot : reader.snapshots()) {
-                System.out.println(snapshot + " records=" + reader.records(snapshot).size()
+                int n = reader.paimon()
+                        ? reader.rows(snapshot).size() : reader.records(snapshot).size();
+                System.out.println(snapshot + " records=" + n
                         + " subtasks=" + java.util.Arrays.toString(snapshot.subtasks()));
             }
             for (Tag tag : reader.tags()) {

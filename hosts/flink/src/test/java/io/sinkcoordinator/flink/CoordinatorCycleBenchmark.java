@@ -10,9 +10,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.apache.flink.runtime.executiongraph.ExecutionAttemptID;
-import org.apache.flink.runtime.messages.Acknowledge;
-import org.apache.flink.runtime.operators.coordination.OperatorCoordinator;
 import org.apache.flink.runtime.operators.coordination.OperatorEvent;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -68,30 +65,18 @@ public class CoordinatorCycleBenchmark {
      * CoordinatorScheduleTests.FakeGateway keeps every event, which over thousands of cycles
      * would grow without bound and slow each send).
      */
-    static final class Gateway implements OperatorCoordinator.SubtaskGateway {
-        final int subtask;
+    static final class Gateway extends CoordinatorScheduleTests.FakeGateway {
         volatile long upTo = -1;
 
         Gateway(int subtask) {
-            this.subtask = subtask;
+            super(subtask);
         }
 
         @Override
-        public CompletableFuture<Acknowledge> sendEvent(OperatorEvent event) {
+        void record(OperatorEvent event) {
             if (event instanceof Events.CommittedUpTo c) {
                 upTo = c.upTo();
             }
-            return CompletableFuture.completedFuture(Acknowledge.get());
-        }
-
-        @Override
-        public ExecutionAttemptID getExecution() {
-            return ExecutionAttemptID.randomId();
-        }
-
-        @Override
-        public int getSubtask() {
-            return subtask;
         }
     }
 

@@ -94,7 +94,7 @@ final class CoordinatorScheduleTests {
     }
 
     /** What the coordinator sent one writer subtask (from its loop). */
-    static final class FakeGateway implements OperatorCoordinator.SubtaskGateway {
+    static class FakeGateway implements OperatorCoordinator.SubtaskGateway {
         final int subtask;
         final List<OperatorEvent> sent = new CopyOnWriteArrayList<>();
 
@@ -104,8 +104,13 @@ final class CoordinatorScheduleTests {
 
         @Override
         public CompletableFuture<Acknowledge> sendEvent(OperatorEvent event) {
-            sent.add(event);
+            record(event);
             return CompletableFuture.completedFuture(Acknowledge.get());
+        }
+
+        /** Keeps {@code event} (a subclass may keep less). */
+        void record(OperatorEvent event) {
+            sent.add(event);
         }
 
         @Override

@@ -8,7 +8,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The end-to-end tests (EndToEndTests, FinishTests, FinalCommitTests, CrashTest) as JUnit 5
+ * The end-to-end tests (EndToEndTests, FinishTests, FinalCommitTests, CrashTest, PaimonTests) as JUnit 5
  * tests on a shared MiniCluster, each on both runtimes: Chicory (pure Java) and the JNI library.
  * The runtime reaches a body as the default of {@link SinkOptions#of} ({@code
  * sinkcoord.runtime}, set around each body; the kill -9 test passes it to its child JVM).
@@ -130,5 +130,28 @@ class EndToEndMiniClusterTest {
     @EnumSource(ComponentRuntime.class)
     void killAndRestart(ComponentRuntime runtime) throws Exception {
         on(runtime, CrashTest::killAndRestart);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ComponentRuntime.class)
+    void paimonFailures(ComponentRuntime runtime) throws Exception {
+        on(runtime, PaimonTests::failures);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ComponentRuntime.class)
+    void paimonStopWithSavepoint(ComponentRuntime runtime) throws Exception {
+        on(runtime, PaimonTests::stopWithSavepoint);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ComponentRuntime.class)
+    void paimonStorageFaults(ComponentRuntime runtime) throws Exception {
+        on(runtime, PaimonTests::storageFaults);
+    }
+
+    @org.junit.jupiter.api.Test
+    void paimonSchemaAndRows() throws Exception {
+        PaimonTests.schemaAndRows();
     }
 }

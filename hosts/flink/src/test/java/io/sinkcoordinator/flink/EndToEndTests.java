@@ -25,7 +25,8 @@ final class EndToEndTests {
     private EndToEndTests() {}
 
     /**
-     * The pipeline of every test: a sequence, throttled, maybe failing, as strings, into the sink.
+     * The pipeline of every test: a sequence, throttled, maybe failing, as strings, into the sink;
+     * on a Paimon table, as the rows of PaimonTests.ROWS.
      */
     static void pipeline(
             StreamExecutionEnvironment env,
@@ -33,12 +34,23 @@ final class EndToEndTests {
             SinkOptions options,
             MapFunction<Long, Long> chaos,
             int... recordsPerMs) {
+        DataStream<Long> numbers = numbers(env, n, chaos, recordsPerMs);
+        if (options.paimon() != null) {
+            CoordinatedSink.forPaimon(numbers, options.paimon(), PaimonTests.ROWS)
+                    .options(options)
+                    .append();
+        } else {
+            CoordinatedSink.sinkTo(numbers.map(String::valueOf), new SimpleStringSchema(), options);
+        }
+    }
+
+    /** The input of every test: {@code 0 .. n-1}, throttled, maybe failing. */
+    static DataStream<Long> numbers(
+            StreamExecutionEnvironment env, long n, MapFunction<Long, Long> chaos,
+            int... recordsPerMs) {
         DataStream<Long> numbers =
                 env.fromSequence(0, n - 1).map(new TestSupport.Throttle(recordsPerMs));
-        if (chaos != null) {
-            numbers = numbers.map(chaos);
-        }
-        CoordinatedSink.sinkTo(numbers.map(String::valueOf), new SimpleStringSchema(), options);
+        return chaos == null ? numbers : numbers.map(chaos);
     }
 
     static String user(Path table) {
@@ -92,11 +104,16 @@ final class EndToEndTests {
             runExactlyOnce(
                     env, "random-failures", table, n, options(table),
                     new Chaos(1.0 / 2000, 1.0, -1, 0, 7_000), 15);
-            CoordinatorStats stats = CoordinatorStats.of(user(table));
-            System.out.println("     " + Chaos.injected() + "; " + stats);
-            check(stats.subtaskResets.get() > 0, "no region failover: " + stats);
-            check(stats.globalRestores.get() > 0, "no global failover: " + stats);
+            checkFailovers(user(table));
         });
+    }
+
+    /** The scenario of {@link #randomFailures} (and PaimonTests.failures) happened. */
+    static void checkFailovers(String user) {
+        CoordinatorStats stats = CoordinatorStats.of(user);
+        System.out.println("     " + Chaos.injected() + "; " + stats);
+        check(stats.subtaskResets.get() > 0, "no region failover: " + stats);
+        check(stats.globalRestores.get() > 0, "no global failover: " + stats);
     }
 
     /**
@@ -114,13 +131,21 @@ final class EndToEndTests {
             env.enableCheckpointing(100);
             SinkOptions options = options(table).withStorageFaultDrill(3, 6);
             runExactlyOnce(env, "storage-faults", table, n, options, null, 10);
-            CoordinatorStats stats = CoordinatorStats.of(user(table));
-            System.out.println("     " + stats);
-            check(stats.storageRetries.get() >= 5, "few storage repeats: " + stats);
-            check(stats.fatalFailures.get() >= 1, "the outage did not fail the job: " + stats);
-            check(stats.globalRestores.get() >= 2, "no failover after the outage: " + stats);
-            check(stats.restartsRequested.get() >= 1, "no restart-required: " + stats);
+            checkStorageDrill(user(table));
         });
+    }
+
+    /**
+     * The scenario of {@link #storageFaults} (and PaimonTests.storageFaults) happened: repeats,
+     * the outage's fatal failure, the failover after it and the recovery's restart-required.
+     */
+    static void checkStorageDrill(String user) {
+        CoordinatorStats stats = CoordinatorStats.of(user);
+        System.out.println("     " + stats);
+        check(stats.storageRetries.get() >= 5, "few storage repeats: " + stats);
+        check(stats.fatalFailures.get() >= 1, "the outage did not fail the job: " + stats);
+        check(stats.globalRestores.get() >= 2, "no failover after the outage: " + stats);
+        check(stats.restartsRequested.get() >= 1, "no restart-required: " + stats);
     }
 
     /**
@@ -162,40 +187,65 @@ final class EndToEndTests {
             StreamExecutionEnvironment env = TestSupport.env(2, 0, new Configuration());
             env.enableCheckpointing(100);
             pipeline(env, n, options, null, 4);
-            JobClient client = env.executeAsync("savepoint-first-half");
-            waitForSnapshots(table, 2, Duration.ofSeconds(60));
-            String savepoint =
-                    client.stopWithSavepoint(
-                                    false, savepoints.toUri().toString(),
-                                            SavepointFormatType.CANONICAL)
-                            .get();
-            client.getJobExecutionResult().get();
+            String savepoint = stopAfterTwoSnapshots(env, "savepoint-first-half", table, savepoints);
             Tag tag;
             try (TableReader reader = TableReader.open(table.toString())) {
-                List<Tag> tags = reader.tags();
-                check(tags.size() == 1, "one savepoint tag expected: " + tags);
-                tag = tags.get(0);
-                check(tag.name().equals("savepoint-" + tag.identifier()), "tag " + tag);
-                Optional<Snapshot> tagged =
-                        reader.snapshots().stream().filter(s -> s.id() == tag.snapshotId()).findFirst();
-                check(tagged.isPresent() && tagged.get().identifier() == tag.identifier(),
-                        "the tag points at its savepoint's snapshot: " + tag);
-                Snapshot last = reader.snapshots().get(reader.snapshots().size() - 1);
-                check(last.id() == tag.snapshotId(), "the savepoint's snapshot is the last: " + last);
+                tag = savepointTag(reader);
             }
-            Configuration resume = new Configuration();
-            resume.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
-            StreamExecutionEnvironment env2 = TestSupport.env(2, 0, resume);
-            env2.enableCheckpointing(100);
-            runExactlyOnce(env2, "savepoint-resumed", table, n, options, null, 200);
+            runExactlyOnce(resumed(savepoint), "savepoint-resumed", table, n, options, null, 200);
             System.out.println("     " + tag + "; " + CoordinatorStats.of(user(table)));
         }));
+    }
+
+    /**
+     * Starts the job of {@code env} and, once {@code table} has two snapshots, stops it with a
+     * savepoint into {@code savepoints} (no drain); the savepoint's path, when the job ended.
+     */
+    static String stopAfterTwoSnapshots(
+            StreamExecutionEnvironment env, String job, Path table, Path savepoints)
+            throws Exception {
+        JobClient client = env.executeAsync(job);
+        waitForSnapshots(table, 2, Duration.ofSeconds(60));
+        String savepoint =
+                client.stopWithSavepoint(
+                                false, savepoints.toUri().toString(), SavepointFormatType.CANONICAL)
+                        .get();
+        client.getJobExecutionResult().get();
+        return savepoint;
+    }
+
+    /** An environment of parallelism 2, checkpointing, resuming from {@code savepoint}. */
+    static StreamExecutionEnvironment resumed(String savepoint) {
+        Configuration resume = new Configuration();
+        resume.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
+        StreamExecutionEnvironment env = TestSupport.env(2, 0, resume);
+        env.enableCheckpointing(100);
+        return env;
+    }
+
+    /**
+     * The one tag of a table after a stop-with-savepoint: {@code savepoint-<id>}, on the
+     * savepoint's snapshot, the last one.
+     */
+    static Tag savepointTag(TableReader reader) {
+        List<Tag> tags = reader.tags();
+        check(tags.size() == 1, "one savepoint tag expected: " + tags);
+        Tag tag = tags.get(0);
+        check(tag.name().equals("savepoint-" + tag.identifier()), "tag " + tag);
+        Optional<Snapshot> tagged =
+                reader.snapshots().stream().filter(s -> s.id() == tag.snapshotId()).findFirst();
+        check(tagged.isPresent() && tagged.get().identifier() == tag.identifier(),
+                "the tag points at its savepoint's snapshot: " + tag);
+        Snapshot last = reader.snapshots().get(reader.snapshots().size() - 1);
+        check(last.id() == tag.snapshotId(), "the savepoint's snapshot is the last: " + last);
+        return tag;
     }
 
     static void waitForSnapshots(Path table, int count, Duration timeout) throws Exception {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
-            if (java.nio.file.Files.isDirectory(SinkOptions.logDir(table))) {
+            if (java.nio.file.Files.isDirectory(SinkOptions.logDir(table))
+                    || TableReader.isPaimon(table)) {
                 try (TableReader reader = TableReader.open(table.toString())) {
                     if (reader.snapshots().stream().filter(s -> s.identifier() != Entry.END).count()
                             >= count) {

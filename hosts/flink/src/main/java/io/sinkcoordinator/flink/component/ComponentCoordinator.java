@@ -125,6 +125,21 @@ public final class ComponentCoordinator implements AutoCloseable {
         return Chicory.call(jvm, closed, "coordinator", call);
     }
 
+    /**
+     * Chooses the table format (WIT {@code set-table-format}, component 0.2.5 on): only while
+     * {@code created}, i.e. before {@link #start}. The coordinator's storage is then that table's
+     * root ({@code schema/schema-0} in it for {@link TableFormat#PAIMON}). Host configuration, not
+     * state: a restored instance is given its format again.
+     */
+    public synchronized void setTableFormat(TableFormat format) {
+        if (jvm != null) {
+            Chicory.run(jvm, closed, "coordinator",
+                    c -> c.setTableFormat(io.sinkcoordinator.jvm.TableFormat.valueOf(format.name())));
+            return;
+        }
+        Native.coordinatorSetTableFormat(live(), format.witName());
+    }
+
     public synchronized Outcome start() {
         if (jvm != null) {
             return Chicory.outcome(chicory(c -> c.start()));

@@ -51,6 +51,9 @@ final class Native {
             int faultEvery,
             long faultAfter);
 
+    /** WIT {@code set-table-format}: {@code format} is a {@link TableFormat#witName()}. */
+    static native void coordinatorSetTableFormat(long handle, String format);
+
     static native Outcome coordinatorStart(long handle);
 
     static native Outcome coordinatorEvent(long handle, int subtask, int attempt, Entry entry);

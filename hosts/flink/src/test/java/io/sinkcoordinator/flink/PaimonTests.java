@@ -63,6 +63,7 @@ final class PaimonTests {
                     "data files named as Paimon names them");
         }
         pypaimon(warehouse, n);
+        otherReaders(warehouse, n);
     }
 
     /**
@@ -206,6 +207,46 @@ final class PaimonTests {
         List<String> lines = run(command);
         lines.forEach(l -> System.out.println("     pypaimon: " + l));
         return lines;
+    }
+
+    /**
+     * Paimon's Java reader and the {@code paimon} crate's ({@code tests/paimon/JavaRead.java},
+     * {@code tests/paimon/rust-reader}) read the ids 0..n-1 of {@code db.events}, each once,
+     * where {@code make paimon-rust-test} (which {@code make test} runs first) built them;
+     * else say they were not run.
+     */
+    static void otherReaders(Path warehouse, long n) throws IOException, InterruptedException {
+        Path repo = repoRoot();
+        Path rust = repo.resolve("target/paimon-rust-reader/release/paimon-rust-read");
+        if (Files.isExecutable(rust)) {
+            checkIds("the paimon crate", run(List.of(rust.toString(), warehouse.toString(), "db",
+                    "events")), n);
+        } else {
+            System.out.println("     the paimon crate's reader: not built (make paimon-rust-test)");
+        }
+        if (Files.exists(repo.resolve("target/paimon-java/JavaRead.class"))) {
+            List<String> setup = run(List.of(repo.resolve("tests/paimon/java-setup.sh").toString()));
+            String classpath = setup.get(setup.size() - 1);
+            checkIds("Paimon's Java reader", run(List.of("java", "-cp", classpath, "JavaRead",
+                    warehouse.toString(), "events")), n);
+        } else {
+            System.out.println("     Paimon's Java reader: not set up (make paimon-test)");
+        }
+    }
+
+    /** The last line of a reader's output, a JSON list of sorted ids, is 0..n-1. */
+    private static void checkIds(String reader, List<String> lines, long n) {
+        String last = lines.isEmpty() ? "" : lines.get(lines.size() - 1).trim();
+        String inner = last.replaceAll("^\\[|\\]$", "").trim();
+        long[] ids = inner.isEmpty()
+                ? new long[0]
+                : java.util.Arrays.stream(inner.split(",")).mapToLong(v -> Long.parseLong(v.trim())).toArray();
+        boolean exact = ids.length == n;
+        for (int i = 0; exact && i < ids.length; i++) {
+            exact = ids[i] == i;
+        }
+        check(exact, reader + " reads " + ids.length + " ids, not 0.." + (n - 1) + " each once");
+        System.out.println("     " + reader + ": every id 0.." + (n - 1) + " exactly once");
     }
 
     private static List<String> run(List<String> command) throws IOException, InterruptedException {

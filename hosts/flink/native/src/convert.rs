@@ -8,8 +8,6 @@ use jni::objects::{JByteArray, JFieldID, JObject, JObjectArray, JValue};
 use jni::signature::{Primitive, ReturnType};
 use jni::sys::jsize;
 use jni::JNIEnv;
-use sink_coordinator_host::core::batch::PackedEvent;
-use sink_coordinator_host::core::packed::{leb_len, leb_push};
 use sink_coordinator_host::core::{Entry, Outcome, Snapshot, Tag};
 use sink_coordinator_host::BatchResult;
 
@@ -75,11 +73,11 @@ struct EntryFields<'local> {
     savepoint: bool,
 }
 
-/// The field ids of the Java `Entry` record, looked up once for a batch: looking up
-/// five fields by name for every event (the class, then each field's id) cost more
-/// than the event's own work in the component (the JNI benchmark's profile, issue 24).
-/// An id stays valid while its class is loaded, which is at least the call.
-pub struct EntryIds {
+/// The field ids of the Java `Entry` record, looked up once per entry and read without
+/// parsing a signature each time (a batch of events does not come through here: its
+/// entries are packed on the Java side, see `coordinatorEvents`). An id stays valid
+/// while its class is loaded, which is at least the call.
+struct EntryIds {
     checkpoint: JFieldID,
     committables: JFieldID,
     has_watermark: JFieldID,
@@ -157,65 +155,6 @@ pub fn entry(env: &mut JNIEnv<'_>, object: &JObject<'_>) -> CallResult<Entry> {
     Ok(Entry {
         checkpoint: fields.checkpoint,
         committables: committables.into(),
-        watermark: fields.watermark,
-        savepoint: fields.savepoint,
-    })
-}
-
-/// A Java `Entry` → the `events-packed` event of `subtask`: the
-/// committables are copied from the Java arrays straight into one block
-/// (WIT 0.2.2 `packed-event`), sized before it is written: one allocation
-/// per event, none per committable.
-pub fn packed_event(
-    env: &mut JNIEnv<'_>,
-    subtask: u32,
-    attempt: u32,
-    object: &JObject<'_>,
-    ids: &EntryIds,
-) -> CallResult<PackedEvent> {
-    let fields = entry_fields_by(env, object, ids)?;
-    let committables = &fields.committables;
-    let n = if committables.is_null() {
-        0
-    } else {
-        env.get_array_length(committables)?
-    };
-    // First pass: the arrays and their lengths, so that the block is allocated once
-    // (each array's local reference is kept for the copy).
-    let mut elements = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
-    for i in 0..n {
-        let element = JByteArray::from(env.get_object_array_element(committables, i)?);
-        if element.is_null() {
-            return Err(Fail::Usage(format!("committable {i} is null")));
-        }
-        let len = usize::try_from(env.get_array_length(&element)?).unwrap_or(0);
-        elements.push((element, len));
-    }
-    let size = elements
-        .iter()
-        .fold(leb_len(elements.len() as u64), |s, (_, l)| {
-            s + leb_len(*l as u64) + l
-        });
-    let mut block = Vec::with_capacity(size);
-    leb_push(&mut block, elements.len() as u64);
-    for (element, len) in elements {
-        leb_push(&mut block, len as u64);
-        let start = block.len();
-        block.resize(start + len, 0);
-        // SAFETY: i8 and u8 have the same size and alignment, and the
-        // slice is borrowed only for this copy.
-        let target = unsafe {
-            std::slice::from_raw_parts_mut(block[start..].as_mut_ptr().cast::<i8>(), len)
-        };
-        env.get_byte_array_region(&element, 0, target)?;
-        env.delete_local_ref(element)?;
-    }
-    env.delete_local_ref(fields.committables)?;
-    Ok(PackedEvent {
-        subtask,
-        attempt,
-        checkpoint: fields.checkpoint,
-        committables: block,
         watermark: fields.watermark,
         savepoint: fields.savepoint,
     })

@@ -1,10 +1,11 @@
 //! JNI exports of the coordinator resource: one component instance per
 //! coordinator, over the table's log directory and the system clock.
 
-use jni::objects::{JByteArray, JIntArray, JObject, JObjectArray, JString};
+use jni::objects::{JByteArray, JIntArray, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::JNIEnv;
 use sink_coordinator_host::clock::SystemClock;
+use sink_coordinator_host::core::batch::PackedEvent;
 use sink_coordinator_host::core::{
     Config, FinalCommitMode, Outcome, RecoveryMode, RestorePoint, TableFormatKind,
 };
@@ -142,49 +143,75 @@ jni_exports! {
         outcome(env, c.event(subtask_index(subtask)?, attempt, entry))
     }
 
-    /// `BatchOutcome coordinatorEvents(long handle, int[] subtasks, int[]
-    /// attempts, Entry[] entries)`: event i is `(subtasks[i], attempts[i],
-    /// entries[i])`, all of them in one crossing (WIT 0.2.2 `events-packed`:
-    /// each entry's committables are copied from Java into one block, see
-    /// `convert::packed_event`; a 0.2.1 component gets `events`). An error
-    /// the component reports is returned inside the result, with how many events
-    /// were applied before it and what they did, so the caller can resend from
-    /// there; only a misuse or a JNI failure throws.
+    /// `BatchOutcome coordinatorEvents(long handle, int[] subtasks, int[] attempts,
+    /// long[] checkpoints, long[] watermarks, byte[] flags, byte[] blocks, int[] ends)`:
+    /// event i is `(subtasks[i], attempts[i])` with the entry `checkpoints[i]`, watermark
+    /// `watermarks[i]` if bit 0 of `flags[i]` is set, savepoint flag bit 1, and its
+    /// committables as one block (WIT 0.2.2 `packed-event`, packed by the Java side):
+    /// `blocks[ends[i-1]..ends[i]]`. The whole batch crosses JNI in eight array copies,
+    /// not a few calls per event and committable (issue 24's JMH profile); a 0.2.1
+    /// component gets `events`. An error the component reports is returned inside the
+    /// result, with how many events were applied before it and what they did, so the
+    /// caller can resend from there; only a misuse or a JNI failure throws.
     fn coordinatorEvents(
         env,
         c: &mut Handle,
         subtasks: JIntArray<'local>,
         attempts: JIntArray<'local>,
-        entries: JObjectArray<'local>,
+        checkpoints: JLongArray<'local>,
+        watermarks: JLongArray<'local>,
+        flags: JByteArray<'local>,
+        blocks: JByteArray<'local>,
+        ends: JIntArray<'local>,
     ) -> JObject<'local> {
-        let n = env.get_array_length(&entries)?;
-        if env.get_array_length(&subtasks)? != n || env.get_array_length(&attempts)? != n {
-            return Err(Fail::Usage(
-                "a batch needs as many subtasks and attempts as entries".to_string(),
-            ));
+        let n = env.get_array_length(&subtasks)?;
+        for len in [
+            env.get_array_length(&attempts)?,
+            env.get_array_length(&checkpoints)?,
+            env.get_array_length(&watermarks)?,
+            env.get_array_length(&flags)?,
+            env.get_array_length(&ends)?,
+        ] {
+            if len != n {
+                return Err(Fail::Usage(
+                    "a batch needs one attempt, checkpoint, watermark, flag and end per event"
+                        .to_string(),
+                ));
+            }
         }
         let len = usize::try_from(n).unwrap_or(0);
         let mut s = vec![0; len];
         env.get_int_array_region(&subtasks, 0, &mut s)?;
         let mut a = vec![0; len];
         env.get_int_array_region(&attempts, 0, &mut a)?;
+        let mut cp = vec![0; len];
+        env.get_long_array_region(&checkpoints, 0, &mut cp)?;
+        let mut wm = vec![0; len];
+        env.get_long_array_region(&watermarks, 0, &mut wm)?;
+        let mut fl = vec![0; len];
+        env.get_byte_array_region(&flags, 0, &mut fl)?;
+        let mut e = vec![0; len];
+        env.get_int_array_region(&ends, 0, &mut e)?;
+        let bytes = convert::bytes(env, &blocks, "the batch's blocks")?;
         let mut batch = Vec::with_capacity(len);
-        let mut ids = None;
-        for (i, (subtask, attempt)) in (0..n).zip(s.into_iter().zip(a)) {
-            let entry = env.get_object_array_element(&entries, i)?;
-            let attempt = u32::try_from(attempt).unwrap_or(0);
-            let ids = match &ids {
-                Some(ids) => ids,
-                None => ids.insert(convert::EntryIds::of(env, &entry)?),
-            };
-            batch.push(convert::packed_event(
-                env,
-                subtask_index(subtask)?,
-                attempt,
-                &entry,
-                ids,
-            )?);
-            env.delete_local_ref(entry)?;
+        let mut start = 0usize;
+        for i in 0..len {
+            let end = usize::try_from(e[i]).unwrap_or(usize::MAX);
+            let block = bytes.get(start..end).ok_or_else(|| {
+                Fail::Usage(format!("event {i}'s block ends at {} outside the blocks", e[i]))
+            })?;
+            start = end;
+            batch.push(PackedEvent {
+                subtask: subtask_index(s[i])?,
+                attempt: u32::try_from(a[i]).unwrap_or(0),
+                checkpoint: checkpoint_id(cp[i], "entry checkpoint")?,
+                committables: block.to_vec(),
+                watermark: (fl[i] & 1 != 0).then_some(wm[i]),
+                savepoint: fl[i] & 2 != 0,
+            });
+        }
+        if start != bytes.len() {
+            return Err(Fail::Usage("the blocks hold bytes after the last event's".to_string()));
         }
         let result = c.events_packed(&batch);
         convert::to_batch_outcome(env, len, result)

@@ -183,7 +183,13 @@ public final class ComponentCoordinator implements AutoCloseable {
                         e.applied().getAsInt(), Chicory.outcome(e.outcome().get()), Chicory.error(e));
             }
         }
-        return Native.coordinatorEvents(live(), subtasks, attempts, entries);
+        if (subtasks.length != entries.length || attempts.length != entries.length) {
+            throw new IllegalArgumentException(
+                    "a batch needs as many subtasks and attempts as entries");
+        }
+        PackedBatch b = PackedBatch.of(entries);
+        return Native.coordinatorEvents(
+                live(), subtasks, attempts, b.checkpoints, b.watermarks, b.flags, b.blocks, b.ends);
     }
 
     public synchronized Outcome restored(

@@ -58,8 +58,21 @@ final class Native {
 
     static native Outcome coordinatorEvent(long handle, int subtask, int attempt, Entry entry);
 
+    /**
+     * Event i: {@code (subtasks[i], attempts[i])}, checkpoint {@code checkpoints[i]}, the
+     * watermark {@code watermarks[i]} if bit 0 of {@code flags[i]} is set, the savepoint flag
+     * bit 1, its committables {@code blocks[ends[i-1]..ends[i]]} as one packed block (WIT
+     * {@code packed-event}; {@link ComponentCoordinator#events} packs them).
+     */
     static native BatchOutcome coordinatorEvents(
-            long handle, int[] subtasks, int[] attempts, Entry[] entries);
+            long handle,
+            int[] subtasks,
+            int[] attempts,
+            long[] checkpoints,
+            long[] watermarks,
+            byte[] flags,
+            byte[] blocks,
+            int[] ends);
 
     static native Outcome coordinatorRestored(
             long handle, int subtask, int attempt, long checkpoint, Entry[] entries);

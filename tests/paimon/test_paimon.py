@@ -666,9 +666,10 @@ def test_pypaimon_same_commit_user(wh):
     check_java(wh, "same_user_past_bound", want)
 
 
-# Seeds of `sinkcoord simulate --faults high` (5 writers, 30 checkpoints) on Paimon: each
-# has a second commit user on the table and savepoint tags (45 also a tag an abort deleted).
-SIM_SEEDS = [8, 27, 45, 53]
+# Runs of `sinkcoord simulate` on Paimon: (seed, writers, checkpoints, faults). First the
+# job `make run` runs (the Makefile's `run` target); then seeds with high faults, each with
+# a second commit user on the table and savepoint tags (45 also a tag an abort deleted).
+SIM_RUNS = [(1, 8, 60, "medium")] + [(seed, 5, 30, "high") for seed in (8, 27, 45, 53)]
 
 
 def test_simulator_under_faults(wh):
@@ -680,13 +681,13 @@ def test_simulator_under_faults(wh):
     import read_sim_table
 
     assert SINKCOORD, "SINKCOORD_BIN is not set (run.sh builds sinkcoord)"
-    for seed in SIM_SEEDS:
-        name = f"sim_{seed}"
+    for seed, writers, checkpoints, faults in SIM_RUNS:
+        name = f"sim_{seed}_{faults}"
         expect = os.path.join(wh, f"{name}.json")
         p = subprocess.run([SINKCOORD, "simulate", "--table-format", "paimon",
                             "--table", table_dir(wh, name), "--seed", str(seed),
-                            "--writers", "5", "--checkpoints", "30", "--faults", "high",
-                            "--paimon-expect", expect, "--quiet"],
+                            "--writers", str(writers), "--checkpoints", str(checkpoints),
+                            "--faults", faults, "--paimon-expect", expect, "--quiet"],
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 0 and "verdict: verified" in p.stdout, (seed, p.stdout, p.stderr)
         with open(expect) as f:

@@ -180,18 +180,21 @@ jni_exports! {
             }
         }
         let len = usize::try_from(n).unwrap_or(0);
-        let mut s = vec![0; len];
-        env.get_int_array_region(&subtasks, 0, &mut s)?;
-        let mut a = vec![0; len];
-        env.get_int_array_region(&attempts, 0, &mut a)?;
-        let mut cp = vec![0; len];
-        env.get_long_array_region(&checkpoints, 0, &mut cp)?;
-        let mut wm = vec![0; len];
-        env.get_long_array_region(&watermarks, 0, &mut wm)?;
+        // Each array in one copy (all of them `len` long, checked above).
+        let ints = |env: &mut JNIEnv<'local>, array: &JIntArray<'local>| -> CallResult<Vec<i32>> {
+            let mut v = vec![0; len];
+            env.get_int_array_region(array, 0, &mut v)?;
+            Ok(v)
+        };
+        let longs = |env: &mut JNIEnv<'local>, array: &JLongArray<'local>| -> CallResult<Vec<i64>> {
+            let mut v = vec![0; len];
+            env.get_long_array_region(array, 0, &mut v)?;
+            Ok(v)
+        };
+        let (s, a, e) = (ints(env, &subtasks)?, ints(env, &attempts)?, ints(env, &ends)?);
+        let (cp, wm) = (longs(env, &checkpoints)?, longs(env, &watermarks)?);
         let mut fl = vec![0; len];
         env.get_byte_array_region(&flags, 0, &mut fl)?;
-        let mut e = vec![0; len];
-        env.get_int_array_region(&ends, 0, &mut e)?;
         let bytes = convert::bytes(env, &blocks, "the batch's blocks")?;
         let mut batch = Vec::with_capacity(len);
         let mut start = 0usize;

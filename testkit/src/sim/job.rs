@@ -411,8 +411,6 @@ impl Job {
             });
         }
         let mut rates = Rates::of(w.opts.faults, p);
-        // No traps on Paimon: one can stop a call at a manifest put, which no
-        // recorded `storage_fault` stands for (`super::paimon`).
         if !w.engine.is_component() || !w.opts.traps || w.paimon.is_some() {
             rates.trap = 0;
         }

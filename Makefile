@@ -144,17 +144,19 @@ moto-setup:
 
 # flink-test: the Flink connector's Maven build (hosts/flink/pom.xml, Flink from Maven Central,
 # the JVM binding installed into ~/.m2 first): JUnit 5 on MiniClusterExtension, on Chicory and on
-# JNI (the library hosts/flink/native, built here, bundled in the jar and extracted at load).
-flink-test:
+# JNI (the library hosts/flink/native, built here, bundled in the jar and extracted at load);
+# the S3 tables' tests on moto (moto-setup).
+flink-test: moto-setup
 	$(CARGO) build --release -p sink-coordinator-flink
 	$(MVN) -B -q -f hosts/jvm/pom.xml install -DskipTests
 	$(MVN) -B -q -f hosts/flink/pom.xml verify
 
 # The JVM binding (hosts/jvm): Maven fetches Chicory, JUnit and Jackson from Maven Central
 # into ~/.m2 on first use; the core module of the WIT version is taken from dist/ at build
-# time. Its tests replay every trace through the CLI; compare.sh then runs its ScriptRunner.
+# time. Its tests replay every trace through the CLI and run S3Storage on moto (moto-setup);
+# compare.sh then runs its ScriptRunner.
 MVN ?= mvn
-jvm-test: build
+jvm-test: build moto-setup
 	$(MVN) -B -q -f hosts/jvm/pom.xml verify -Dsinkcoord=$(CURDIR)/$(SINKCOORD)
 
 # The Go module (hosts/go): wazero comes from the Go module proxy (go.sum committed) on first

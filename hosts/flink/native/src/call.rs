@@ -14,9 +14,12 @@ use std::sync::{Mutex, MutexGuard};
 use jni::objects::{JByteArray, JObject, JObjectArray, JString, JValue};
 use jni::sys::{jlong, jobject};
 use jni::JNIEnv;
+use sink_coordinator_host::core::StorageError;
 use sink_coordinator_host::HostError;
 
 pub const COMPONENT_EXCEPTION: &str = "io/sinkcoordinator/flink/component/ComponentException";
+/// The JVM binding's storage error, which a Java `Storage` throws.
+pub const BACKEND_EXCEPTION: &str = "io/sinkcoordinator/jvm/BackendException";
 
 /// Why an exported function could not return a value.
 #[derive(Debug)]
@@ -27,6 +30,9 @@ pub enum Fail {
     Usage(String),
     /// A JNI call failed (usually: a Java exception is pending).
     Jni(jni::errors::Error),
+    /// A storage handle's call failed (`NativeStorage`): a Java
+    /// `BackendException` of the error's kind.
+    Storage(StorageError),
 }
 
 impl From<HostError> for Fail {
@@ -76,6 +82,7 @@ fn throw(env: &mut JNIEnv<'_>, fail: Fail) {
         Fail::Host(e) => throw_component(env, e.kind.name(), &e.message),
         Fail::Usage(message) => env.throw_new("java/lang/IllegalArgumentException", message),
         Fail::Jni(e) => env.throw_new("java/lang/IllegalStateException", format!("JNI: {e}")),
+        Fail::Storage(e) => throw_backend(env, &e),
     };
     if thrown.is_err() && !env.exception_check().unwrap_or(false) {
         // Nothing else can be reported: the JVM is out of memory or broken.
@@ -88,6 +95,24 @@ fn throw(env: &mut JNIEnv<'_>, fail: Fail) {
 
 fn throw_component(env: &mut JNIEnv<'_>, kind: &str, message: &str) -> jni::errors::Result<()> {
     let exception = component_exception(env, kind, message)?;
+    env.throw(jni::objects::JThrowable::from(exception))
+}
+
+/// Throws `BackendException.invalidKey(message)` or `.io(message)`.
+fn throw_backend(env: &mut JNIEnv<'_>, e: &StorageError) -> jni::errors::Result<()> {
+    let factory = match e {
+        StorageError::InvalidKey(_) => "invalidKey",
+        _ => "io",
+    };
+    let message = env.new_string(e.to_string())?;
+    let exception = env
+        .call_static_method(
+            BACKEND_EXCEPTION,
+            factory,
+            "(Ljava/lang/String;)Lio/sinkcoordinator/jvm/BackendException;",
+            &[JValue::Object(&message)],
+        )?
+        .l()?;
     env.throw(jni::objects::JThrowable::from(exception))
 }
 
@@ -119,6 +144,13 @@ pub trait ToJava: Default {
 impl ToJava for () {
     type Raw = ();
     fn into_raw(self) {}
+}
+
+impl ToJava for jni::sys::jboolean {
+    type Raw = jni::sys::jboolean;
+    fn into_raw(self) -> jni::sys::jboolean {
+        self
+    }
 }
 
 impl ToJava for jlong {

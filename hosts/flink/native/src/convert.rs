@@ -4,7 +4,7 @@
 //! committed-up-to travels as a flag or as `-1`, because boxing every
 //! value would cost an allocation per call on the hot path.
 
-use jni::objects::{JByteArray, JFieldID, JObject, JObjectArray, JValue};
+use jni::objects::{JByteArray, JFieldID, JObject, JObjectArray, JString, JValue};
 use jni::signature::{Primitive, ReturnType};
 use jni::sys::jsize;
 use jni::JNIEnv;
@@ -41,6 +41,38 @@ pub fn byte_arrays(env: &mut JNIEnv<'_>, array: &JObjectArray<'_>) -> CallResult
         env.delete_local_ref(element)?;
     }
     Ok(out)
+}
+
+/// An object store's options from Java: a `String[]` of alternating keys
+/// and values (null: none).
+pub fn options(
+    env: &mut JNIEnv<'_>,
+    array: &JObjectArray<'_>,
+) -> CallResult<Vec<(String, String)>> {
+    if array.is_null() {
+        return Ok(Vec::new());
+    }
+    let n = env.get_array_length(array)?;
+    if n % 2 != 0 {
+        return Err(Fail::Usage(format!(
+            "storage options: {n} strings, not key-value pairs"
+        )));
+    }
+    let mut strings = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
+    for i in 0..n {
+        let element = JString::from(env.get_object_array_element(array, i)?);
+        if element.is_null() {
+            return Err(Fail::Usage(format!("storage option string {i} is null")));
+        }
+        strings.push(String::from(env.get_string(&element)?));
+        env.delete_local_ref(element)?;
+    }
+    let mut pairs = Vec::with_capacity(strings.len() / 2);
+    let mut it = strings.into_iter();
+    while let (Some(k), Some(v)) = (it.next(), it.next()) {
+        pairs.push((k, v));
+    }
+    Ok(pairs)
 }
 
 /// List of byte strings → `byte[][]`.
@@ -201,7 +233,8 @@ pub fn to_entries<'local>(
     to_array(env, "Entry", list, |env, e| to_entry(env, e))
 }
 
-fn to_strings<'local>(
+/// Strings → `String[]`.
+pub fn to_strings<'local>(
     env: &mut JNIEnv<'local>,
     list: &[String],
 ) -> CallResult<JObjectArray<'local>> {

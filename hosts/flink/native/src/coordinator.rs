@@ -10,7 +10,6 @@ use sink_coordinator_host::core::{
     Config, FinalCommitMode, Outcome, RecoveryMode, RestorePoint, TableFormatKind,
 };
 use sink_coordinator_host::env::HostEnv;
-use sink_coordinator_host::storage::LocalDirStorage;
 use sink_coordinator_host::{ComponentCoordinator, HostResult};
 
 use crate::call::{
@@ -30,16 +29,19 @@ fn outcome<'local>(
 }
 
 jni_exports! {
-    /// `long coordinatorNew(String logDir, int parallelism, String commitUser,
+    /// `long coordinatorNew(String location, String[] options, int parallelism, String commitUser,
     /// boolean checkpointing, boolean finalOnEndInput, boolean forceCreateSnapshot,
     /// boolean savepointAutoTag, long tagRetainedMs, boolean recoveryContinue,
     /// long restoreCheckpoint, byte[] state, int[] finishedSubtasks,
-    /// int faultEvery, long faultAfter)`: `tagRetainedMs`, `restoreCheckpoint`
+    /// int faultEvery, long faultAfter)`: the storage at `location` (a local
+    /// directory or an object store's URL, with its `options`: see
+    /// [`crate::storage::open`]); `tagRetainedMs`, `restoreCheckpoint`
     /// and `faultAfter` are `-1` for none; `faultEvery` 0 for none (a storage
     /// fault drill, [`crate::faults`]).
     fn coordinatorNew(
         env,
-        log_dir: JString<'local>,
+        location: JString<'local>,
+        options: JObjectArray<'local>,
         parallelism: jint,
         commit_user: JString<'local>,
         checkpointing: jboolean,
@@ -54,7 +56,6 @@ jni_exports! {
         fault_every: jint,
         fault_after: jlong,
     ) -> jlong {
-        let dir: String = env.get_string(&log_dir)?.into();
         let user: String = env.get_string(&commit_user)?.into();
         let config = Config {
             parallelism: u32::try_from(parallelism).unwrap_or(0),
@@ -98,8 +99,7 @@ jni_exports! {
                 })
             }
         };
-        let storage = LocalDirStorage::open(&dir)
-            .map_err(|e| Fail::Usage(format!("cannot open the table log {dir}: {e}")))?;
+        let storage = crate::storage::open(env, &location, &options, true, "table log")?;
         let runtime = crate::runtime().map_err(Fail::Usage)?;
         let plan = FaultPlan {
             every: u32::try_from(fault_every).unwrap_or(0),

@@ -13,13 +13,15 @@
 //!
 //! - [`convert`]: Java objects <-> the core's types;
 //! - [`call`]: panic and error fencing of every exported function;
-//! - [`coordinator`], [`writer`], [`table`]: the exported functions;
+//! - [`coordinator`], [`writer`], [`table`], [`storage`]: the exported
+//!   functions;
 //! - [`faults`]: storage fault drills of the coordinator's table log.
 
 pub mod call;
 pub mod convert;
 pub mod coordinator;
 pub mod faults;
+pub mod storage;
 pub mod table;
 pub mod writer;
 

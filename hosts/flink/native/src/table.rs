@@ -3,7 +3,6 @@
 
 use jni::objects::{JObjectArray, JString};
 use jni::sys::jlong;
-use sink_coordinator_host::storage::LocalDirStorage;
 use sink_coordinator_host::ComponentTable;
 
 use crate::call::{into_handle, jni_exports, Fail};
@@ -12,12 +11,11 @@ use crate::convert;
 type Handle = ComponentTable;
 
 jni_exports! {
-    /// Opens the table log at `logDir`, which must exist (a reader never
-    /// creates a table).
-    fn tableOpen(env, log_dir: JString<'local>) -> jlong {
-        let dir: String = env.get_string(&log_dir)?.into();
-        let storage = LocalDirStorage::open_existing(&dir)
-            .map_err(|e| Fail::Usage(format!("cannot open the table log {dir}: {e}")))?;
+    /// `long tableOpen(String location, String[] options)`: the table log at
+    /// `location` (see [`crate::storage::open`]), which must exist (a reader
+    /// never creates a table).
+    fn tableOpen(env, location: JString<'local>, options: JObjectArray<'local>) -> jlong {
+        let storage = crate::storage::open(env, &location, &options, false, "table log")?;
         let runtime = crate::runtime().map_err(Fail::Usage)?;
         Ok(into_handle(ComponentTable::new(&runtime, storage)?))
     }

@@ -79,13 +79,13 @@ public final class CoordinatedSink {
     private static <T> WriterFiles<T> files(
             SinkOptions options, SerializationSchema<T> schema, PaimonRows<T> rows) {
         if (options.paimon() == null) {
-            return DataFiles.of(options.table(), schema);
+            return DataFiles.of(options.location(), options.runtime(), schema);
         }
         if (rows == null) {
             throw new IllegalArgumentException(
                     "a Paimon table takes rows, not serialized records: CoordinatedSink.forPaimon");
         }
-        return PaimonFiles.of(options.table(), options.paimon(), rows);
+        return PaimonFiles.of(options.location(), options.runtime(), options.paimon(), rows);
     }
 
     private static <T> SingleOutputStreamOperator<Void> writers(
@@ -131,6 +131,7 @@ public final class CoordinatedSink {
         private String uidPrefix = OPERATOR_NAME;
         private String name = OPERATOR_NAME;
         private io.sinkcoordinator.flink.component.ComponentRuntime runtime;
+        private final java.util.Map<String, String> storageOptions = new java.util.TreeMap<>();
 
         private Builder(
                 DataStream<T> stream,
@@ -143,9 +144,24 @@ public final class CoordinatedSink {
             this.rows = rows;
         }
 
-        /** The table's location (a local directory; {@code log/} and {@code data/} in it). */
+        /**
+         * The table's location: a local directory, or an object store's URL ({@code
+         * s3://bucket/prefix}; see {@link io.sinkcoordinator.flink.component.TableLocation}),
+         * which a cluster's JobManager and TaskManagers reach alike. Natively {@code log/} and
+         * {@code data/} are in it.
+         */
         public Builder<T> table(String location) {
             this.table = java.util.Objects.requireNonNull(location, "location");
+            return this;
+        }
+
+        /**
+         * An object store option of the table ({@code object_store}'s keys, e.g. {@code
+         * aws_endpoint}; see {@link SinkOptions#withStorageOption}).
+         */
+        public Builder<T> storageOption(String key, String value) {
+            storageOptions.put(java.util.Objects.requireNonNull(key, "key"),
+                    java.util.Objects.requireNonNull(value, "value"));
             return this;
         }
 
@@ -219,6 +235,9 @@ public final class CoordinatedSink {
             }
             if (runtime != null) {
                 effective = effective.withRuntime(runtime);
+            }
+            for (java.util.Map.Entry<String, String> o : storageOptions.entrySet()) {
+                effective = effective.withStorageOption(o.getKey(), o.getValue());
             }
             if (paimon != null) {
                 effective = effective.withPaimon(paimon);

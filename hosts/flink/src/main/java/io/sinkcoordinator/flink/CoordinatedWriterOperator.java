@@ -318,6 +318,7 @@ public final class CoordinatedWriterOperator<T> extends AbstractStreamOperator<V
                 helper.close();
                 helper = null;
             }
+            files.close();
         } finally {
             super.close();
         }

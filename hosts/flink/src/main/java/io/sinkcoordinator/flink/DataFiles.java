@@ -1,13 +1,14 @@
 package io.sinkcoordinator.flink;
 
-import java.io.BufferedInputStream;
+import io.sinkcoordinator.flink.component.ComponentRuntime;
+import io.sinkcoordinator.flink.component.TableLocation;
+import io.sinkcoordinator.jvm.Storage;
+import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,39 +25,42 @@ import org.apache.flink.api.common.serialization.SerializationSchema;
 final class DataFiles {
     private DataFiles() {}
 
+    /** The record files' directory in the table. */
+    static final String DIR = "data/";
+
     /** Record files under {@code <table>/data}, each record serialized by {@code schema}. */
-    static <T> WriterFiles<T> of(String table, SerializationSchema<T> schema) {
-        return new RecordFiles<>(table, schema);
+    static <T> WriterFiles<T> of(
+            TableLocation table, ComponentRuntime runtime, SerializationSchema<T> schema) {
+        return new RecordFiles<>(table, runtime, schema);
     }
 
-    private static final class RecordFiles<T> implements WriterFiles<T> {
+    private static final class RecordFiles<T> extends WriterFiles.OnTable<T> {
         private static final long serialVersionUID = 1L;
-        private final String table;
         private final SerializationSchema<T> schema;
 
-        RecordFiles(String table, SerializationSchema<T> schema) {
-            this.table = table;
+        RecordFiles(TableLocation table, ComponentRuntime runtime, SerializationSchema<T> schema) {
+            super(table, runtime);
             this.schema = java.util.Objects.requireNonNull(schema, "schema");
         }
 
         @Override
         public File<T> create(int subtask) throws IOException {
-            return DataFiles.create(Path.of(table).resolve("data"), subtask, System.nanoTime(), schema);
+            // unique across attempts and restarts
+            String name = String.format("%05d-%d-%s.rec", subtask, System.nanoTime(), UUID.randomUUID());
+            return new Writer<>(newFile(DIR + name), schema);
         }
     }
 
     /** An open record file, each record serialized by the sink's schema. */
     static final class Writer<T> implements WriterFiles.File<T>, AutoCloseable {
-        private final String name;
         private final SerializationSchema<T> schema;
         private final WriterFiles.NewFile file;
         private final DataOutputStream out;
         private long records;
 
-        private Writer(Path dataDir, String name, SerializationSchema<T> schema) throws IOException {
-            this.name = name;
+        private Writer(WriterFiles.NewFile file, SerializationSchema<T> schema) {
             this.schema = schema;
-            this.file = new WriterFiles.NewFile(dataDir, name);
+            this.file = file;
             this.out = new DataOutputStream(file.out);
         }
 
@@ -78,7 +82,7 @@ final class DataFiles {
         public byte[] finish() throws IOException {
             file.sync(out);
             out.close();
-            return ("data/" + name).getBytes(StandardCharsets.UTF_8);
+            return file.key.getBytes(StandardCharsets.UTF_8);
         }
 
         @Override
@@ -92,23 +96,21 @@ final class DataFiles {
         }
     }
 
-    /** A new file for one subtask; the name is unique across attempts and restarts. */
-    static <T> Writer<T> create(
-            Path dataDir, int subtask, long checkpointHint, SerializationSchema<T> schema)
-            throws IOException {
-        String name = String.format("%05d-%d-%s.rec", subtask, checkpointHint, UUID.randomUUID());
-        return new Writer<>(dataDir, name, schema);
+    /** The records of the file a committable names, in the local table {@code table}. */
+    static List<byte[]> read(Path table, byte[] committable) throws IOException {
+        Storage storage = TableLocation.of(table.toString()).open(ComponentRuntime.CHICORY, false);
+        return read(storage, committable);
     }
 
-    /** The records of the file a committable names. */
-    static List<byte[]> read(Path table, byte[] committable) throws IOException {
+    /** The records of the file a committable names, read from the table's {@code storage}. */
+    static List<byte[]> read(Storage storage, byte[] committable) throws IOException {
         String relative = new String(committable, StandardCharsets.UTF_8);
-        if (!relative.startsWith("data/") || relative.contains("..")) {
+        if (!relative.startsWith(DIR) || relative.contains("..")) {
             throw new IOException("not a data file committable: " + relative);
         }
+        byte[] file = TableReader.file(storage, relative);
         List<byte[]> records = new ArrayList<>();
-        try (InputStream raw = Files.newInputStream(table.resolve(relative));
-                DataInputStream in = new DataInputStream(new BufferedInputStream(raw, 1 << 16))) {
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(file))) {
             while (true) {
                 int length;
                 try {

@@ -1,12 +1,13 @@
 package io.sinkcoordinator.flink;
 
+import io.sinkcoordinator.flink.component.ComponentRuntime;
+import io.sinkcoordinator.flink.component.TableLocation;
 import io.sinkcoordinator.jvm.PaimonCommittable;
+import io.sinkcoordinator.jvm.Storage;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -14,6 +15,7 @@ import java.util.UUID;
 import org.apache.avro.Schema;
 import org.apache.avro.file.DataFileReader;
 import org.apache.avro.file.DataFileWriter;
+import org.apache.avro.file.SeekableByteArrayInput;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericDatumReader;
 import org.apache.avro.generic.GenericDatumWriter;
@@ -33,25 +35,26 @@ final class PaimonFiles {
     static final String BUCKET = "bucket-0";
 
     /** Files of rows {@code rows} makes of the records, for the table at {@code table}. */
-    static <T> WriterFiles<T> of(String table, PaimonSchema schema, PaimonRows<T> rows) {
-        return new RowFiles<>(table, schema, rows);
+    static <T> WriterFiles<T> of(
+            TableLocation table, ComponentRuntime runtime, PaimonSchema schema, PaimonRows<T> rows) {
+        return new RowFiles<>(table, runtime, schema, rows);
     }
 
-    private static final class RowFiles<T> implements WriterFiles<T> {
+    private static final class RowFiles<T> extends WriterFiles.OnTable<T> {
         private static final long serialVersionUID = 1L;
-        private final String table;
         private final PaimonSchema schema;
         private final PaimonRows<T> rows;
 
-        RowFiles(String table, PaimonSchema schema, PaimonRows<T> rows) {
-            this.table = Objects.requireNonNull(table, "table");
+        RowFiles(TableLocation table, ComponentRuntime runtime, PaimonSchema schema, PaimonRows<T> rows) {
+            super(table, runtime);
             this.schema = Objects.requireNonNull(schema, "schema");
             this.rows = Objects.requireNonNull(rows, "rows");
         }
 
         @Override
         public File<T> create(int subtask) throws IOException {
-            return new Writer<>(Path.of(table).resolve(BUCKET), schema, rows);
+            String name = "data-" + UUID.randomUUID() + "-0.avro";
+            return new Writer<>(newFile(BUCKET + "/" + name), name, schema, rows);
         }
     }
 
@@ -66,12 +69,13 @@ final class PaimonFiles {
         private final long createdMillis = System.currentTimeMillis();
         private long records;
 
-        Writer(Path bucket, PaimonSchema schema, PaimonRows<T> rows) throws IOException {
-            this.name = "data-" + UUID.randomUUID() + "-0.avro";
+        Writer(WriterFiles.NewFile file, String name, PaimonSchema schema, PaimonRows<T> rows)
+                throws IOException {
+            this.name = name;
             this.schema = schema;
             this.rows = rows;
             this.avro = schema.avroSchema();
-            this.file = new WriterFiles.NewFile(bucket, name);
+            this.file = file;
             this.out = new DataFileWriter<GenericRecord>(new GenericDatumWriter<>(avro))
                     .create(avro, file.out);
         }
@@ -103,7 +107,7 @@ final class PaimonFiles {
             file.sync(out);
             out.close();
             return PaimonCommittable.builder(name)
-                    .fileSize(Files.size(file.path))
+                    .fileSize(file.size())
                     .rowCount(records)
                     .schemaId(0)
                     .sequenceNumbers(0, records - 1)
@@ -170,11 +174,11 @@ final class PaimonFiles {
      * The rows of the unpartitioned table's data file a committable reports, each as its column
      * values in the file's order (STRING as String, BYTES as byte[]).
      */
-    static List<Object[]> read(Path table, byte[] committable) throws IOException {
-        Path file = table.resolve(BUCKET).resolve(fileName(committable));
+    static List<Object[]> read(Storage storage, byte[] committable) throws IOException {
+        byte[] file = TableReader.file(storage, BUCKET + "/" + fileName(committable));
         List<Object[]> rows = new ArrayList<>();
         try (DataFileReader<GenericRecord> in =
-                new DataFileReader<>(file.toFile(), new GenericDatumReader<>())) {
+                new DataFileReader<>(new SeekableByteArrayInput(file), new GenericDatumReader<>())) {
             for (GenericRecord r : in) {
                 int n = r.getSchema().getFields().size();
                 Object[] row = new Object[n];

@@ -2,12 +2,13 @@ package io.sinkcoordinator.flink;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sinkcoordinator.flink.component.ComponentRuntime;
+import io.sinkcoordinator.flink.component.TableLocation;
+import io.sinkcoordinator.jvm.BackendException;
+import io.sinkcoordinator.jvm.Storage;
 import java.io.IOException;
 import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -166,38 +167,40 @@ public record PaimonSchema(List<Column> columns) implements Serializable {
         return out.append('"').toString();
     }
 
+    /** The key of the schema file in the table. */
+    static final String KEY = "schema/schema-0";
+
     /**
-     * Creates {@code schema/schema-0} under {@code table} unless it exists (atomically: a
-     * concurrent creator's file wins and is then checked); an existing schema must have exactly
+     * Creates {@code schema/schema-0} in the table's {@code storage} unless it exists (atomically:
+     * a concurrent creator's file wins and is then checked); an existing schema must have exactly
      * these columns (names, types, nullability), in order.
      */
-    void createOrCheck(Path table) {
-        Path file = table.resolve("schema").resolve("schema-0");
+    void createOrCheck(java.nio.file.Path table) {
+        createOrCheck(TableLocation.of(table.toString()).open(ComponentRuntime.CHICORY, true));
+    }
+
+    /** {@link #createOrCheck(java.nio.file.Path)} in the table's {@code storage}. */
+    void createOrCheck(Storage storage) {
         try {
-            createOrCheckFile(file);
+            createOrCheckFile(storage);
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException("the Paimon schema " + file + ": " + e.getMessage(), e);
+            throw new java.io.UncheckedIOException("the Paimon schema " + KEY + ": " + e.getMessage(), e);
+        } catch (BackendException e) {
+            throw new IllegalStateException("the Paimon schema " + KEY + ": " + e.getMessage(), e);
         }
     }
 
-    private void createOrCheckFile(Path file) throws IOException {
-        if (!Files.exists(file)) {
-            Files.createDirectories(file.getParent());
-            Path temp = Files.createTempFile(file.getParent(), ".schema-0-", ".tmp");
-            try {
-                Files.writeString(temp, schemaJson(System.currentTimeMillis()), StandardCharsets.UTF_8);
-                try (java.nio.channels.FileChannel ch =
-                        java.nio.channels.FileChannel.open(temp, java.nio.file.StandardOpenOption.WRITE)) {
-                    ch.force(true);
-                }
-                Files.createLink(file, temp); // fails if another creator was first
-            } catch (FileAlreadyExistsException raced) {
-                // checked below like any existing schema
-            } finally {
-                Files.deleteIfExists(temp);
+    private void createOrCheckFile(Storage storage) throws IOException, BackendException {
+        byte[] file = storage.get(KEY);
+        if (file == null) {
+            // false: another creator was first; its schema is checked below like any existing one
+            storage.putIfAbsent(KEY, schemaJson(System.currentTimeMillis()).getBytes(StandardCharsets.UTF_8));
+            file = storage.get(KEY);
+            if (file == null) {
+                throw new IOException("created, but then missing");
             }
         }
-        JsonNode fields = new ObjectMapper().readTree(file.toFile()).path("fields");
+        JsonNode fields = new ObjectMapper().readTree(file).path("fields");
         List<String> found = new ArrayList<>();
         for (JsonNode f : fields) {
             found.add(f.path("name").asText() + " " + f.path("type").asText());

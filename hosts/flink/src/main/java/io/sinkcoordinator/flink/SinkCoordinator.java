@@ -232,7 +232,7 @@ final class SinkCoordinator implements OperatorCoordinator {
         long created = System.nanoTime();
         component =
                 new ComponentCoordinator(
-                        options.logDir().toString(),
+                        options.log(),
                         parallelism,
                         options.config(),
                         restoreFrom,
@@ -243,7 +243,13 @@ final class SinkCoordinator implements OperatorCoordinator {
                         options.runtime());
         record(created, stats.startNanos);
         if (options.paimon() != null) {
-            options.paimon().createOrCheck(options.logDir()); // a Paimon commit needs the schema
+            // a Paimon commit needs the schema
+            io.sinkcoordinator.jvm.Storage table = options.location().open(options.runtime(), true);
+            try {
+                options.paimon().createOrCheck(table);
+            } finally {
+                io.sinkcoordinator.flink.component.TableLocation.close(table);
+            }
             component.setTableFormat(options.tableFormat()); // host configuration, before start
         }
         apply("start", stats.startNanos, () -> component.start());

@@ -3,10 +3,11 @@ package io.sinkcoordinator.flink;
 import io.sinkcoordinator.flink.component.ComponentRuntime;
 import io.sinkcoordinator.flink.component.ComponentTable;
 import io.sinkcoordinator.flink.component.Snapshot;
+import io.sinkcoordinator.flink.component.TableLocation;
 import io.sinkcoordinator.flink.component.Tag;
+import io.sinkcoordinator.jvm.BackendException;
+import io.sinkcoordinator.jvm.Storage;
 import java.io.IOException;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.serialization.DeserializationSchema;
@@ -21,21 +22,51 @@ import org.apache.flink.api.common.serialization.DeserializationSchema;
  * #rows()} reads (unpartitioned tables).
  */
 public final class TableReader implements AutoCloseable {
-    private final Path table;
+    private final TableLocation table;
+    /** The table's files (the data files, the Paimon schema). */
+    private final Storage files;
     private final boolean paimon;
     private final ComponentTable log;
 
-    private TableReader(Path table, ComponentRuntime runtime) {
+    private TableReader(TableLocation table, ComponentRuntime runtime) {
         this.table = table;
-        this.paimon = isPaimon(table);
-        Path storage = paimon ? table : SinkOptions.logDir(table);
-        this.log = new ComponentTable(storage.toString(), runtime);
+        this.files = table.open(runtime, false);
+        try {
+            this.paimon = isPaimon(files);
+            this.log = new ComponentTable(paimon ? table : table.resolve("log"), runtime);
+        } catch (IOException | RuntimeException e) {
+            TableLocation.close(files);
+            throw e instanceof IOException io ? new java.io.UncheckedIOException(io) : (RuntimeException) e;
+        }
+    }
+
+    /** {@link #isPaimon(Storage)} of a local table. */
+    static boolean isPaimon(java.nio.file.Path table) throws IOException {
+        return java.nio.file.Files.isDirectory(table)
+                && isPaimon(TableLocation.of(table.toString()).open(ComponentRuntime.CHICORY, false));
     }
 
     /** A Paimon table: its schema, and no native log beside it. */
-    static boolean isPaimon(Path table) {
-        return !java.nio.file.Files.isDirectory(SinkOptions.logDir(table))
-                && java.nio.file.Files.exists(table.resolve("schema").resolve("schema-0"));
+    static boolean isPaimon(Storage table) throws IOException {
+        try {
+            return table.list("log/").isEmpty() && table.get(PaimonSchema.KEY) != null;
+        } catch (BackendException e) {
+            throw new IOException("cannot read the table: " + e.getMessage(), e);
+        }
+    }
+
+    /** The file at {@code key} of the table's {@code storage}; a missing file is an error. */
+    static byte[] file(Storage storage, String key) throws IOException {
+        byte[] bytes;
+        try {
+            bytes = storage.get(key);
+        } catch (BackendException e) {
+            throw new IOException("cannot read " + key + ": " + e.getMessage(), e);
+        }
+        if (bytes == null) {
+            throw new java.io.FileNotFoundException(key + " is missing from the table");
+        }
+        return bytes;
     }
 
     /** Whether the table is a Paimon table (else the native log over record files). */
@@ -50,7 +81,15 @@ public final class TableReader implements AutoCloseable {
 
     /** Opens the table at {@code table} (it must exist), read through {@code runtime}. */
     public static TableReader open(String table, ComponentRuntime runtime) {
-        return new TableReader(Paths.get(table).toAbsolutePath(), runtime);
+        return open(TableLocation.of(table), runtime);
+    }
+
+    /**
+     * Opens the table at {@code table} (a local directory or an object store, with its options),
+     * read through {@code runtime}.
+     */
+    public static TableReader open(TableLocation table, ComponentRuntime runtime) {
+        return new TableReader(table, runtime);
     }
 
     public List<Snapshot> snapshots() {
@@ -88,7 +127,7 @@ public final class TableReader implements AutoCloseable {
         }
         List<byte[]> records = new ArrayList<>();
         for (byte[] committable : snapshot.committables()) {
-            records.addAll(DataFiles.read(table, committable));
+            records.addAll(DataFiles.read(files, committable));
         }
         return records;
     }
@@ -105,7 +144,7 @@ public final class TableReader implements AutoCloseable {
         }
         List<Object[]> rows = new ArrayList<>();
         for (byte[] committable : snapshot.committables()) {
-            rows.addAll(PaimonFiles.read(table, committable));
+            rows.addAll(PaimonFiles.read(files, committable));
         }
         return rows;
     }
@@ -124,7 +163,7 @@ public final class TableReader implements AutoCloseable {
      */
     public static void main(String[] args) throws IOException {
         if (args.length != 1) {
-            System.err.println("usage: TableReader <table directory>");
+            System.err.println("usage: TableReader <table directory or URL>");
             System.exit(2);
         }
         try (TableReader reader = open(args[0])) {
@@ -142,6 +181,10 @@ public final class TableReader implements AutoCloseable {
 
     @Override
     public void close() {
-        log.close();
+        try {
+            log.close();
+        } finally {
+            TableLocation.close(files);
+        }
     }
 }

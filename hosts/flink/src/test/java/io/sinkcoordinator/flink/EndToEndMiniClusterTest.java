@@ -8,7 +8,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The end-to-end tests (EndToEndTests, FinishTests, FinalCommitTests, CrashTest, PaimonTests) as JUnit 5
+ * The end-to-end tests (EndToEndTests, FinishTests, FinalCommitTests, CrashTest, PaimonTests,
+ * S3Tests) as JUnit 5
  * tests on a shared MiniCluster, each on both runtimes: Chicory (pure Java) and the JNI library.
  * The runtime reaches a body as the default of {@link SinkOptions#of} ({@code
  * sinkcoord.runtime}, set around each body; the kill -9 test passes it to its child JVM).
@@ -148,6 +149,18 @@ class EndToEndMiniClusterTest {
     @EnumSource(ComponentRuntime.class)
     void paimonStorageFaults(ComponentRuntime runtime) throws Exception {
         on(runtime, PaimonTests::storageFaults);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ComponentRuntime.class)
+    void s3Failures(ComponentRuntime runtime) throws Exception {
+        on(runtime, () -> S3Tests.failures(false));
+    }
+
+    @ParameterizedTest
+    @EnumSource(ComponentRuntime.class)
+    void s3PaimonFailures(ComponentRuntime runtime) throws Exception {
+        on(runtime, () -> S3Tests.failures(true));
     }
 
     @org.junit.jupiter.api.Test

@@ -2,6 +2,7 @@ package io.sinkcoordinator.flink;
 
 import io.sinkcoordinator.flink.component.Entry;
 import io.sinkcoordinator.flink.component.Snapshot;
+import io.sinkcoordinator.flink.component.TableLocation;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -100,10 +101,15 @@ final class TestSupport {
      * (decimal strings), or on a Paimon table the first column of the rows (PaimonTests).
      */
     static void assertExactlyOnce(Path table, long n) throws IOException {
+        assertExactlyOnce(TableLocation.of(table.toString()), n);
+    }
+
+    /** {@link #assertExactlyOnce(Path, long)} of a table anywhere (an object store's too). */
+    static void assertExactlyOnce(TableLocation table, long n) throws IOException {
         int[] counts = new int[Math.toIntExact(n)];
         long total = 0;
         List<Long> values = new java.util.ArrayList<>();
-        try (TableReader reader = TableReader.open(table.toString())) {
+        try (TableReader reader = TableReader.open(table, SinkOptions.defaultRuntime())) {
             if (reader.paimon()) {
                 reader.rows().forEach(row -> values.add((Long) row[0]));
             } else {
@@ -154,7 +160,12 @@ final class TestSupport {
 
     /** The table's snapshots; the last one is the END snapshot. */
     static List<Snapshot> assertEndSnapshot(Path table) {
-        try (TableReader reader = TableReader.open(table.toString())) {
+        return assertEndSnapshot(TableLocation.of(table.toString()));
+    }
+
+    /** {@link #assertEndSnapshot(Path)} of a table anywhere. */
+    static List<Snapshot> assertEndSnapshot(TableLocation table) {
+        try (TableReader reader = TableReader.open(table, SinkOptions.defaultRuntime())) {
             List<Snapshot> snapshots = reader.snapshots();
             check(!snapshots.isEmpty(), "no snapshot committed");
             Snapshot last = snapshots.get(snapshots.size() - 1);

@@ -30,14 +30,15 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The storage conformance suite of every host ({@code tests/storage/cases.json}, described in
- * {@code tests/storage/README.md}) against {@link DirectoryStorage} (every case) and {@link
+ * {@code tests/storage/README.md}) against {@link DirectoryStorage} (every case), {@link
  * MemoryStorage} (the cases without bounds or a file system: it is a map for tests and examples,
- * with the key rules). Every case runs even after another fails, each under a deadline (a storage
- * call that hangs fails its case, not the whole run); the test fails with one line per failed
- * step. The system property or environment variable {@code SINKCOORD_STORAGE_CASES} names
- * another cases file (to check that a broken expectation fails). A {@code full-disk} case runs on
- * a tmpfs of {@code options.full_disk_bytes} mounted at the table root (root on Linux), unmounted
- * after it; where the mount fails the case is skipped with one line saying why.
+ * with the key rules) and {@link S3Storage} on moto (the same cases). Every case runs even after
+ * another fails, each under a deadline (a storage call that hangs fails its case, not the whole
+ * run); the test fails with one line per failed step. The system property or environment
+ * variable {@code SINKCOORD_STORAGE_CASES} names another cases file (to check that a broken
+ * expectation fails). A {@code full-disk} case runs on a tmpfs of {@code options.full_disk_bytes}
+ * mounted at the table root (root on Linux), unmounted after it; where the mount fails the case is
+ * skipped with one line saying why.
  */
 class StorageConformanceTest {
   /** The temporary-file prefix of every host's directory storage. */
@@ -472,6 +473,36 @@ class StorageConformanceTest {
               } catch (IOException e) {
                 throw new IllegalStateException(e);
               }
+            }));
+  }
+
+  /**
+   * {@link S3Storage} on moto ({@link Moto}): the cases with the key rules only (no bound, no file
+   * system), each on a fresh table of the shared bucket; every handle a case opened is closed
+   * after it.
+   */
+  @Test
+  void s3StoragePassesTheSuite() throws Exception {
+    Moto moto = Moto.shared();
+    assertNone(
+        run(
+            "S3Storage",
+            List.of("key-rules"),
+            (caseName, requires) -> {
+              String url = moto.freshUrl("conformance-" + caseName);
+              List<S3Storage> opened = java.util.Collections.synchronizedList(new ArrayList<>());
+              return new Table(
+                  () -> {
+                    S3Storage st = moto.open(url);
+                    opened.add(st);
+                    return st;
+                  },
+                  null,
+                  null,
+                  () -> {
+                    opened.forEach(S3Storage::close);
+                    return null;
+                  });
             }));
   }
 

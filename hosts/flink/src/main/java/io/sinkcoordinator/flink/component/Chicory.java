@@ -3,9 +3,7 @@ package io.sinkcoordinator.flink.component;
 import io.sinkcoordinator.jvm.BackendException;
 import io.sinkcoordinator.jvm.CoordinatorException;
 import io.sinkcoordinator.jvm.CoordinatorRuntime;
-import io.sinkcoordinator.jvm.DirectoryStorage;
 import io.sinkcoordinator.jvm.Storage;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
@@ -78,14 +76,9 @@ final class Chicory {
                 });
     }
 
-    /** The table log as the JNI side opens it: a local directory, behind the fault drill. */
-    static Storage storage(String logDir, int faultEvery, long faultAfter) {
-        try {
-            DirectoryStorage dir = new DirectoryStorage(Path.of(logDir));
-            return faultEvery == 0 && faultAfter < 0 ? dir : new Drill(dir, faultEvery, faultAfter);
-        } catch (BackendException e) {
-            throw new IllegalArgumentException("cannot open the table log " + logDir + ": " + e.getMessage(), e);
-        }
+    /** {@code storage} behind the fault drill, if one is asked for. */
+    static Storage drilled(Storage storage, int faultEvery, long faultAfter) {
+        return faultEvery == 0 && faultAfter < 0 ? storage : new Drill(storage, faultEvery, faultAfter);
     }
 
     static OptionalLong optional(long v) {

@@ -10,6 +10,8 @@ public final class ComponentCoordinator implements AutoCloseable {
     private long handle;
     /** The Chicory instance ({@link ComponentRuntime#CHICORY}), else null (JNI). */
     private io.sinkcoordinator.jvm.Coordinator jvm;
+    /** The Chicory instance's storage (closed with it), else null. */
+    private io.sinkcoordinator.jvm.Storage storage;
     private boolean closed;
 
     /**
@@ -59,6 +61,24 @@ public final class ComponentCoordinator implements AutoCloseable {
             int faultEvery,
             long faultAfter,
             ComponentRuntime runtime) {
+        this(TableLocation.of(logDir), parallelism, config, restoreCheckpoint, state,
+                finishedSubtasks, faultEvery, faultAfter, runtime);
+    }
+
+    /**
+     * The same over the storage at {@code log} (a local directory or an object store, see {@link
+     * TableLocation}).
+     */
+    public ComponentCoordinator(
+            TableLocation log,
+            int parallelism,
+            CoordinatorConfig config,
+            long restoreCheckpoint,
+            byte[] state,
+            int[] finishedSubtasks,
+            int faultEvery,
+            long faultAfter,
+            ComponentRuntime runtime) {
         if (runtime == ComponentRuntime.CHICORY) {
             java.util.List<Integer> finished = new java.util.ArrayList<>();
             for (int f : finishedSubtasks == null ? new int[0] : finishedSubtasks) {
@@ -82,22 +102,25 @@ public final class ComponentCoordinator implements AutoCloseable {
                     restoreCheckpoint < 0
                             ? null
                             : new io.sinkcoordinator.jvm.RestorePoint(restoreCheckpoint, state, finished);
+            this.storage = log.open(ComponentRuntime.CHICORY, true);
             try {
                 this.jvm =
                         new io.sinkcoordinator.jvm.Coordinator(
                                 c,
-                                Chicory.storage(logDir, faultEvery, faultAfter),
+                                Chicory.drilled(storage, faultEvery, faultAfter),
                                 io.sinkcoordinator.jvm.Clock.system(),
                                 restore,
                                 Chicory.runtime());
             } catch (io.sinkcoordinator.jvm.CoordinatorException e) {
+                TableLocation.close(storage);
                 throw Chicory.error(e);
             }
             return;
         }
         this.handle =
                 Native.coordinatorNew(
-                        logDir,
+                        log.url(),
+                        log.optionArray(),
                         parallelism,
                         config.commitUser(),
                         config.checkpointing(),
@@ -261,6 +284,8 @@ public final class ComponentCoordinator implements AutoCloseable {
                     jvm.close();
                 } catch (io.sinkcoordinator.jvm.CoordinatorException e) {
                     throw Chicory.error(e);
+                } finally {
+                    TableLocation.close(storage);
                 }
             }
             return;

@@ -10,6 +10,8 @@ public final class ComponentTable implements AutoCloseable {
     private long handle;
     /** The Chicory reader ({@link ComponentRuntime#CHICORY}), else null (JNI). */
     private io.sinkcoordinator.jvm.Table jvm;
+    /** The Chicory reader's storage (closed with it), else null. */
+    private io.sinkcoordinator.jvm.Storage storage;
 
     /** Opens an existing log directory. */
     public ComponentTable(String logDir) {
@@ -18,16 +20,22 @@ public final class ComponentTable implements AutoCloseable {
 
     /** The same on {@code runtime} (the JNI library, or Chicory without native code). */
     public ComponentTable(String logDir, ComponentRuntime runtime) {
+        this(TableLocation.of(logDir), runtime);
+    }
+
+    /**
+     * The log at {@code log} (a local directory or an object store, see {@link TableLocation}),
+     * which must exist, read through {@code runtime}.
+     */
+    public ComponentTable(TableLocation log, ComponentRuntime runtime) {
         if (runtime == ComponentRuntime.CHICORY) {
-            if (!java.nio.file.Files.isDirectory(java.nio.file.Path.of(logDir))) {
-                // as the JNI side's open_existing: a reader never creates a table
-                throw new IllegalArgumentException("cannot open the table log " + logDir + ": no such directory");
-            }
+            // as the JNI side: a reader never creates a table
+            this.storage = log.open(runtime, false);
             this.jvm = new io.sinkcoordinator.jvm.Table(
-                    Chicory.storage(logDir, 0, -1), io.sinkcoordinator.jvm.Clock.system(), Chicory.runtime());
+                    storage, io.sinkcoordinator.jvm.Clock.system(), Chicory.runtime());
             return;
         }
-        this.handle = Native.tableOpen(logDir);
+        this.handle = Native.tableOpen(log.url(), log.optionArray());
     }
 
     private long live() {
@@ -63,6 +71,10 @@ public final class ComponentTable implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        if (storage != null) {
+            TableLocation.close(storage);
+            storage = null;
+        }
         if (handle != 0) {
             Native.tableFree(handle);
             handle = 0;

@@ -1,5 +1,7 @@
 package io.sinkcoordinator.flink.component;
 
+import io.sinkcoordinator.jvm.BackendException;
+
 import java.io.File;
 
 /**
@@ -35,8 +37,10 @@ final class Native {
 
     private Native() {}
 
+    /** {@code location} and {@code options}: see {@link TableLocation}. */
     static native long coordinatorNew(
-            String logDir,
+            String location,
+            String[] options,
             int parallelism,
             String commitUser,
             boolean checkpointing,
@@ -116,11 +120,27 @@ final class Native {
 
     static native void writerFree(long handle);
 
-    static native long tableOpen(String logDir);
+    static native long tableOpen(String location, String[] options);
 
     static native Snapshot[] tableListSnapshots(long handle);
 
     static native Tag[] tableListTags(long handle);
 
     static native void tableFree(long handle);
+
+    /** A table's storage by URL ({@link NativeStorage}); its calls throw {@link BackendException}. */
+    static native long storageOpen(String location, String[] options, boolean create);
+
+    static native byte[] storageGet(long handle, String key) throws BackendException;
+
+    static native void storagePut(long handle, String key, byte[] value) throws BackendException;
+
+    static native boolean storagePutIfAbsent(long handle, String key, byte[] value)
+            throws BackendException;
+
+    static native void storageDelete(long handle, String key) throws BackendException;
+
+    static native String[] storageList(long handle, String prefix) throws BackendException;
+
+    static native void storageFree(long handle);
 }

@@ -31,6 +31,7 @@ mod format;
 /// [`ComponentTable`]: the `table` interface, read in bounded pages.
 mod table;
 
+pub use batch::PackedEventRef;
 pub use table::{ComponentTable, TAG_PAGE};
 
 // ---------------------------------------------------------------------------

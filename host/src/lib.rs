@@ -26,7 +26,7 @@ pub mod storage;
 /// ...): an embedder depends on this crate alone.
 pub use sink_coordinator as core;
 
-pub use component::{ComponentCoordinator, ComponentTable, ComponentWriter};
+pub use component::{ComponentCoordinator, ComponentTable, ComponentWriter, PackedEventRef};
 pub use engine::{Runtime, RuntimeOptions};
 pub use error::{BatchFailure, BatchResult, HostError, HostErrorKind, HostResult};
 

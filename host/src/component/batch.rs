@@ -27,21 +27,42 @@ use super::{from_wit_batch_outcome, from_wit_error, lower_events, ComponentCoord
 use crate::engine::wit;
 use crate::error::{BatchFailure, BatchResult, HostError, HostResult};
 
-/// `packed-event` as the host lowers it: the block is borrowed (from the
-/// entry's `Committables` or the caller's [`PackedEvent`]). The type check
-/// is derived; the lowering is written out below.
-#[derive(ComponentType)]
+/// One writer event of `events-packed` with its committables' block
+/// borrowed (from the entry's `Committables`, the caller's [`PackedEvent`],
+/// or a buffer of a host in another language, such as the JNI library's
+/// view of a Java direct buffer): what the host lowers, with no copy of its
+/// own. The type check is derived; the lowering is written out below.
+#[derive(Clone, Copy, Debug, ComponentType)]
 #[component(record)]
-struct PackedArg<'a> {
-    subtask: u32,
-    attempt: u32,
-    checkpoint: u64,
-    committables: &'a [u8],
-    watermark: Option<i64>,
-    savepoint: bool,
+pub struct PackedEventRef<'a> {
+    /// The writer subtask.
+    pub subtask: u32,
+    /// Its attempt (informational, SEMANTICS 2).
+    pub attempt: u32,
+    /// The entry's checkpoint.
+    pub checkpoint: u64,
+    /// The entry's committables as one block (`packed-event`'s encoding).
+    pub committables: &'a [u8],
+    /// The entry's watermark.
+    pub watermark: Option<i64>,
+    /// The entry's savepoint flag.
+    pub savepoint: bool,
 }
 
-/// [`PackedArg`] through wasmtime's derived lowering: the fallback, and the
+impl<'a> From<&'a PackedEvent> for PackedEventRef<'a> {
+    fn from(e: &'a PackedEvent) -> Self {
+        PackedEventRef {
+            subtask: e.subtask,
+            attempt: e.attempt,
+            checkpoint: e.checkpoint,
+            committables: &e.committables,
+            watermark: e.watermark,
+            savepoint: e.savepoint,
+        }
+    }
+}
+
+/// [`PackedEventRef`] through wasmtime's derived lowering: the fallback, and the
 /// reference the hand lowering is tested against.
 #[derive(ComponentType, Lower)]
 #[component(record)]
@@ -54,8 +75,8 @@ struct DerivedArg<'a> {
     savepoint: bool,
 }
 
-impl<'a> From<&PackedArg<'a>> for DerivedArg<'a> {
-    fn from(a: &PackedArg<'a>) -> Self {
+impl<'a> From<&PackedEventRef<'a>> for DerivedArg<'a> {
+    fn from(a: &PackedEventRef<'a>) -> Self {
         DerivedArg {
             subtask: a.subtask,
             attempt: a.attempt,
@@ -78,7 +99,7 @@ const PACKED_EVENT_SIZE: usize = 48;
 // guarantees the component's `packed-event` has exactly the layout written
 // here (the derive computes the same offsets: checked by the test below).
 // Every write is bounds-checked against the guest's memory.
-unsafe impl Lower for PackedArg<'_> {
+unsafe impl Lower for PackedEventRef<'_> {
     /// Never used: a `packed-event` only crosses inside a list (memory).
     fn linear_lower_to_flat<T>(
         &self,
@@ -155,9 +176,9 @@ impl ComponentCoordinator {
         if !self.has_events_packed() {
             return self.events_unpacked(events);
         }
-        let args: Vec<PackedArg<'_>> = events
+        let args: Vec<PackedEventRef<'_>> = events
             .iter()
-            .map(|e| PackedArg {
+            .map(|e| PackedEventRef {
                 subtask: e.subtask,
                 attempt: e.attempt,
                 checkpoint: e.entry.checkpoint,
@@ -178,23 +199,27 @@ impl ComponentCoordinator {
     /// malformed block there fails the batch at that event the same way,
     /// and the host discards the instance (it cannot make the guest fail).
     pub fn events_packed(&mut self, events: &[PackedEvent]) -> BatchResult {
+        let refs: Vec<PackedEventRef<'_>> = events.iter().map(PackedEventRef::from).collect();
+        self.events_packed_refs(&refs)
+    }
+
+    /// [`Self::events_packed`] with the blocks borrowed: a host that holds
+    /// a batch's blocks in one buffer of its own lowers them from there.
+    pub fn events_packed_refs(&mut self, events: &[PackedEventRef<'_>]) -> BatchResult {
         if self.has_events_packed() {
-            let args: Vec<PackedArg<'_>> = events
-                .iter()
-                .map(|e| PackedArg {
-                    subtask: e.subtask,
-                    attempt: e.attempt,
-                    checkpoint: e.checkpoint,
-                    committables: &e.committables,
-                    watermark: e.watermark,
-                    savepoint: e.savepoint,
-                })
-                .collect();
-            return self.call_packed(&args);
+            return self.call_packed(events);
         }
         let mut unpacked = Vec::with_capacity(events.len());
         for e in events {
-            match e.clone().unpack() {
+            let owned = PackedEvent {
+                subtask: e.subtask,
+                attempt: e.attempt,
+                checkpoint: e.checkpoint,
+                committables: e.committables.to_vec(),
+                watermark: e.watermark,
+                savepoint: e.savepoint,
+            };
+            match owned.unpack() {
                 Ok(e) => unpacked.push(e),
                 Err(error) => {
                     let applied = unpacked.len();
@@ -220,7 +245,7 @@ impl ComponentCoordinator {
         self.derived_lowering = derived || !cfg!(feature = "hand-lowering");
     }
 
-    fn call_packed(&mut self, args: &[PackedArg<'_>]) -> BatchResult {
+    fn call_packed(&mut self, args: &[PackedEventRef<'_>]) -> BatchResult {
         #[cfg(feature = "hand-lowering")]
         if !self.derived_lowering {
             return self.call_typed(args);
@@ -294,8 +319,11 @@ mod tests {
     /// The layout written by hand is the canonical ABI's.
     #[test]
     fn packed_event_layout() {
-        assert_eq!(<PackedArg<'_> as ComponentType>::SIZE32, PACKED_EVENT_SIZE);
-        assert_eq!(<PackedArg<'_> as ComponentType>::ALIGN32, 8);
+        assert_eq!(
+            <PackedEventRef<'_> as ComponentType>::SIZE32,
+            PACKED_EVENT_SIZE
+        );
+        assert_eq!(<PackedEventRef<'_> as ComponentType>::ALIGN32, 8);
         assert_eq!(<DerivedArg<'_> as ComponentType>::SIZE32, PACKED_EVENT_SIZE);
     }
 }

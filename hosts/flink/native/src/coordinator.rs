@@ -1,16 +1,17 @@
 //! JNI exports of the coordinator resource: one component instance per
 //! coordinator, over the table's log directory and the system clock.
 
-use jni::objects::{JByteArray, JIntArray, JLongArray, JObject, JObjectArray, JString};
+use jni::objects::{
+    JByteArray, JByteBuffer, JIntArray, JLongArray, JObject, JObjectArray, JString,
+};
 use jni::sys::{jboolean, jint, jlong};
 use jni::JNIEnv;
 use sink_coordinator_host::clock::SystemClock;
-use sink_coordinator_host::core::batch::PackedEvent;
 use sink_coordinator_host::core::{
     Config, FinalCommitMode, Outcome, RecoveryMode, RestorePoint, TableFormatKind,
 };
 use sink_coordinator_host::env::HostEnv;
-use sink_coordinator_host::{ComponentCoordinator, HostResult};
+use sink_coordinator_host::{ComponentCoordinator, HostResult, PackedEventRef};
 
 use crate::call::{
     checkpoint_id, into_handle, jni_exports, optional_checkpoint, subtask_index, CallResult, Fail,
@@ -26,6 +27,29 @@ fn outcome<'local>(
     result: HostResult<Outcome>,
 ) -> CallResult<JObject<'local>> {
     convert::to_outcome(env, &result?)
+}
+
+/// The first `size` bytes of a Java direct buffer, borrowed for the call
+/// (the Java caller keeps the buffer alive and unshared until it returns).
+fn direct_bytes<'b>(
+    env: &mut JNIEnv<'_>,
+    buffer: &'b JByteBuffer<'_>,
+    size: jint,
+) -> CallResult<&'b [u8]> {
+    let address = env.get_direct_buffer_address(buffer)?;
+    let capacity = env.get_direct_buffer_capacity(buffer)?;
+    let size = usize::try_from(size)
+        .ok()
+        .filter(|&n| n <= capacity)
+        .ok_or_else(|| Fail::Usage(format!("{size} bytes of blocks in a buffer of {capacity}")))?;
+    if size == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: a direct buffer's memory stays valid while the buffer object
+    // is reachable, which the Java caller guarantees for the whole call, and
+    // nothing writes to it meanwhile (the wrapper's calls are serialized);
+    // `size` is within its capacity.
+    Ok(unsafe { std::slice::from_raw_parts(address, size) })
 }
 
 jni_exports! {
@@ -144,12 +168,15 @@ jni_exports! {
     }
 
     /// `BatchOutcome coordinatorEvents(long handle, int[] subtasks, int[] attempts,
-    /// long[] checkpoints, long[] watermarks, byte[] flags, byte[] blocks, int[] ends)`:
+    /// long[] checkpoints, long[] watermarks, byte[] flags, ByteBuffer blocks, int size,
+    /// int[] ends)`:
     /// event i is `(subtasks[i], attempts[i])` with the entry `checkpoints[i]`, watermark
     /// `watermarks[i]` if bit 0 of `flags[i]` is set, savepoint flag bit 1, and its
     /// committables as one block (WIT 0.2.2 `packed-event`, packed by the Java side):
-    /// `blocks[ends[i-1]..ends[i]]`. The whole batch crosses JNI in eight array copies,
-    /// not a few calls per event and committable (issue 24's JMH profile); a 0.2.1
+    /// `blocks[ends[i-1]..ends[i]]`, read in place from the direct buffer (its first
+    /// `size` bytes) and lowered into the guest from there. The rest of the batch
+    /// crosses JNI in six array copies, not a few calls per event and committable
+    /// (issue 24's JMH profile); a 0.2.1
     /// component gets `events`. An error the component reports is returned inside the
     /// result, with how many events were applied before it and what they did, so the
     /// caller can resend from there; only a misuse or a JNI failure throws.
@@ -161,7 +188,8 @@ jni_exports! {
         checkpoints: JLongArray<'local>,
         watermarks: JLongArray<'local>,
         flags: JByteArray<'local>,
-        blocks: JByteArray<'local>,
+        blocks: JByteBuffer<'local>,
+        size: jint,
         ends: JIntArray<'local>,
     ) -> JObject<'local> {
         let n = env.get_array_length(&subtasks)?;
@@ -195,7 +223,7 @@ jni_exports! {
         let (cp, wm) = (longs(env, &checkpoints)?, longs(env, &watermarks)?);
         let mut fl = vec![0; len];
         env.get_byte_array_region(&flags, 0, &mut fl)?;
-        let bytes = convert::bytes(env, &blocks, "the batch's blocks")?;
+        let bytes = direct_bytes(env, &blocks, size)?;
         let mut batch = Vec::with_capacity(len);
         let mut start = 0usize;
         for i in 0..len {
@@ -204,11 +232,11 @@ jni_exports! {
                 Fail::Usage(format!("event {i}'s block ends at {} outside the blocks", e[i]))
             })?;
             start = end;
-            batch.push(PackedEvent {
+            batch.push(PackedEventRef {
                 subtask: subtask_index(s[i])?,
                 attempt: u32::try_from(a[i]).unwrap_or(0),
                 checkpoint: checkpoint_id(cp[i], "entry checkpoint")?,
-                committables: block.to_vec(),
+                committables: block,
                 watermark: (fl[i] & 1 != 0).then_some(wm[i]),
                 savepoint: fl[i] & 2 != 0,
             });
@@ -216,7 +244,7 @@ jni_exports! {
         if start != bytes.len() {
             return Err(Fail::Usage("the blocks hold bytes after the last event's".to_string()));
         }
-        let result = c.events_packed(&batch);
+        let result = c.events_packed_refs(&batch);
         convert::to_batch_outcome(env, len, result)
     }
 

@@ -10,6 +10,8 @@ public final class ComponentCoordinator implements AutoCloseable {
     private long handle;
     /** The Chicory instance ({@link ComponentRuntime#CHICORY}), else null (JNI). */
     private io.sinkcoordinator.jvm.Coordinator jvm;
+    /** The JNI batches' blocks, reused from batch to batch ({@link PackedBatch}). */
+    private java.nio.ByteBuffer blocks;
     /** The Chicory instance's storage (closed with it), else null. */
     private io.sinkcoordinator.jvm.Storage storage;
     private boolean closed;
@@ -210,9 +212,11 @@ public final class ComponentCoordinator implements AutoCloseable {
             throw new IllegalArgumentException(
                     "a batch needs as many subtasks and attempts as entries");
         }
-        PackedBatch b = PackedBatch.of(entries);
+        PackedBatch b = PackedBatch.of(entries, blocks);
+        blocks = b.blocks; // reused by the next batch (the calls are serialized)
         return Native.coordinatorEvents(
-                live(), subtasks, attempts, b.checkpoints, b.watermarks, b.flags, b.blocks, b.ends);
+                live(), subtasks, attempts, b.checkpoints, b.watermarks, b.flags, b.blocks, b.size,
+                b.ends);
     }
 
     public synchronized Outcome restored(

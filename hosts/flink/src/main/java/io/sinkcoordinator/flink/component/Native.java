@@ -66,7 +66,8 @@ final class Native {
      * Event i: {@code (subtasks[i], attempts[i])}, checkpoint {@code checkpoints[i]}, the
      * watermark {@code watermarks[i]} if bit 0 of {@code flags[i]} is set, the savepoint flag
      * bit 1, its committables {@code blocks[ends[i-1]..ends[i]]} as one packed block (WIT
-     * {@code packed-event}; {@link ComponentCoordinator#events} packs them).
+     * {@code packed-event}; {@link ComponentCoordinator#events} packs them). {@code blocks} is a
+     * direct buffer whose first {@code size} bytes are the blocks, read in place.
      */
     static native BatchOutcome coordinatorEvents(
             long handle,
@@ -75,7 +76,8 @@ final class Native {
             long[] checkpoints,
             long[] watermarks,
             byte[] flags,
-            byte[] blocks,
+            java.nio.ByteBuffer blocks,
+            int size,
             int[] ends);
 
     static native Outcome coordinatorRestored(

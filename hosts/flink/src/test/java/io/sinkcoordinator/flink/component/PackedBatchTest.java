@@ -1,7 +1,10 @@
 package io.sinkcoordinator.flink.component;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
@@ -26,8 +29,23 @@ class PackedBatchTest {
         byte[] head = {2, 1, 'a', 0, 0, 1, (byte) 0xC8, 1};
         System.arraycopy(head, 0, want, 0, head.length);
         Arrays.fill(want, head.length, want.length, (byte) 7);
-        assertArrayEquals(want, b.blocks);
+        assertArrayEquals(want, b.blockBytes());
         assertArrayEquals(new int[] {4, 5, want.length}, b.ends);
+    }
+
+    @Test
+    void theBlocksBufferIsReusedWhileItHoldsThem() {
+        Entry small = new Entry(1, new byte[][] {{1, 2, 3}}, false, 0, false);
+        PackedBatch first = PackedBatch.of(new Entry[] {small});
+        assertTrue(first.blocks.isDirect());
+        PackedBatch again = PackedBatch.of(new Entry[] {small, small}, first.blocks);
+        assertSame(first.blocks, again.blocks);
+        assertArrayEquals(new byte[] {1, 3, 1, 2, 3, 1, 3, 1, 2, 3}, again.blockBytes());
+        Entry big = new Entry(2, new byte[][] {new byte[first.blocks.capacity()]}, false, 0, false);
+        PackedBatch grown = PackedBatch.of(new Entry[] {big}, first.blocks);
+        assertNotSame(first.blocks, grown.blocks);
+        assertTrue(grown.blocks.capacity() >= grown.size && grown.blocks.isDirect());
+        assertArrayEquals(new int[] {grown.size}, grown.ends);
     }
 
     @Test

@@ -124,14 +124,20 @@ soak: build
 
 # Criterion first (target/criterion), then the table with the goals; the
 # instruction rows need valgrind (apt-get install valgrind), else they say so.
-# Last, the JVM rows: JMH through Chicory ÷ criterion's Rust-wasmtime medians.
+# Then the JVM rows (JMH through Chicory, and through the JNI library), Go's and
+# the Paimon commits', each ÷ criterion's Rust-wasmtime medians. Each part's
+# output is kept in target/bench/; tests/bench/table.py prints every row in one
+# table, target/bench/table.md.
+bench-part = $(1) > target/bench/$(2).md && cat target/bench/$(2).md
 bench: hosts-setup
 	$(CARGO) bench -p sink-coordinator-testkit --bench perf
-	$(CARGO) run --release -q -p sink-coordinator-testkit --example bench_table
-	MVN=$(MVN) hosts/jvm/bench.sh
-	MVN=$(MVN) hosts/flink/bench.sh
-	cd hosts/go && $(GO) run ./cmd/sinkcoord-go-bench --core $(CURDIR)/$(CORE_MODULE) --criterion $(CURDIR)/target/criterion
-	PAIMON_BENCH_S3=1 tests/paimon/bench.sh
+	@mkdir -p target/bench
+	$(call bench-part,$(CARGO) run --release -q -p sink-coordinator-testkit --example bench_table,1-core)
+	$(call bench-part,MVN=$(MVN) hosts/jvm/bench.sh,2-jvm)
+	$(call bench-part,MVN=$(MVN) hosts/flink/bench.sh,3-jni)
+	$(call bench-part,(cd hosts/go && $(GO) run ./cmd/sinkcoord-go-bench --core $(CURDIR)/$(CORE_MODULE) --criterion $(CURDIR)/target/criterion),4-go)
+	$(call bench-part,PAIMON_BENCH_S3=1 tests/paimon/bench.sh,5-paimon)
+	python3 tests/bench/table.py target/bench/[1-5]-*.md > target/bench/table.md; s=$$?; cat target/bench/table.md; exit $$s
 
 hosts-setup:
 	bash hosts/setup.sh

@@ -434,6 +434,35 @@ def time_table(lengths, res, s3_rows_missing, shm):
     return "\n".join(out)
 
 
+def summary_rows(lengths, res):
+    """The rows of `make bench`'s one table (tests/bench/table.py): `| what | now | goal |`,
+    both sides of each comparison in the row."""
+    hist = " / ".join(f"{n:,}" for n in lengths)
+    calls = []
+    for fmt in ("paimon", "native"):
+        runs = [res.get(("core", fmt, "dir", n)) for n in lengths]
+        if all(runs):
+            calls.append(f"{fmt} " + " / ".join(
+                f"{med_counts(r[0]['commits'][1:], 'calls'):g}" for r in runs))
+    rows = []
+    if calls:
+        rows.append(f"| Paimon commits: storage calls per commit at {hist} snapshots (steady state; "
+                    f"the native format beside it) | {'; '.join(calls)} | the same at every history |")
+    ms = lambda c: f"{c:.3f} ms" if c < 10 else f"{c:.1f} ms"
+    for storage, label in (("dir", "tmpfs"), ("s3", "S3 (moto)")):
+        core = [res.get(("core", "paimon", storage, n)) for n in lengths]
+        py = [res.get(("pypaimon", "paimon", storage, n)) for n in lengths]
+        if not all(core) or not all(py):
+            continue
+        c = [med_ms(r) for r in core]
+        p = [med_ms(r) for r in py]
+        rows.append(f"| Paimon commit time at {hist} snapshots, {label}: the core ÷ pypaimon 2.1.0 "
+                    f"| {' / '.join(ms(x) for x in c)} vs {' / '.join(ms(x) for x in p)} "
+                    f"({' / '.join(f'{a / b:.2f}×' for a, b in zip(c, p))}) "
+                    f"| flat whatever the history; ≤ pypaimon's |")
+    return rows
+
+
 def render(meta, lengths, res):
     print("## Paimon commits: the core against pypaimon 2.1.0\n")
     print(f"{meta['date']}; load average {meta['load_start']} at the start, {meta['load_end']} at the "
@@ -445,6 +474,9 @@ def render(meta, lengths, res):
     print("\n### Commit time (median per commit)\n")
     missing = meta["s3"] and not any(k[0] == "core" and k[2] == "s3" for k in res)
     print(time_table(lengths, res, missing, meta.get("shm", True)))
+    print("\n### Rows of `make bench`'s table\n")
+    print("| what | now | goal |\n|---|---|---|")
+    print("\n".join(summary_rows(lengths, res)))
 
 
 def main():

@@ -26,7 +26,7 @@
 #   make hosts-test             Node (jco), Python (wasmtime-py), the JVM (Chicory) and Go (wazero) replay every trace
 #   make jvm-test               the Java binding on Chicory (hosts/jvm, Maven): unit tests and every trace
 #   make go-test                the Go module on wazero (hosts/go): go test ./... (every trace, fuzz corpora), the example
-#   make flink-test             the Flink 2.3 connector end to end in MiniClusters (hosts/flink)
+#   make flink-test             the Flink 2.3 connector end to end in MiniClusters and on a standalone cluster (hosts/flink)
 #   make moto-setup             moto[server] from PyPI into target/moto-venv (the S3 API server of the S3 tests)
 #   make model-check            exhaustive model check of the native core (stateright, full scope; MODEL_SCOPE=large: P = 3)
 #   make fuzz FUZZ_SECONDS=N    each fuzz target N seconds (cargo fuzz, stable Rust; fuzz/README.md)
@@ -151,11 +151,14 @@ moto-setup:
 # flink-test: the Flink connector's Maven build (hosts/flink/pom.xml, Flink from Maven Central,
 # the JVM binding installed into ~/.m2 first): JUnit 5 on MiniClusterExtension, on Chicory and on
 # JNI (the library hosts/flink/native, built here, bundled in the jar and extracted at load);
-# the S3 tables' tests on moto (moto-setup).
+# the S3 tables' tests on moto (moto-setup). Then a standalone Flink cluster of separate processes
+# (hosts/flink/cluster: a JobManager and two TaskManagers, kill -9 of each, the table on S3), on the
+# connector installed into ~/.m2 by the step before.
 flink-test: moto-setup
 	$(CARGO) build --release -p sink-coordinator-flink
 	$(MVN) -B -q -f hosts/jvm/pom.xml install -DskipTests
-	$(MVN) -B -q -f hosts/flink/pom.xml verify
+	$(MVN) -B -q -f hosts/flink/pom.xml install
+	$(MVN) -B -q -f hosts/flink/cluster/pom.xml verify
 
 # The JVM binding (hosts/jvm): Maven fetches Chicory, JUnit and Jackson from Maven Central
 # into ~/.m2 on first use; the core module of the WIT version is taken from dist/ at build

@@ -16,6 +16,8 @@
 //! - `events_shape_p256/{native,component}_{4x200,1x800}`: the same batch
 //!   with the same bytes in 4 committables or in 1 (what one committable's
 //!   own list and guest allocation cost);
+//! - `job_p256_tmpfs/component`: the realistic job through the component
+//!   over a directory table on tmpfs (the JVM benchmarks' storage);
 //! - `empty_call/{native,component}`: `state()`;
 //! - `instantiate/component`: a Store, the instance and the constructor;
 //! - `state_round_trip_p100000/{native,component}`: state bytes of 100,000
@@ -30,7 +32,7 @@ use sink_coordinator_host::engine::Runtime;
 use sink_coordinator_testkit::driver::Engine;
 use sink_coordinator_testkit::perf::{
     all_ended, both, job_cycle_with, job_entries, perf_job_batch, shaped_entry, state_round_trip,
-    Delivery, Subject, JOB_WRITERS, ROUND_TRIP_WRITERS,
+    BenchStorage, Delivery, Subject, JOB_WRITERS, ROUND_TRIP_WRITERS,
 };
 
 fn runtime() -> Runtime {
@@ -44,9 +46,19 @@ fn bench_checkpoints(
     group: &mut BenchmarkGroup<'_, WallTime>,
     id: String,
     engine: &Engine,
+    cycle: impl FnMut(&mut Subject, u64) -> Duration,
+) {
+    bench_job(group, id, Subject::job(engine, JOB_WRITERS), cycle);
+}
+
+/// [`bench_checkpoints`] on a given job; a directory table's old
+/// snapshots are pruned outside the clock.
+fn bench_job(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    id: String,
+    mut subject: Subject,
     mut cycle: impl FnMut(&mut Subject, u64) -> Duration,
 ) {
-    let mut subject = Subject::job(engine, JOB_WRITERS);
     let mut checkpoint = 0u64;
     group.bench_function(id, |b| {
         b.iter_custom(|iters| {
@@ -54,10 +66,46 @@ fn bench_checkpoints(
             for _ in 0..iters {
                 checkpoint += 1;
                 spent += cycle(&mut subject, checkpoint);
+                subject.storage().lock().prune();
             }
             spent
         })
     });
+}
+
+/// The realistic job through the component over a directory table on
+/// tmpfs (`/dev/shm` when there is one): the storage the JVM benchmarks'
+/// coordinators have (hosts/flink's `BenchLog`), so that their cycles are
+/// also compared with Rust-wasmtime's on the same kind of table.
+fn job_tmpfs(c: &mut Criterion) {
+    let shm = std::path::Path::new("/dev/shm");
+    let base = if shm.is_dir() {
+        shm.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    let dir = base.join(format!("sinkcoord-bench-{}", std::process::id()));
+    let storage = BenchStorage::on_dir(&dir).expect("a benchmark table directory");
+    let engine = Engine::Component(runtime());
+    let mut group = c.benchmark_group(format!("job_p{JOB_WRITERS}_tmpfs"));
+    group
+        .sample_size(30)
+        .warm_up_time(Duration::from_secs(2))
+        .measurement_time(Duration::from_secs(8));
+    let subject = Subject::job_over(&engine, JOB_WRITERS, storage);
+    bench_job(
+        &mut group,
+        "component".into(),
+        subject,
+        |subject, checkpoint| {
+            let entries = job_entries(JOB_WRITERS, checkpoint);
+            let start = Instant::now();
+            job_cycle_with(subject, entries, checkpoint, Delivery::Batch);
+            start.elapsed()
+        },
+    );
+    group.finish();
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// One criterion iteration is one checkpoint cycle; the job keeps running
@@ -164,6 +212,7 @@ fn round_trip(c: &mut Criterion) {
 criterion_group!(
     benches,
     job,
+    job_tmpfs,
     events_batch,
     empty_call,
     instantiate,

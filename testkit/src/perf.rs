@@ -18,6 +18,7 @@ use sink_coordinator_host::clock::ManualClock;
 use sink_coordinator_host::component::ComponentCoordinator;
 use sink_coordinator_host::engine::Runtime;
 use sink_coordinator_host::env::{HostEnv, Shared};
+use sink_coordinator_host::storage::LocalDirStorage;
 
 /// The realistic job's parallelism (issue 10).
 pub const JOB_WRITERS: u32 = 256;
@@ -41,12 +42,59 @@ pub fn both(runtime: &Runtime) -> [Engine; 2] {
 /// value is still copied in, as a real store would, and the coordinator
 /// reads snapshots back only when it first loads the table (or on a
 /// conflict, which a benchmark never has). It counts the calls it serves.
-#[derive(Clone, Debug, Default)]
+///
+/// [`BenchStorage::on_dir`] keeps the table in a local directory instead
+/// (the Rust host's `LocalDirStorage`, a tmpfs one in the benchmarks), the
+/// storage the JVM benchmarks' coordinators have: their Rust-wasmtime
+/// figure on the same kind of table.
+#[derive(Debug, Default)]
 pub struct BenchStorage {
     map: BTreeMap<String, Vec<u8>>,
     snapshots: VecDeque<String>,
     /// Storage calls served so far.
     pub calls: u64,
+    dir: Option<LocalDirStorage>,
+}
+
+impl BenchStorage {
+    /// A table in the directory `dir` (created if missing): every call goes
+    /// to its files; the old snapshots are deleted by [`Self::prune`], which
+    /// a benchmark calls outside its clock (as the JVM benchmarks prune
+    /// theirs between invocations).
+    pub fn on_dir(dir: &std::path::Path) -> std::io::Result<Self> {
+        Ok(BenchStorage {
+            dir: Some(LocalDirStorage::open(dir)?),
+            ..BenchStorage::default()
+        })
+    }
+
+    /// Deletes the snapshot files beyond the latest [`KEPT_SNAPSHOTS`] of a
+    /// directory table (in memory they go at once).
+    pub fn prune(&mut self) {
+        while self.snapshots.len() > KEPT_SNAPSHOTS {
+            if let (Some(old), Some(dir)) = (self.snapshots.pop_front(), self.dir.as_mut()) {
+                dir.delete(&old)
+                    .expect("a benchmark table's snapshot is deleted");
+            }
+        }
+    }
+
+    fn kept(&mut self, key: &str) {
+        if key.starts_with(sink_coordinator::table::SNAPSHOT_PREFIX) {
+            self.snapshots.push_back(key.to_owned());
+            if self.dir.is_none() {
+                self.prune_memory();
+            }
+        }
+    }
+
+    fn prune_memory(&mut self) {
+        if self.snapshots.len() > KEPT_SNAPSHOTS {
+            if let Some(old) = self.snapshots.pop_front() {
+                self.map.remove(&old);
+            }
+        }
+    }
 }
 
 /// Snapshot records [`BenchStorage`] keeps.
@@ -55,42 +103,57 @@ const KEPT_SNAPSHOTS: usize = 4;
 impl Storage for BenchStorage {
     fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
         self.calls += 1;
-        Ok(self.map.get(key).cloned())
+        match self.dir.as_mut() {
+            Some(dir) => dir.get(key),
+            None => Ok(self.map.get(key).cloned()),
+        }
     }
     fn put_if_absent(&mut self, key: &str, value: &[u8]) -> Result<bool, StorageError> {
         self.calls += 1;
-        if self.map.contains_key(key) {
-            return Ok(false);
-        }
-        self.map.insert(key.to_owned(), value.to_vec());
-        if key.starts_with(sink_coordinator::table::SNAPSHOT_PREFIX) {
-            self.snapshots.push_back(key.to_owned());
-            if self.snapshots.len() > KEPT_SNAPSHOTS {
-                if let Some(old) = self.snapshots.pop_front() {
-                    self.map.remove(&old);
-                }
+        let created = match self.dir.as_mut() {
+            Some(dir) => dir.put_if_absent(key, value)?,
+            None if self.map.contains_key(key) => false,
+            None => {
+                self.map.insert(key.to_owned(), value.to_vec());
+                true
             }
+        };
+        if created {
+            self.kept(key);
         }
-        Ok(true)
+        Ok(created)
     }
     fn put(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
         self.calls += 1;
-        self.map.insert(key.to_owned(), value.to_vec());
-        Ok(())
+        match self.dir.as_mut() {
+            Some(dir) => dir.put(key, value),
+            None => {
+                self.map.insert(key.to_owned(), value.to_vec());
+                Ok(())
+            }
+        }
     }
     fn delete(&mut self, key: &str) -> Result<(), StorageError> {
         self.calls += 1;
-        self.map.remove(key);
-        Ok(())
+        match self.dir.as_mut() {
+            Some(dir) => dir.delete(key),
+            None => {
+                self.map.remove(key);
+                Ok(())
+            }
+        }
     }
     fn list(&mut self, prefix: &str) -> Result<Vec<String>, StorageError> {
         self.calls += 1;
-        Ok(self
-            .map
-            .keys()
-            .filter(|k| k.starts_with(prefix))
-            .cloned()
-            .collect())
+        match self.dir.as_mut() {
+            Some(dir) => dir.list(prefix),
+            None => Ok(self
+                .map
+                .keys()
+                .filter(|k| k.starts_with(prefix))
+                .cloned()
+                .collect()),
+        }
     }
 }
 
@@ -147,7 +210,12 @@ impl Subject {
 
     /// A started coordinator of the realistic job's shape with `p` writers.
     pub fn job(engine: &Engine, p: u32) -> Self {
-        let mut s = Subject::new(engine, &Config::new(p, "bench"));
+        Self::job_over(engine, p, BenchStorage::default())
+    }
+
+    /// [`Self::job`] over `storage` (a directory table: [`BenchStorage::on_dir`]).
+    pub fn job_over(engine: &Engine, p: u32, storage: BenchStorage) -> Self {
+        let mut s = Subject::over(engine, &Config::new(p, "bench"), None, Shared::new(storage));
         s.start();
         s
     }

@@ -59,18 +59,6 @@ public record SinkOptions(
         Objects.requireNonNull(runtime, "runtime");
     }
 
-    /** Options of a sink on a table that needs no store options. */
-    public SinkOptions(
-            String table,
-            CoordinatorConfig config,
-            int storageAttempts,
-            int faultEvery,
-            long faultAfter,
-            ComponentRuntime runtime,
-            PaimonSchema paimon) {
-        this(table, config, storageAttempts, faultEvery, faultAfter, runtime, paimon, java.util.Map.of());
-    }
-
     /** Options of a sink on the native log (the constructor before Paimon tables). */
     public SinkOptions(
             String table,
@@ -79,7 +67,7 @@ public record SinkOptions(
             int faultEvery,
             long faultAfter,
             ComponentRuntime runtime) {
-        this(table, config, storageAttempts, faultEvery, faultAfter, runtime, null);
+        this(table, config, storageAttempts, faultEvery, faultAfter, runtime, null, java.util.Map.of());
     }
 
     /**

@@ -48,28 +48,13 @@ public final class ComponentCoordinator implements AutoCloseable {
             int[] finishedSubtasks,
             int faultEvery,
             long faultAfter) {
-        this(logDir, parallelism, config, restoreCheckpoint, state, finishedSubtasks,
+        this(TableLocation.of(logDir), parallelism, config, restoreCheckpoint, state, finishedSubtasks,
                 faultEvery, faultAfter, ComponentRuntime.JNI);
-    }
-
-    /** The same on {@code runtime} (the JNI library, or Chicory without native code). */
-    public ComponentCoordinator(
-            String logDir,
-            int parallelism,
-            CoordinatorConfig config,
-            long restoreCheckpoint,
-            byte[] state,
-            int[] finishedSubtasks,
-            int faultEvery,
-            long faultAfter,
-            ComponentRuntime runtime) {
-        this(TableLocation.of(logDir), parallelism, config, restoreCheckpoint, state,
-                finishedSubtasks, faultEvery, faultAfter, runtime);
     }
 
     /**
      * The same over the storage at {@code log} (a local directory or an object store, see {@link
-     * TableLocation}).
+     * TableLocation}), on {@code runtime} (the JNI library, or Chicory without native code).
      */
     public ComponentCoordinator(
             TableLocation log,

@@ -6,6 +6,7 @@ import io.sinkcoordinator.flink.component.ComponentRuntime;
 import io.sinkcoordinator.flink.component.CoordinatorConfig;
 import io.sinkcoordinator.flink.component.Entry;
 import io.sinkcoordinator.flink.component.Outcome;
+import io.sinkcoordinator.flink.component.TableLocation;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -96,7 +97,7 @@ public class JniJobBenchmark {
             }
             log = BenchLog.create("component");
             coordinator = new ComponentCoordinator(
-                    log.root.toString(), WRITERS, CoordinatorConfig.of("bench"), -1, null,
+                    TableLocation.of(log.root.toString()), WRITERS, CoordinatorConfig.of("bench"), -1, null,
                     new int[0], 0, -1, ComponentRuntime.valueOf(runtime));
             coordinator.start();
         }

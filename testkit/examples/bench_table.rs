@@ -202,7 +202,7 @@ fn hosts_row(rust_cycle: Option<f64>) -> String {
             "hosts/node/bench_job.mjs",
             "20",
         ),
-        ("Python", python, "hosts/python/bench_job.py", "4"),
+        ("Python", python, "hosts/python/bench_job.py", "20"),
     ];
     let mut parts = Vec::new();
     for (name, program, script, cycles) in runs {

@@ -9,6 +9,8 @@
 #   make check-dist             fail if dist/ differs from what the sources build
 #   make repro-check            build the component in a second checkout with another CARGO_HOME; compare bytes
 #   make spec-check             fail if spec/ differs from ../shared/spec (when that is beside the checkout)
+#   make abi-layout             regenerate the hosts' canonical-ABI layouts from wit/ (hosts/abi/layout.json, one constants file per language)
+#   make abi-check              fail if those layout files are stale, or the committed core module exports other post-returns
 #   make binaryen               the pinned wasm-opt (binaryen from npm) into target/binaryen
 #   make wasm-target            rustup target add wasm32-unknown-unknown, if it is missing
 #   make wasm                   the embedded component's name, size and sha256
@@ -42,7 +44,7 @@ XTASK := $(CARGO) run --release -q -p xtask --
 VERSION := $(shell sed -n 's/^package sink:coordinator@\(.*\);/\1/p' wit/coordinator.wit)
 COMPONENT := dist/sink-coordinator-$(VERSION).wasm
 
-.PHONY: help build-graph-check paimon-test paimon-rust-test spec-check binaryen doc moto-setup oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test jvm-test go-test flink-test fuzz fuzz-regress model-check
+.PHONY: help abi-layout abi-check build-graph-check paimon-test paimon-rust-test spec-check binaryen doc moto-setup oracle-test build test wasm component check-dist repro-check replay wasm-target run soak bench hosts-setup hosts-test jvm-test go-test flink-test fuzz fuzz-regress model-check
 
 # The CLI needs no wasm32 target: it embeds the committed dist/ artifact.
 build:
@@ -63,6 +65,7 @@ doc:
 # must print the same bytes.
 test: check-dist
 	$(MAKE) --no-print-directory spec-check
+	$(MAKE) --no-print-directory abi-check
 	$(MAKE) --no-print-directory repro-check
 	$(MAKE) --no-print-directory doc
 	$(MAKE) --no-print-directory moto-setup
@@ -103,6 +106,16 @@ spec-check:
 	    cmp -s ../shared/spec/$$f spec/$$f || { echo "spec/$$f differs from ../shared/spec/$$f: copy it again" >&2; exit 1; }; \
 	  done; echo "spec/ matches ../shared/spec"; \
 	else echo "spec-check: no ../shared/spec beside the checkout, nothing to compare"; fi
+
+# The record offsets, return areas and post-returns the Go, JVM, Python and
+# Node hosts use when they speak the canonical ABI to the core module: one
+# description generated from wit/ with wit-parser (xtask/src/abi_layout.rs),
+# hosts/README.md "Canonical-ABI layouts".
+abi-layout:
+	$(XTASK) abi-layout
+
+abi-check:
+	$(XTASK) abi-check
 
 # The independent Python oracle of SEMANTICS v2 (tests/oracle/) against the
 # native core: every conformance and regression trace, and 2,000 fixed-seed

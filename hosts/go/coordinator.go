@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/sink-coordinator/sink-coordinator-go/internal/abi"
 )
 
 // Coordinator is the coordinator of one sink, one per sink and per
@@ -53,7 +55,7 @@ func (c *Coordinator) construct(cfg *Config, restore *RestorePoint) error {
 	if err != nil {
 		return err
 	}
-	var s [16]uint64
+	var s [abi.MaxFlatParams]uint64
 	s[0], s[1], s[2] = uint64(cfg.Parallelism), uint64(up), uint64(ul)
 	s[3], s[4], s[5], s[6] = b2u64(cfg.Checkpointing), uint64(cfg.FinalCommit), b2u64(cfg.ForceCreateSnapshot), b2u64(cfg.SavepointAutoTag)
 	if cfg.FinalCommit > OnEndInput || cfg.Recovery > Continue {
@@ -96,9 +98,9 @@ func (c *Coordinator) construct(cfg *Config, restore *RestorePoint) error {
 func (c *Coordinator) Handle() uint32 { return c.h }
 
 // outcomeCall calls id (parameters in the stack) and lifts its
-// result<outcome, error> (payload at ret + 8).
+// result<outcome, error>.
 func (c *Coordinator) outcomeCall(id fn, what string) (Outcome, error) {
-	out, err := resultCall(c.in, id, what, 8, (*lifter).outcome)
+	out, err := resultCall(c.in, id, what, abi.ResultOutcomeErrorPayload, (*lifter).outcome)
 	if out.CommittedUpTo != nil {
 		c.last = out.CommittedUpTo
 	}
@@ -179,9 +181,9 @@ func (c *Coordinator) SetLimits(limits Limits) error {
 }
 
 // unitCall calls id (parameters in the stack) and lifts its
-// result<_, error> (error at ret + 4).
+// result<_, error>.
 func (in *instance) unitCall(id fn, what string) error {
-	_, err := resultCall(in, id, what, 4, func(*lifter, uint32) struct{} { return struct{}{} })
+	_, err := resultCall(in, id, what, abi.ResultErrorPayload, func(*lifter, uint32) struct{} { return struct{}{} })
 	return err
 }
 
@@ -229,19 +231,15 @@ func (c *Coordinator) EventsPacked(events []PackedEvent) (BatchOutcome, error) {
 		}
 		blocks[2*i], blocks[2*i+1] = p, n
 	}
-	ptr, err := in.lowerArray(len(events), 48, 8, func(buf []byte) error {
+	ptr, err := in.lowerArray(len(events), abi.PackedEventSize, abi.PackedEventAlign, func(buf []byte) error {
 		for i := range events {
-			e, b := &events[i], buf[48*i:48*i+48]
-			le.PutUint32(b[0:], e.Subtask)
-			le.PutUint32(b[4:], e.Attempt)
-			le.PutUint64(b[8:], e.Checkpoint)
-			le.PutUint32(b[16:], blocks[2*i])
-			le.PutUint32(b[20:], blocks[2*i+1])
-			if e.Watermark != nil {
-				b[24] = 1
-				le.PutUint64(b[32:], uint64(*e.Watermark))
-			}
-			b[40] = b2u8(e.Savepoint)
+			e, b := &events[i], buf[abi.PackedEventSize*i:abi.PackedEventSize*(i+1)]
+			le.PutUint32(b[abi.PackedEventSubtask:], e.Subtask)
+			le.PutUint32(b[abi.PackedEventAttempt:], e.Attempt)
+			le.PutUint64(b[abi.PackedEventCheckpoint:], e.Checkpoint)
+			putList(b[abi.PackedEventCommittables:], blocks[2*i], blocks[2*i+1])
+			putOptS64(b[abi.PackedEventWatermark:], e.Watermark)
+			b[abi.PackedEventSavepoint] = b2u8(e.Savepoint)
 		}
 		return nil
 	})
@@ -269,15 +267,15 @@ func (c *Coordinator) Events(events []WriterEvent) (BatchOutcome, error) {
 	return c.EventsPacked(packed)
 }
 
-// events lowers list<writer-event> (48 bytes each: subtask, attempt, entry at 8).
+// events lowers list<writer-event>.
 func (c *Coordinator) events(events []WriterEvent) (BatchOutcome, error) {
 	in := c.in
-	ptr, err := in.lowerArray(len(events), 48, 8, func(buf []byte) error {
+	ptr, err := in.lowerArray(len(events), abi.WriterEventSize, abi.WriterEventAlign, func(buf []byte) error {
 		for i := range events {
-			b := buf[48*i : 48*i+48]
-			le.PutUint32(b[0:], events[i].Subtask)
-			le.PutUint32(b[4:], events[i].Attempt)
-			if err := in.lowerEntryInto(b[8:], &events[i].Entry); err != nil {
+			b := buf[abi.WriterEventSize*i : abi.WriterEventSize*(i+1)]
+			le.PutUint32(b[abi.WriterEventSubtask:], events[i].Subtask)
+			le.PutUint32(b[abi.WriterEventAttempt:], events[i].Attempt)
+			if err := in.lowerEntryInto(b[abi.WriterEventEntry:], &events[i].Entry); err != nil {
 				return err
 			}
 		}
@@ -290,8 +288,7 @@ func (c *Coordinator) events(events []WriterEvent) (BatchOutcome, error) {
 	return c.batchCall(fnEvents, "events")
 }
 
-// batchCall lifts result<batch-outcome, batch-error>: payload at ret + 8;
-// batch-error = applied u32 @0, batch-outcome @8, error @64.
+// batchCall lifts result<batch-outcome, batch-error>.
 func (c *Coordinator) batchCall(id fn, what string) (BatchOutcome, error) {
 	in := c.in
 	if err := in.call(id, what); err != nil {
@@ -301,11 +298,15 @@ func (c *Coordinator) batchCall(id fn, what string) (BatchOutcome, error) {
 	l := lifter{mem: in.mem}
 	var out BatchOutcome
 	var berr *BatchError
+	p := ret + abi.ResultBatchOutcomeBatchErrorPayload
 	switch l.u8(ret) {
 	case 0:
-		out = l.batchOutcome(ret + 8)
+		out = l.batchOutcome(p)
 	case 1:
-		berr = &BatchError{Applied: l.u32(ret + 8), Outcome: l.batchOutcome(ret + 16), Err: l.callError(ret + 72)}
+		berr = &BatchError{
+			Applied: l.u32(p + abi.BatchErrorApplied), Outcome: l.batchOutcome(p + abi.BatchErrorOutcome),
+			Err: l.callError(p + abi.BatchErrorError),
+		}
 		out = berr.Outcome
 	default:
 		l.fail("a result at %d has discriminant %d", ret, l.u8(ret))
@@ -327,9 +328,9 @@ func (c *Coordinator) batchCall(id fn, what string) (BatchOutcome, error) {
 func (c *Coordinator) Restored(subtask, attempt uint32, checkpoint CheckpointID, entries []Entry) (Outcome, error) {
 	defer c.lock()()
 	in := c.in
-	ptr, err := in.lowerArray(len(entries), 40, 8, func(buf []byte) error {
+	ptr, err := in.lowerArray(len(entries), abi.EntrySize, abi.EntryAlign, func(buf []byte) error {
 		for i := range entries {
-			if err := in.lowerEntryInto(buf[40*i:], &entries[i]); err != nil {
+			if err := in.lowerEntryInto(buf[abi.EntrySize*i:], &entries[i]); err != nil {
 				return err
 			}
 		}
@@ -360,7 +361,7 @@ func (c *Coordinator) Checkpoint(checkpoint CheckpointID) ([]byte, error) {
 	defer c.lock()()
 	in := c.in
 	in.stack[0], in.stack[1] = uint64(c.self), checkpoint
-	return resultCall(in, fnCheckpoint, "checkpoint", 4, (*lifter).bytes)
+	return resultCall(in, fnCheckpoint, "checkpoint", abi.ResultListU8ErrorPayload, (*lifter).bytes)
 }
 
 // CheckpointComplete: checkpoint completed; commits what it can.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/sink-coordinator/sink-coordinator-go/internal/abi"
 )
 
 // instance is one instantiation of the compiled module: the glue the
@@ -25,7 +27,7 @@ type instance struct {
 	clock   Clock
 	fns     [fnCount]api.Function
 	posts   [fnCount]api.Function
-	stack   [16]uint64
+	stack   [abi.MaxFlatParams]uint64
 	reps    []uint32 // handle-1 -> rep of the resources created in this instance
 	scratch []byte   // reused for lowering arrays
 	trapped error    // set once: every later call fails with it
@@ -215,21 +217,27 @@ func (in *instance) lowerArray(n int, size, align uint32, fill func(buf []byte) 
 
 // lowerByteLists: list<list<u8>> as an array of (ptr, len).
 func (in *instance) lowerByteLists(lists [][]byte) (uint32, uint32, error) {
-	descs := make([]uint32, 2*len(lists))
+	descs := make([][2]uint32, len(lists))
 	for i, b := range lists {
 		p, l, err := in.lowerBytes(b)
 		if err != nil {
 			return 0, 0, err
 		}
-		descs[2*i], descs[2*i+1] = p, l
+		descs[i] = [2]uint32{p, l}
 	}
-	ptr, err := in.lowerArray(len(lists), 8, 4, func(buf []byte) error {
+	ptr, err := in.lowerArray(len(lists), abi.ListSize, abi.ListAlign, func(buf []byte) error {
 		for i, d := range descs {
-			le.PutUint32(buf[4*i:], d)
+			putList(buf[abi.ListSize*i:], d[0], d[1])
 		}
 		return nil
 	})
 	return ptr, uint32(len(lists)), err
+}
+
+// putList writes a list or string descriptor (ptr, n) at buf.
+func putList(buf []byte, ptr, n uint32) {
+	le.PutUint32(buf[abi.ListPtr:], ptr)
+	le.PutUint32(buf[abi.ListLen:], n)
 }
 
 // lowerEntryArgs lowers an entry's committables and watermark as flat
@@ -248,22 +256,26 @@ func (in *instance) lowerEntryArgs(at int, committables [][]byte, watermark *int
 	return nil
 }
 
-// lowerEntryInto writes an entry record (40 bytes) at buf, lowering its
-// committables first.
+// lowerEntryInto writes an entry record at buf, lowering its committables
+// first.
 func (in *instance) lowerEntryInto(buf []byte, e *Entry) error {
 	p, n, err := in.lowerByteLists(e.Committables)
 	if err != nil {
 		return err
 	}
-	le.PutUint64(buf[0:], e.Checkpoint)
-	le.PutUint32(buf[8:], p)
-	le.PutUint32(buf[12:], n)
-	if e.Watermark != nil {
-		buf[16] = 1
-		le.PutUint64(buf[24:], uint64(*e.Watermark))
-	}
-	buf[32] = b2u8(e.Savepoint)
+	le.PutUint64(buf[abi.EntryCheckpoint:], e.Checkpoint)
+	putList(buf[abi.EntryCommittables:], p, n)
+	putOptS64(buf[abi.EntryWatermark:], e.Watermark)
+	buf[abi.EntrySavepoint] = b2u8(e.Savepoint)
 	return nil
+}
+
+// putOptS64 writes an option<s64> at buf (none: buf is already zero).
+func putOptS64(buf []byte, v *int64) {
+	if v != nil {
+		buf[0] = 1
+		le.PutUint64(buf[abi.OptionS64Payload:], uint64(*v))
+	}
 }
 
 func b2u8(b bool) byte {
@@ -345,8 +357,10 @@ func (in *instance) put32(p uint32, v uint32) {
 	}
 }
 
-// storageResult writes result<_, storage-error>'s err case, or ok.
-func (in *instance) storageResult(ret uint32, err error) bool {
+// storageResult writes a storage import's result<T, storage-error>: its
+// err case, or the ok discriminant (the caller then writes T at ret +
+// payload, the result's payload offset).
+func (in *instance) storageResult(ret, payload uint32, err error) bool {
 	if err == nil {
 		in.put8(ret, 0)
 		return true
@@ -356,11 +370,17 @@ func (in *instance) storageResult(ret uint32, err error) bool {
 	if lerr != nil {
 		in.abort(lerr)
 	}
+	e := ret + payload
 	in.put8(ret, 1)
-	in.put8(ret+4, b2u8(invalidKey))
-	in.put32(ret+8, p)
-	in.put32(ret+12, n)
+	in.put8(e, b2u8(invalidKey))
+	in.putList(e+abi.StorageErrorPayload, p, n)
 	return false
+}
+
+// putList writes a list or string descriptor into the return area.
+func (in *instance) putList(p, ptr, n uint32) {
+	in.put32(p+abi.ListPtr, ptr)
+	in.put32(p+abi.ListLen, n)
 }
 
 func (in *instance) lowerOrAbort(b []byte) (uint32, uint32) {
@@ -375,17 +395,17 @@ func hostGet(ctx context.Context, _ api.Module, stack []uint64) {
 	in := hostInstance(ctx)
 	key, ret := in.readString(uint32(stack[0]), uint32(stack[1])), uint32(stack[2])
 	value, found, err := in.store().Get(key)
-	if !in.storageResult(ret, err) {
+	if !in.storageResult(ret, abi.ResultOptionListU8StorageErrorPayload, err) {
 		return
 	}
+	opt := ret + abi.ResultOptionListU8StorageErrorPayload
 	if !found {
-		in.put8(ret+4, 0)
+		in.put8(opt, 0)
 		return
 	}
 	p, n := in.lowerOrAbort(value)
-	in.put8(ret+4, 1)
-	in.put32(ret+8, p)
-	in.put32(ret+12, n)
+	in.put8(opt, 1)
+	in.putList(opt+abi.OptionListU8Payload, p, n)
 }
 
 func hostPutIfAbsent(ctx context.Context, _ api.Module, stack []uint64) {
@@ -393,8 +413,8 @@ func hostPutIfAbsent(ctx context.Context, _ api.Module, stack []uint64) {
 	key := in.readString(uint32(stack[0]), uint32(stack[1]))
 	value, ret := in.viewBytes(uint32(stack[2]), uint32(stack[3])), uint32(stack[4])
 	created, err := in.store().PutIfAbsent(key, value)
-	if in.storageResult(ret, err) {
-		in.put8(ret+4, b2u8(created))
+	if in.storageResult(ret, abi.ResultBoolStorageErrorPayload, err) {
+		in.put8(ret+abi.ResultBoolStorageErrorPayload, b2u8(created))
 	}
 }
 
@@ -402,42 +422,40 @@ func hostPut(ctx context.Context, _ api.Module, stack []uint64) {
 	in := hostInstance(ctx)
 	key := in.readString(uint32(stack[0]), uint32(stack[1]))
 	value, ret := in.viewBytes(uint32(stack[2]), uint32(stack[3])), uint32(stack[4])
-	in.storageResult(ret, in.store().Put(key, value))
+	in.storageResult(ret, abi.ResultStorageErrorPayload, in.store().Put(key, value))
 }
 
 func hostDelete(ctx context.Context, _ api.Module, stack []uint64) {
 	in := hostInstance(ctx)
 	key, ret := in.readString(uint32(stack[0]), uint32(stack[1])), uint32(stack[2])
-	in.storageResult(ret, in.store().Delete(key))
+	in.storageResult(ret, abi.ResultStorageErrorPayload, in.store().Delete(key))
 }
 
 func hostList(ctx context.Context, _ api.Module, stack []uint64) {
 	in := hostInstance(ctx)
 	prefix, ret := in.readString(uint32(stack[0]), uint32(stack[1])), uint32(stack[2])
 	keys, err := in.store().List(prefix)
-	if !in.storageResult(ret, err) {
+	if !in.storageResult(ret, abi.ResultListStringStorageErrorPayload, err) {
 		return
 	}
 	// The guest relies on byte order (Go compares strings by their bytes).
 	if !slices.IsSorted(keys) {
 		keys = slices.Sorted(slices.Values(keys))
 	}
-	ptr, err := in.lowerArray(len(keys), 8, 4, func(buf []byte) error {
+	ptr, err := in.lowerArray(len(keys), abi.ListSize, abi.ListAlign, func(buf []byte) error {
 		for i, k := range keys {
 			p, n, err := in.lowerString(k)
 			if err != nil {
 				return err
 			}
-			le.PutUint32(buf[8*i:], p)
-			le.PutUint32(buf[8*i+4:], n)
+			putList(buf[abi.ListSize*i:], p, n)
 		}
 		return nil
 	})
 	if err != nil {
 		in.abort(err)
 	}
-	in.put32(ret+4, ptr)
-	in.put32(ret+8, uint32(len(keys)))
+	in.putList(ret+abi.ResultListStringStorageErrorPayload, ptr, uint32(len(keys)))
 }
 
 func hostNowMs(ctx context.Context, _ api.Module, stack []uint64) {

@@ -6,12 +6,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/sink-coordinator/sink-coordinator-go/internal/abi"
 )
 
 var le = binary.LittleEndian
 
 // lifter reads results out of guest memory (layouts: docs/embedding.md
-// section 4). A read outside memory does not panic: it records the first
+// section 4; the offsets are package abi's, generated from the WIT). A read outside memory does not panic: it records the first
 // problem and yields zero, and the call then fails with a TrapError.
 type lifter struct {
 	mem api.Memory
@@ -48,8 +50,13 @@ func (l *lifter) bool(p uint32) bool {
 	return false
 }
 
-// view is n elements of size bytes at ptr (a list), or nil after a failure.
-func (l *lifter) view(ptr, n, size uint32) []byte {
+// view is n bytes at ptr (a list<u8> or string), or nil after a failure.
+func (l *lifter) view(ptr, n uint32) []byte {
+	return l.elements(ptr, n, 1)
+}
+
+// elements is n elements of size bytes at ptr (a list), or nil after a failure.
+func (l *lifter) elements(ptr, n, size uint32) []byte {
 	total := uint64(n) * uint64(size)
 	if total > 1<<32-1 {
 		l.fail("a list of %d elements does not fit memory", n)
@@ -63,8 +70,13 @@ func (l *lifter) view(ptr, n, size uint32) []byte {
 	return b
 }
 
+// list is the (ptr, len) descriptor of a list or string at p.
+func (l *lifter) list(p uint32) (ptr, n uint32) {
+	return l.u32(p + abi.ListPtr), l.u32(p + abi.ListLen)
+}
+
 func (l *lifter) bytes(p uint32) []byte {
-	v := l.view(l.u32(p), l.u32(p+4), 1)
+	v := l.view(l.list(p))
 	if v == nil {
 		return nil
 	}
@@ -72,7 +84,7 @@ func (l *lifter) bytes(p uint32) []byte {
 }
 
 func (l *lifter) str(p uint32) string {
-	v := l.view(l.u32(p), l.u32(p+4), 1)
+	v := l.view(l.list(p))
 	if !utf8.Valid(v) {
 		l.fail("a string at %d is not UTF-8", p)
 	}
@@ -80,19 +92,20 @@ func (l *lifter) str(p uint32) string {
 }
 
 func (l *lifter) strings(p uint32) []string {
-	ptr, n := l.u32(p), l.u32(p+4)
-	if l.view(ptr, n, 8) == nil {
+	ptr, n := l.list(p)
+	if l.elements(ptr, n, abi.ListSize) == nil {
 		return nil
 	}
 	out := make([]string, n)
 	for i := range n {
-		out[i] = l.str(ptr + 8*i)
+		out[i] = l.str(ptr + abi.ListSize*i)
 	}
 	return out
 }
 
 func (l *lifter) u64s(p uint32) []uint64 {
-	v := l.view(l.u32(p), l.u32(p+4), 8)
+	ptr, n := l.list(p)
+	v := l.elements(ptr, n, 8)
 	out := make([]uint64, len(v)/8)
 	for i := range out {
 		out[i] = le.Uint64(v[8*i:])
@@ -100,13 +113,13 @@ func (l *lifter) u64s(p uint32) []uint64 {
 	return out
 }
 
-// optU64 is option<u64> (also s64) at p: discriminant, value at p+8.
+// optU64 is option<u64> (also option<s64>, the same layout) at p.
 func (l *lifter) optU64(p uint32) *uint64 {
 	switch l.u8(p) {
 	case 0:
 		return nil
 	case 1:
-		v := l.u64(p + 8)
+		v := l.u64(p + abi.OptionU64Payload)
 		return &v
 	}
 	l.fail("an option at %d has discriminant %d", p, l.u8(p))
@@ -130,81 +143,85 @@ func (l *lifter) lifecycle(p uint32) Lifecycle {
 	return Lifecycle(v)
 }
 
-// callError is the error record at p (kind u8, message at +4).
+// callError is the error record at p.
 func (l *lifter) callError(p uint32) error {
-	kind := l.u8(p)
+	kind := l.u8(p + abi.ErrorKind)
 	if kind > uint8(KindCorruptState) {
 		l.fail("an error kind at %d is %d", p, kind)
 		return nil
 	}
-	return newCallError(ErrorKind(kind), l.str(p+4))
+	return newCallError(ErrorKind(kind), l.str(p+abi.ErrorMessage))
 }
 
-// outcome (48 bytes, align 8) at p.
+// outcome at p.
 func (l *lifter) outcome(p uint32) Outcome {
 	return Outcome{
-		State:           l.lifecycle(p),
-		Committed:       l.u64s(p + 4),
-		TagsCreated:     l.strings(p + 12),
-		TagsDeleted:     l.strings(p + 20),
-		RestartRequired: l.bool(p + 28),
-		CommittedUpTo:   l.optU64(p + 32),
+		State:           l.lifecycle(p + abi.OutcomeState),
+		Committed:       l.u64s(p + abi.OutcomeCommitted),
+		TagsCreated:     l.strings(p + abi.OutcomeTagsCreated),
+		TagsDeleted:     l.strings(p + abi.OutcomeTagsDeleted),
+		RestartRequired: l.bool(p + abi.OutcomeRestartRequired),
+		CommittedUpTo:   l.optU64(p + abi.OutcomeCommittedUpTo),
 	}
 }
 
-// entry (40 bytes, align 8) at p.
+// entry at p.
 func (l *lifter) entry(p uint32) Entry {
-	ptr, n := l.u32(p+8), l.u32(p+12)
+	ptr, n := l.list(p + abi.EntryCommittables)
 	var committables [][]byte
-	if l.view(ptr, n, 8) != nil {
+	if l.elements(ptr, n, abi.ListSize) != nil {
 		committables = make([][]byte, n)
 		for i := range n {
-			committables[i] = l.bytes(ptr + 8*i)
+			committables[i] = l.bytes(ptr + abi.ListSize*i)
 		}
 	}
-	return Entry{Checkpoint: l.u64(p), Committables: committables, Watermark: l.optS64(p + 16), Savepoint: l.bool(p + 32)}
+	return Entry{
+		Checkpoint: l.u64(p + abi.EntryCheckpoint), Committables: committables,
+		Watermark: l.optS64(p + abi.EntryWatermark), Savepoint: l.bool(p + abi.EntrySavepoint),
+	}
 }
 
-// snapshot (56 bytes, align 8) at p.
+// snapshot at p; its committables are tuple<u32, list<u8>>.
 func (l *lifter) snapshot(p uint32) Snapshot {
-	ptr, n := l.u32(p+48), l.u32(p+52)
+	ptr, n := l.list(p + abi.SnapshotCommittables)
 	var committables []Committable
-	if l.view(ptr, n, 12) != nil {
+	if l.elements(ptr, n, abi.TupleU32ListU8Size) != nil {
 		committables = make([]Committable, n)
 		for i := range n {
-			e := ptr + 12*i
-			committables[i] = Committable{Subtask: l.u32(e), Bytes: l.bytes(e + 4)}
+			e := ptr + abi.TupleU32ListU8Size*i
+			committables[i] = Committable{Subtask: l.u32(e + abi.TupleU32ListU8F0), Bytes: l.bytes(e + abi.TupleU32ListU8F1)}
 		}
 	}
 	return Snapshot{
-		ID: l.u64(p), CommitUser: l.str(p + 8), Identifier: l.u64(p + 16),
-		Watermark: l.optS64(p + 24), TimeMs: l.u64(p + 40), Committables: committables,
+		ID: l.u64(p + abi.SnapshotId), CommitUser: l.str(p + abi.SnapshotCommitUser),
+		Identifier: l.u64(p + abi.SnapshotIdentifier), Watermark: l.optS64(p + abi.SnapshotWatermark),
+		TimeMs: l.u64(p + abi.SnapshotTimeMs), Committables: committables,
 	}
 }
 
-// tag (48 bytes, align 8) at p.
+// tag at p.
 func (l *lifter) tag(p uint32) Tag {
 	return Tag{
-		Name: l.str(p), SnapshotID: l.u64(p + 8), Identifier: l.u64(p + 16),
-		CreateTimeMs: l.u64(p + 24), ExpireTimeMs: l.optU64(p + 32),
+		Name: l.str(p + abi.TagName), SnapshotID: l.u64(p + abi.TagSnapshotId),
+		Identifier: l.u64(p + abi.TagIdentifier), CreateTimeMs: l.u64(p + abi.TagCreateTimeMs),
+		ExpireTimeMs: l.optU64(p + abi.TagExpireTimeMs),
 	}
 }
 
-// batchOutcome (56 bytes, align 8) at p: state @0, committed-up-to
-// option<u64> @8, effects option<batch-effects> @24 (payload @28:
-// committed, tags-created, tags-deleted lists, restart-required @24+28).
+// batchOutcome at p; its effects are an option<batch-effects>.
 func (l *lifter) batchOutcome(p uint32) BatchOutcome {
-	out := BatchOutcome{State: l.lifecycle(p), CommittedUpTo: l.optU64(p + 8)}
-	switch l.u8(p + 24) {
+	out := BatchOutcome{State: l.lifecycle(p + abi.BatchOutcomeState), CommittedUpTo: l.optU64(p + abi.BatchOutcomeCommittedUpTo)}
+	opt := p + abi.BatchOutcomeEffects
+	switch l.u8(opt) {
 	case 0:
 	case 1:
-		e := p + 28
+		e := opt + abi.OptionBatchEffectsPayload
 		out.Effects = &BatchEffects{
-			Committed: l.u64s(e), TagsCreated: l.strings(e + 8), TagsDeleted: l.strings(e + 16),
-			RestartRequired: l.bool(e + 24),
+			Committed: l.u64s(e + abi.BatchEffectsCommitted), TagsCreated: l.strings(e + abi.BatchEffectsTagsCreated),
+			TagsDeleted: l.strings(e + abi.BatchEffectsTagsDeleted), RestartRequired: l.bool(e + abi.BatchEffectsRestartRequired),
 		}
 	default:
-		l.fail("an option at %d has discriminant %d", p+24, l.u8(p+24))
+		l.fail("an option at %d has discriminant %d", opt, l.u8(opt))
 	}
 	return out
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/sink-coordinator/sink-coordinator-go/internal/abi"
 )
 
 // Options configure a Runtime.
@@ -66,37 +68,37 @@ const (
 	fnCount
 )
 
-// exportSuffixes: the part of each export name after "sink:coordinator/".
-var exportSuffixes = [fnCount]string{
-	fnRealloc:         "",
-	fnCoordNew:        "coordinator@V#[constructor]coordinator",
-	fnCoordDtor:       "coordinator@V#[dtor]coordinator",
-	fnSetLimits:       "coordinator@V#[method]coordinator.set-limits",
-	fnSetTableFormat:  "coordinator@V#[method]coordinator.set-table-format",
-	fnStart:           "coordinator@V#[method]coordinator.start",
-	fnEvent:           "coordinator@V#[method]coordinator.event",
-	fnEvents:          "coordinator@V#[method]coordinator.events",
-	fnEventsPacked:    "coordinator@V#[method]coordinator.events-packed",
-	fnRestored:        "coordinator@V#[method]coordinator.restored",
-	fnSubtaskReset:    "coordinator@V#[method]coordinator.subtask-reset",
-	fnCheckpoint:      "coordinator@V#[method]coordinator.checkpoint",
-	fnComplete:        "coordinator@V#[method]coordinator.checkpoint-complete",
-	fnAborted:         "coordinator@V#[method]coordinator.checkpoint-aborted",
-	fnClose:           "coordinator@V#[method]coordinator.close",
-	fnState:           "coordinator@V#[method]coordinator.state",
-	fnCommittedUpTo:   "coordinator@V#[method]coordinator.committed-up-to",
-	fnWriterNew:       "writer@V#[constructor]writer",
-	fnWriterDtor:      "writer@V#[dtor]writer",
-	fnReport:          "writer@V#[method]writer.report",
-	fnEndInput:        "writer@V#[method]writer.end-input",
-	fnWriterCommitted: "writer@V#[method]writer.committed",
-	fnWriterAborted:   "writer@V#[method]writer.checkpoint-aborted",
-	fnWriterState:     "writer@V#[method]writer.state",
-	fnWriterRestore:   "writer@V#[method]writer.restore",
-	fnLatestSnapshot:  "table@V#latest-snapshot",
-	fnSnapshotByID:    "table@V#snapshot-by-id",
-	fnListSnapshots:   "table@V#list-snapshots",
-	fnListTags:        "table@V#list-tags",
+// exports: each export this host calls (fnRealloc is cabi_realloc),
+// from the layouts generated from the WIT (package abi).
+var exports = [fnCount]abi.Export{
+	fnCoordNew:        abi.CoordinatorConstructor,
+	fnCoordDtor:       abi.CoordinatorDtor,
+	fnSetLimits:       abi.CoordinatorSetLimits,
+	fnSetTableFormat:  abi.CoordinatorSetTableFormat,
+	fnStart:           abi.CoordinatorStart,
+	fnEvent:           abi.CoordinatorEvent,
+	fnEvents:          abi.CoordinatorEvents,
+	fnEventsPacked:    abi.CoordinatorEventsPacked,
+	fnRestored:        abi.CoordinatorRestored,
+	fnSubtaskReset:    abi.CoordinatorSubtaskReset,
+	fnCheckpoint:      abi.CoordinatorCheckpoint,
+	fnComplete:        abi.CoordinatorCheckpointComplete,
+	fnAborted:         abi.CoordinatorCheckpointAborted,
+	fnClose:           abi.CoordinatorClose,
+	fnState:           abi.CoordinatorState,
+	fnCommittedUpTo:   abi.CoordinatorCommittedUpTo,
+	fnWriterNew:       abi.WriterConstructor,
+	fnWriterDtor:      abi.WriterDtor,
+	fnReport:          abi.WriterReport,
+	fnEndInput:        abi.WriterEndInput,
+	fnWriterCommitted: abi.WriterCommitted,
+	fnWriterAborted:   abi.WriterCheckpointAborted,
+	fnWriterState:     abi.WriterState,
+	fnWriterRestore:   abi.WriterRestore,
+	fnLatestSnapshot:  abi.TableLatestSnapshot,
+	fnSnapshotByID:    abi.TableSnapshotById,
+	fnListSnapshots:   abi.TableListSnapshots,
+	fnListTags:        abi.TableListTags,
 }
 
 // optional exports: added within 0.2 (a 0.2.1 module lacks events-packed,
@@ -112,7 +114,7 @@ type Runtime struct {
 	sha256   string
 	format   TableFormat // Options.TableFormat
 	names    [fnCount]string
-	posts    [fnCount]string // "" where the export has no cabi_post_
+	posts    [fnCount]string // "" where the export has no cabi_post_ (abi.Export.PostReturn)
 	has      [fnCount]bool
 }
 
@@ -169,9 +171,9 @@ func newRuntime(ctx context.Context, rt wazero.Runtime, core []byte) (*Runtime, 
 	if err != nil {
 		return nil, fmt.Errorf("sinkcoord: not a core module: %w", err)
 	}
-	exports := compiled.ExportedFunctions()
-	names := make([]string, 0, len(exports))
-	for n := range exports {
+	exported := compiled.ExportedFunctions()
+	names := make([]string, 0, len(exported))
+	for n := range exported {
 		names = append(names, n)
 	}
 	version, err := checkVersion(names)
@@ -180,18 +182,22 @@ func newRuntime(ctx context.Context, rt wazero.Runtime, core []byte) (*Runtime, 
 	}
 	sum := sha256.Sum256(core)
 	r := &Runtime{rt: rt, compiled: compiled, version: version, sha256: hex.EncodeToString(sum[:])}
-	for id, suffix := range exportSuffixes {
+	for id, e := range exports {
 		name := "cabi_realloc"
-		if suffix != "" {
-			name = "sink:coordinator/" + strings.Replace(suffix, "@V", "@"+version, 1)
+		if e.Name != "" {
+			name = "sink:coordinator/" + e.Interface + "@" + version + "#" + e.Name
 		}
 		r.names[id] = name
-		_, r.has[id] = exports[name]
+		_, r.has[id] = exported[name]
 		if !r.has[id] && !optionalExports[fn(id)] {
 			return nil, fmt.Errorf("sinkcoord: the core module (sink:coordinator@%s) does not export %q", version, name)
 		}
-		if _, ok := exports["cabi_post_"+name]; ok {
-			r.posts[id] = "cabi_post_" + name
+		if r.has[id] && e.PostReturn {
+			post := "cabi_post_" + name
+			if _, ok := exported[post]; !ok {
+				return nil, fmt.Errorf("sinkcoord: the core module (sink:coordinator@%s) does not export %q", version, post)
+			}
+			r.posts[id] = post
 		}
 	}
 	if compiled.ExportedMemories()["memory"] == nil {

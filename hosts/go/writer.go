@@ -3,6 +3,8 @@ package sinkcoord
 import (
 	"context"
 	"fmt"
+
+	"github.com/sink-coordinator/sink-coordinator-go/internal/abi"
 )
 
 // Writer is the writer-side half of the protocol (SEMANTICS 11, wit
@@ -41,9 +43,9 @@ func (w *Writer) lock() func() {
 	return w.in.mu.Unlock
 }
 
-// entryCall lifts result<entry, error> (payload at ret + 8).
+// entryCall lifts result<entry, error>.
 func (w *Writer) entryCall(id fn, what string) (Entry, error) {
-	return resultCall(w.in, id, what, 8, (*lifter).entry)
+	return resultCall(w.in, id, what, abi.ResultEntryErrorPayload, (*lifter).entry)
 }
 
 // Report buffers the entry for checkpoint (strictly increasing) and returns
@@ -102,7 +104,7 @@ func (w *Writer) Restore(state []byte, checkpoint CheckpointID) ([]Entry, error)
 		return nil, err
 	}
 	in.stack[0], in.stack[1], in.stack[2], in.stack[3] = uint64(w.self), uint64(p), uint64(n), checkpoint
-	return listCall(in, fnWriterRestore, "restore", 40, (*lifter).entry)
+	return listCall(in, fnWriterRestore, "restore", abi.ResultListEntryErrorPayload, abi.EntrySize, (*lifter).entry)
 }
 
 // Free drops the writer and releases its instance.
@@ -134,14 +136,13 @@ func (t *Table) lock() func() {
 	return t.in.mu.Unlock
 }
 
-// optSnapshot lifts result<option<snapshot>, error>: the error or the
-// option at ret + 8, the snapshot at ret + 16.
+// optSnapshot lifts result<option<snapshot>, error>.
 func (t *Table) optSnapshot(id fn, what string) (*Snapshot, error) {
-	return resultCall(t.in, id, what, 8, func(l *lifter, p uint32) *Snapshot {
+	return resultCall(t.in, id, what, abi.ResultOptionSnapshotErrorPayload, func(l *lifter, p uint32) *Snapshot {
 		switch l.u8(p) {
 		case 0:
 		case 1:
-			s := l.snapshot(p + 8)
+			s := l.snapshot(p + abi.OptionSnapshotPayload)
 			return &s
 		default:
 			l.fail("an option at %d has discriminant %d", p, l.u8(p))
@@ -163,12 +164,12 @@ func (t *Table) SnapshotByID(id uint64) (*Snapshot, error) {
 	return t.optSnapshot(fnSnapshotByID, "snapshot-by-id")
 }
 
-// listCall lifts result<list<T>, error> (list at ret + 4, error at ret + 4):
-// elements of size bytes, each lifted by lift.
-func listCall[T any](in *instance, id fn, what string, size uint32, lift func(*lifter, uint32) T) ([]T, error) {
-	return resultCall(in, id, what, 4, func(l *lifter, p uint32) []T {
-		ptr, n := l.u32(p), l.u32(p+4)
-		if l.view(ptr, n, size) == nil {
+// listCall lifts result<list<T>, error> (payload at ret + at): elements
+// of size bytes, each lifted by lift.
+func listCall[T any](in *instance, id fn, what string, at, size uint32, lift func(*lifter, uint32) T) ([]T, error) {
+	return resultCall(in, id, what, at, func(l *lifter, p uint32) []T {
+		ptr, n := l.list(p)
+		if l.elements(ptr, n, size) == nil {
 			return nil
 		}
 		out := make([]T, n)
@@ -182,13 +183,13 @@ func listCall[T any](in *instance, id fn, what string, size uint32, lift func(*l
 // ListSnapshots is every snapshot, by id.
 func (t *Table) ListSnapshots() ([]Snapshot, error) {
 	defer t.lock()()
-	return listCall(t.in, fnListSnapshots, "list-snapshots", 56, (*lifter).snapshot)
+	return listCall(t.in, fnListSnapshots, "list-snapshots", abi.ResultListSnapshotErrorPayload, abi.SnapshotSize, (*lifter).snapshot)
 }
 
 // ListTags is every tag, by name in byte order.
 func (t *Table) ListTags() ([]Tag, error) {
 	defer t.lock()()
-	return listCall(t.in, fnListTags, "list-tags", 48, (*lifter).tag)
+	return listCall(t.in, fnListTags, "list-tags", abi.ResultListTagErrorPayload, abi.TagSize, (*lifter).tag)
 }
 
 // Free releases the table's instance.

@@ -15,10 +15,18 @@
 //!   `dist/sink-coordinator-<version>.wasm`), without building the guest.
 //! - `check-dist`: the same build into a temporary directory; fails when
 //!   `dist/` holds other bytes than the sources build (core module included).
+//! - `abi-layout`: writes the canonical-ABI layouts of `wit/` that the Go,
+//!   JVM, Python and Node hosts use (`hosts/abi/layout.json` and one
+//!   constants file per language; see [`abi_layout`], [`abi_emit`]).
+//! - `abi-check`: fails when one of those files is stale, or when the
+//!   committed core module's exports and post-returns are not the ones the
+//!   description names.
 //!
 //! The bytes are reproducible whatever the checkout's path, the cargo home,
 //! the user or the machine (see [`build`]).
 
+mod abi_emit;
+mod abi_layout;
 mod build;
 mod core_module;
 
@@ -30,7 +38,8 @@ use anyhow::{bail, Context as _, Result};
 const USAGE: &str =
     "usage: cargo run -p xtask -- component [--out-dir DIR] [--workspace DIR]\n       \
                      cargo run -p xtask -- core-module [--component FILE] [--out-dir DIR]\n       \
-                     cargo run -p xtask -- check-dist";
+                     cargo run -p xtask -- check-dist\n       \
+                     cargo run -p xtask -- abi-layout | abi-check";
 
 fn main() -> ExitCode {
     match run(std::env::args().skip(1).collect()) {
@@ -94,8 +103,47 @@ fn run(args: Vec<String>) -> Result<()> {
         "check-dist" if out_dir.is_none() && workspace.is_none() && component.is_none() => {
             check_dist(&root)
         }
+        "abi-layout" if out_dir.is_none() && workspace.is_none() && component.is_none() => {
+            let layout = abi_layout::describe(&root.join("wit"))?;
+            for f in abi_emit::write(&root, &layout)? {
+                println!("{}", f.display());
+            }
+            Ok(())
+        }
+        "abi-check" if out_dir.is_none() && workspace.is_none() && component.is_none() => {
+            abi_check(&root)
+        }
         _ => bail!("{USAGE}"),
     }
+}
+
+/// The generated layout files match `wit/`, and the committed core module
+/// of the WIT version exports what they describe.
+fn abi_check(root: &Path) -> Result<()> {
+    let layout = abi_layout::describe(&root.join("wit"))?;
+    let stale = abi_emit::stale(root, &layout)?;
+    if !stale.is_empty() {
+        let names: Vec<String> = stale.iter().map(|p| p.display().to_string()).collect();
+        bail!(
+            "the ABI layout files are stale ({}): run `cargo run -p xtask -- abi-layout` and commit them",
+            names.join(", ")
+        );
+    }
+    let version = build::wit_version(&root.join("wit"))?;
+    let core = root
+        .join("dist")
+        .join(format!("sink-coordinator-{version}.core.wasm"));
+    let bytes = std::fs::read(&core).with_context(|| format!("cannot read {}", core.display()))?;
+    abi_emit::check_core_module(&layout, &bytes, &version)
+        .with_context(|| format!("{}", core.display()))?;
+    println!(
+        "ABI layouts are up to date ({} types, {} exports, {} imports; {} matches them)",
+        layout.types.len(),
+        layout.exports.len(),
+        layout.imports.len(),
+        core.display()
+    );
+    Ok(())
 }
 
 /// Writes the core module of an existing component (default: the committed

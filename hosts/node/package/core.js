@@ -14,6 +14,7 @@
 import { readFileSync } from 'node:fs';
 
 import { Guest, LIFECYCLE, enumCase, flag, s64, u32, u64, writeBlock } from './core_abi.js';
+import * as L from './layout.js';
 import { BackendError } from './errors.js';
 import { checkVersion } from './version.js';
 
@@ -67,10 +68,6 @@ class CoreInstance {
     this.storage = storage;
     this.clock = clock;
     this.check = check;
-    const v = engine.version;
-    this.C = `sink:coordinator/coordinator@${v}#`;
-    this.W = `sink:coordinator/writer@${v}#`;
-    this.T = `sink:coordinator/table@${v}#`;
     const instance = new WebAssembly.Instance(engine.module, this.#imports());
     this.guest.bind(instance);
     this.x = instance.exports;
@@ -133,12 +130,14 @@ class CoreInstance {
     } catch (e) {
       if (!(e instanceof BackendError)) throw e;
       const kind = enumCase(STORAGE_ERROR, e.kind, 'storage-error');
-      const p = this.guest.lowerString(e.message);
-      const dv = this.guest.dv;
-      dv.setUint8(ret, 1);
-      dv.setUint8(ret + 4, kind);
-      dv.setUint32(ret + 8, p, true);
-      dv.setUint32(ret + 12, this.guest.len, true);
+      const g = this.guest;
+      const p = g.lowerString(e.message);
+      // Every storage import's result<T, storage-error> has its payload
+      // at one offset (layout.js), so one err case serves all five.
+      const err = ret + L.RESULT_STORAGE_ERROR.payload;
+      g.dv.setUint8(ret, 1);
+      g.dv.setUint8(err, kind);
+      g.setList(err + L.STORAGE_ERROR.payload, p, g.len);
       return { ok: false };
     }
     return { ok: true, value };
@@ -149,16 +148,16 @@ class CoreInstance {
     const r = this.#storageCall(ret, () => this.storage.get(key));
     if (!r.ok) return;
     const g = this.guest;
+    const opt = ret + L.RESULT_OPTION_LIST_U8_STORAGE_ERROR.payload;
     if (r.value === undefined || r.value === null) {
       g.dv.setUint8(ret, 0);
-      g.dv.setUint8(ret + 4, 0);
+      g.dv.setUint8(opt, 0);
       return;
     }
     const p = g.lowerBytes(r.value);
     g.dv.setUint8(ret, 0);
-    g.dv.setUint8(ret + 4, 1);
-    g.dv.setUint32(ret + 8, p, true);
-    g.dv.setUint32(ret + 12, g.len, true);
+    g.dv.setUint8(opt, 1);
+    g.setList(opt + L.OPTION_LIST_U8.payload, p, g.len);
   }
 
   #putIfAbsent(kp, kl, vp, vl, ret) {
@@ -167,7 +166,7 @@ class CoreInstance {
     const r = this.#storageCall(ret, () => this.storage.putIfAbsent(key, value));
     if (!r.ok) return;
     this.guest.dv.setUint8(ret, 0);
-    this.guest.dv.setUint8(ret + 4, flag(r.value));
+    this.guest.dv.setUint8(ret + L.RESULT_BOOL_STORAGE_ERROR.payload, flag(r.value));
   }
 
   #put(kp, kl, vp, vl, ret) {
@@ -188,27 +187,31 @@ class CoreInstance {
     const keys = r.value;
     if (!Array.isArray(keys)) throw new TypeError(`list returned ${typeof keys}, not an array of keys`);
     const g = this.guest;
-    const base = g.alloc(4, keys.length * 8);
+    const base = g.alloc(L.LIST.align, keys.length * L.LIST.size);
     for (let i = 0; i < keys.length; i++) {
       const p = g.lowerString(keys[i]);
-      g.dv.setUint32(base + 8 * i, p, true);
-      g.dv.setUint32(base + 8 * i + 4, g.len, true);
+      g.setList(base + L.LIST.size * i, p, g.len);
     }
     g.dv.setUint8(ret, 0);
-    g.dv.setUint32(ret + 4, base, true);
-    g.dv.setUint32(ret + 8, keys.length, true);
+    g.setList(ret + L.RESULT_LIST_STRING_STORAGE_ERROR.payload, base, keys.length);
   }
 
   // -------------------------------------------------------------------------
   // Calls into the guest
   // -------------------------------------------------------------------------
 
-  has(name) {
-    return this.engine.exportNames.has(name);
+  /** The core name of `e` (a layout.js export) in this module's version. */
+  name(e) {
+    return `sink:coordinator/${e.interface}@${this.engine.version}#${e.name}`;
   }
 
-  /** Calls export `name`; its lowering is done by `lower` inside the guard. */
-  call(name, lower) {
+  has(e) {
+    return this.engine.exportNames.has(this.name(e));
+  }
+
+  /** Calls export `e`; its lowering is done by `lower` inside the guard. */
+  call(e, lower) {
+    const name = this.name(e);
     if (this.busy) throw new Error(`${name}: the instance is already running a call (a storage or clock callback called into it)`);
     const f = this.x[name];
     if (typeof f !== 'function') throw new Error(`the core module (sink:coordinator@${this.engine.version}) does not export ${name}`);
@@ -223,17 +226,16 @@ class CoreInstance {
   }
 
   /**
-   * Calls `name`, lifts its return area with `lift` (which returns
-   * {ok} or {err}), then runs the post-return; the err is thrown after it.
+   * Calls `e`, lifts its return area with `lift` (which returns {ok} or
+   * {err}), then runs its post-return if it has one; the err is thrown after it.
    */
-  callRet(name, lower, lift) {
-    const ret = this.call(name, lower) >>> 0;
+  callRet(e, lower, lift) {
+    const ret = this.call(e, lower) >>> 0;
     const v = lift(ret);
-    const post = `cabi_post_${name}`;
-    if (this.has(post)) {
+    if (e.postReturn) {
       this.busy = true;
       try {
-        this.x[post](ret);
+        this.x[`cabi_post_${this.name(e)}`](ret);
       } finally {
         this.busy = false;
       }
@@ -242,19 +244,22 @@ class CoreInstance {
     return v.ok;
   }
 
-  /** result<outcome, error>: payload at ret + 8. */
+  /** result<outcome, error>. */
   outcomeResult = (ret) => {
     const g = this.guest;
-    return g.dv.getUint8(ret) === 0 ? { ok: g.outcome(ret + 8) } : { err: g.error(ret + 8) };
+    const p = ret + L.RESULT_OUTCOME_ERROR.payload;
+    return g.dv.getUint8(ret) === 0 ? { ok: g.outcome(p) } : { err: g.error(p) };
   };
 
-  /** result<_, error>: the error at ret + 4. */
-  unitResult = (ret) => (this.guest.dv.getUint8(ret) === 0 ? { ok: undefined } : { err: this.guest.error(ret + 4) });
+  /** result<_, error>. */
+  unitResult = (ret) => (this.guest.dv.getUint8(ret) === 0
+    ? { ok: undefined } : { err: this.guest.error(ret + L.RESULT_ERROR.payload) });
 
-  /** result<batch-outcome, batch-error>: payload at ret + 8. */
+  /** result<batch-outcome, batch-error>. */
   batchResult = (ret) => {
     const g = this.guest;
-    return g.dv.getUint8(ret) === 0 ? { ok: g.batchOutcome(ret + 8) } : { err: g.batchError(ret + 8) };
+    const p = ret + L.RESULT_BATCH_OUTCOME_BATCH_ERROR.payload;
+    return g.dv.getUint8(ret) === 0 ? { ok: g.batchOutcome(p) } : { err: g.batchError(p) };
   };
 
   rep(handle) {
@@ -280,9 +285,8 @@ class CoreCoordinator {
 
   constructor(inst, config, restore) {
     this.#i = inst;
-    const C = inst.C;
     const g = inst.guest;
-    const handle = inst.call(`${C}[constructor]coordinator`, () => {
+    const handle = inst.call(L.COORDINATOR_CONSTRUCTOR, () => {
       const { parallelism, commitUser, checkpointing, finalCommit, forceCreateSnapshot, savepointAutoTag, tagTimeRetainedMs, recovery } = config;
       const user = g.lowerString(commitUser);
       const userLen = g.len;
@@ -305,35 +309,35 @@ class CoreCoordinator {
     this.#self = inst.rep(handle);
     // Calls a component older than 0.2.5 (0.2.2) does not have are absent,
     // as on jco's class, so index.js sees the same feature tests.
-    if (!inst.has(`${C}[method]coordinator.set-table-format`)) this.setTableFormat = undefined;
-    if (!inst.has(`${C}[method]coordinator.events-packed`)) {
+    if (!inst.has(L.COORDINATOR_SET_TABLE_FORMAT)) this.setTableFormat = undefined;
+    if (!inst.has(L.COORDINATOR_EVENTS_PACKED)) {
       this.eventsPacked = undefined;
       this.eventsPlanned = undefined;
     }
   }
 
-  #outcome(method, lower) {
+  #outcome(e, lower) {
     const self = this.#self;
-    return this.#i.callRet(`${this.#i.C}[method]coordinator.${method}`, () => [self, ...lower()], this.#i.outcomeResult);
+    return this.#i.callRet(e, () => [self, ...lower()], this.#i.outcomeResult);
   }
 
   setLimits(l) {
     const self = this.#self;
-    this.#i.callRet(`${this.#i.C}[method]coordinator.set-limits`,
+    this.#i.callRet(L.COORDINATOR_SET_LIMITS,
       () => [self, u64(l.maxCommittableBytes), u64(l.maxEventBytes), u64(l.maxSnapshotBytes)], this.#i.unitResult);
   }
 
   setTableFormat(format) {
     const self = this.#self;
-    this.#i.callRet(`${this.#i.C}[method]coordinator.set-table-format`,
+    this.#i.callRet(L.COORDINATOR_SET_TABLE_FORMAT,
       () => [self, enumCase(TABLE_FORMAT, format, 'table-format')], this.#i.unitResult);
   }
 
-  start() { return this.#outcome('start', () => []); }
+  start() { return this.#outcome(L.COORDINATOR_START, () => []); }
 
   event(subtask, attempt, entry) {
     const g = this.#i.guest;
-    return this.#outcome('event', () => {
+    return this.#outcome(L.COORDINATOR_EVENT, () => {
       const checkpoint = u64(entry.checkpoint);
       const p = g.lowerByteLists(entry.committables);
       const wm = entry.watermark;
@@ -343,30 +347,30 @@ class CoreCoordinator {
   }
 
   /**
-   * A batch call: `method` with the list of `items` as records of 48 bytes
-   * (align 8), each lowered at `at` by lowerAt(item, at).
+   * A batch call: export `e` with the list of `items` as records of `record`'s
+   * layout (layout.js), each lowered at `at` by lowerAt(item, at).
    */
-  #batch(method, items, lowerAt) {
+  #batch(e, record, items, lowerAt) {
     const inst = this.#i;
     const g = inst.guest;
     const self = this.#self;
-    return inst.callRet(`${inst.C}[method]coordinator.${method}`, () => {
+    return inst.callRet(e, () => {
       const list = Array.isArray(items) ? items : Array.from(items);
-      const base = g.alloc(8, list.length * 48);
-      for (let i = 0; i < list.length; i++) lowerAt(list[i], base + 48 * i);
+      const base = g.alloc(record.align, list.length * record.size);
+      for (let i = 0; i < list.length; i++) lowerAt(list[i], base + record.size * i);
       return [self, base, list.length];
     }, inst.batchResult);
   }
 
-  /** list<writer-event>: subtask @0, attempt @4, entry @8. */
+  /** list<writer-event>. */
   events(events) {
     const g = this.#i.guest;
-    return this.#batch('events', events, (e, at) => {
+    return this.#batch(L.COORDINATOR_EVENTS, L.WRITER_EVENT, events, (e, at) => {
       const subtask = u32(e.subtask);
       const attempt = u32(e.attempt);
-      g.lowerEntryAt(at + 8, e.entry);
-      g.dv.setUint32(at, subtask, true);
-      g.dv.setUint32(at + 4, attempt, true);
+      g.lowerEntryAt(at + L.WRITER_EVENT.entry, e.entry);
+      g.dv.setUint32(at + L.WRITER_EVENT.subtask, subtask, true);
+      g.dv.setUint32(at + L.WRITER_EVENT.attempt, attempt, true);
     });
   }
 
@@ -376,7 +380,7 @@ class CoreCoordinator {
    */
   eventsPacked(events) {
     const g = this.#i.guest;
-    return this.#batch('events-packed', events, (e, at) => {
+    return this.#batch(L.COORDINATOR_EVENTS_PACKED, L.PACKED_EVENT, events, (e, at) => {
       const p = g.lowerBytes(e.committables);
       g.lowerPackedEventAt(at, e, p, g.len);
     });
@@ -389,7 +393,7 @@ class CoreCoordinator {
    */
   eventsPlanned(plan) {
     const g = this.#i.guest;
-    return this.#batch('events-packed', plan, (e, at) => {
+    return this.#batch(L.COORDINATOR_EVENTS_PACKED, L.PACKED_EVENT, plan, (e, at) => {
       const p = g.alloc(1, e.size);
       // A committable whose length changed since the plan (a getter) must
       // not write past the allocation the guest will free.
@@ -400,36 +404,37 @@ class CoreCoordinator {
 
   restored(subtask, attempt, checkpoint, entries) {
     const g = this.#i.guest;
-    return this.#outcome('restored', () => {
+    return this.#outcome(L.COORDINATOR_RESTORED, () => {
       const list = Array.from(entries);
-      const base = g.alloc(8, list.length * 40);
-      for (let i = 0; i < list.length; i++) g.lowerEntryAt(base + 40 * i, list[i]);
+      const base = g.alloc(L.ENTRY.align, list.length * L.ENTRY.size);
+      for (let i = 0; i < list.length; i++) g.lowerEntryAt(base + L.ENTRY.size * i, list[i]);
       return [u32(subtask), u32(attempt), u64(checkpoint), base, list.length];
     });
   }
 
   subtaskReset(subtask, checkpoint) {
     const some = checkpoint === undefined || checkpoint === null ? 0 : 1;
-    return this.#outcome('subtask-reset', () => [u32(subtask), some, some ? u64(checkpoint) : 0n]);
+    return this.#outcome(L.COORDINATOR_SUBTASK_RESET, () => [u32(subtask), some, some ? u64(checkpoint) : 0n]);
   }
 
-  /** result<list<u8>, error>: both payloads at ret + 4. */
+  /** result<list<u8>, error>. */
   checkpoint(checkpoint) {
     const inst = this.#i;
     const self = this.#self;
-    return inst.callRet(`${inst.C}[method]coordinator.checkpoint`, () => [self, u64(checkpoint)], (ret) => {
+    return inst.callRet(L.COORDINATOR_CHECKPOINT, () => [self, u64(checkpoint)], (ret) => {
       const g = inst.guest;
-      return g.dv.getUint8(ret) === 0 ? { ok: g.bytes(ret + 4) } : { err: g.error(ret + 4) };
+      const p = ret + L.RESULT_LIST_U8_ERROR.payload;
+      return g.dv.getUint8(ret) === 0 ? { ok: g.bytes(p) } : { err: g.error(p) };
     });
   }
 
-  checkpointComplete(checkpoint) { return this.#outcome('checkpoint-complete', () => [u64(checkpoint)]); }
-  checkpointAborted(checkpoint) { return this.#outcome('checkpoint-aborted', () => [u64(checkpoint)]); }
-  close() { return this.#outcome('close', () => []); }
+  checkpointComplete(checkpoint) { return this.#outcome(L.COORDINATOR_CHECKPOINT_COMPLETE, () => [u64(checkpoint)]); }
+  checkpointAborted(checkpoint) { return this.#outcome(L.COORDINATOR_CHECKPOINT_ABORTED, () => [u64(checkpoint)]); }
+  close() { return this.#outcome(L.COORDINATOR_CLOSE, () => []); }
 
   state() {
     const self = this.#self;
-    const v = this.#i.call(`${this.#i.C}[method]coordinator.state`, () => [self]);
+    const v = this.#i.call(L.COORDINATOR_STATE, () => [self]);
     const state = LIFECYCLE[v];
     if (state === undefined) throw new TypeError(`invalid lifecycle discriminant ${v}`);
     return state;
@@ -439,7 +444,7 @@ class CoreCoordinator {
   committedUpTo() {
     const inst = this.#i;
     const self = this.#self;
-    return inst.callRet(`${inst.C}[method]coordinator.committed-up-to`, () => [self], (ret) => ({ ok: inst.guest.optU64(ret) }));
+    return inst.callRet(L.COORDINATOR_COMMITTED_UP_TO, () => [self], (ret) => ({ ok: inst.guest.optU64(ret) }));
   }
 }
 
@@ -450,22 +455,24 @@ class CoreWriter {
 
   constructor(inst, subtask) {
     this.#i = inst;
-    this.#self = inst.rep(inst.call(`${inst.W}[constructor]writer`, () => [u32(subtask)]));
+    this.#self = inst.rep(inst.call(L.WRITER_CONSTRUCTOR, () => [u32(subtask)]));
   }
 
+  /** result<entry, error>. */
   #entryResult = (ret) => {
     const g = this.#i.guest;
-    return g.dv.getUint8(ret) === 0 ? { ok: g.entry(ret + 8) } : { err: g.error(ret + 8) };
+    const p = ret + L.RESULT_ENTRY_ERROR.payload;
+    return g.dv.getUint8(ret) === 0 ? { ok: g.entry(p) } : { err: g.error(p) };
   };
 
-  #call(method, lower, lift) {
+  #call(e, lower, lift) {
     const self = this.#self;
-    return this.#i.callRet(`${this.#i.W}[method]writer.${method}`, () => [self, ...lower()], lift);
+    return this.#i.callRet(e, () => [self, ...lower()], lift);
   }
 
   report(checkpoint, committables, watermark, savepoint) {
     const g = this.#i.guest;
-    return this.#call('report', () => {
+    return this.#call(L.WRITER_REPORT, () => {
       const cp = u64(checkpoint);
       const p = g.lowerByteLists(committables);
       const some = watermark === undefined || watermark === null ? 0 : 1;
@@ -475,29 +482,32 @@ class CoreWriter {
 
   endInput(committables, watermark) {
     const g = this.#i.guest;
-    return this.#call('end-input', () => {
+    return this.#call(L.WRITER_END_INPUT, () => {
       const p = g.lowerByteLists(committables);
       const some = watermark === undefined || watermark === null ? 0 : 1;
       return [p, g.len, some, some ? s64(watermark) : 0n];
     }, this.#entryResult);
   }
 
-  committed(checkpoint) { this.#call('committed', () => [u64(checkpoint)], this.#i.unitResult); }
-  checkpointAborted(checkpoint) { this.#call('checkpoint-aborted', () => [u64(checkpoint)], this.#i.unitResult); }
+  committed(checkpoint) { this.#call(L.WRITER_COMMITTED, () => [u64(checkpoint)], this.#i.unitResult); }
+  checkpointAborted(checkpoint) { this.#call(L.WRITER_CHECKPOINT_ABORTED, () => [u64(checkpoint)], this.#i.unitResult); }
 
-  /** list<u8> through a return area: (ptr, len) at ret. */
+  /** list<u8> through a return area: its descriptor at ret. */
   state() {
-    return this.#call('state', () => [], (ret) => ({ ok: this.#i.guest.bytes(ret) }));
+    return this.#call(L.WRITER_STATE, () => [], (ret) => ({ ok: this.#i.guest.bytes(ret) }));
   }
 
-  /** result<list<entry>, error>: both payloads at ret + 4. */
+  /** result<list<entry>, error>. */
   restore(state, checkpoint) {
     const g = this.#i.guest;
-    return this.#call('restore', () => {
+    return this.#call(L.WRITER_RESTORE, () => {
       const p = g.lowerBytes(state);
       const n = g.len;
       return [p, n, u64(checkpoint)];
-    }, (ret) => (g.dv.getUint8(ret) === 0 ? { ok: g.entries(ret + 4) } : { err: g.error(ret + 4) }));
+    }, (ret) => {
+      const p = ret + L.RESULT_LIST_ENTRY_ERROR.payload;
+      return g.dv.getUint8(ret) === 0 ? { ok: g.entries(p) } : { err: g.error(p) };
+    });
   }
 }
 
@@ -509,34 +519,36 @@ class CoreTable {
     this.#i = inst;
   }
 
-  /** result<option<snapshot>, error>: the option (or error) at ret + 8, the snapshot at ret + 16. */
+  /** result<option<snapshot>, error>. */
   #optSnapshot = (ret) => {
     const g = this.#i.guest;
-    if (g.dv.getUint8(ret) !== 0) return { err: g.error(ret + 8) };
-    const d = g.dv.getUint8(ret + 8);
+    const p = ret + L.RESULT_OPTION_SNAPSHOT_ERROR.payload;
+    if (g.dv.getUint8(ret) !== 0) return { err: g.error(p) };
+    const d = g.dv.getUint8(p);
     if (d > 1) throw new TypeError(`invalid variant discriminant ${d} for option`);
-    return { ok: d === 0 ? undefined : g.snapshot(ret + 16) };
+    return { ok: d === 0 ? undefined : g.snapshot(p + L.OPTION_SNAPSHOT.payload) };
   };
 
-  /** result<list<T>, error>: both payloads at ret + 4. */
-  #listResult = (size, one) => (ret) => {
+  /** result<list<T>, error> (`result`'s layout): elements of `size` bytes lifted by `one`. */
+  #listResult = (result, size, one) => (ret) => {
     const g = this.#i.guest;
-    return g.dv.getUint8(ret) === 0 ? { ok: g.list(ret + 4, size, one) } : { err: g.error(ret + 4) };
+    const p = ret + result.payload;
+    return g.dv.getUint8(ret) === 0 ? { ok: g.list(p, size, one) } : { err: g.error(p) };
   };
 
   latestSnapshot() {
-    return this.#i.callRet(`${this.#i.T}latest-snapshot`, () => [], this.#optSnapshot);
+    return this.#i.callRet(L.TABLE_LATEST_SNAPSHOT, () => [], this.#optSnapshot);
   }
 
   snapshotById(id) {
-    return this.#i.callRet(`${this.#i.T}snapshot-by-id`, () => [u64(id)], this.#optSnapshot);
+    return this.#i.callRet(L.TABLE_SNAPSHOT_BY_ID, () => [u64(id)], this.#optSnapshot);
   }
 
   listSnapshots() {
-    return this.#i.callRet(`${this.#i.T}list-snapshots`, () => [], this.#listResult(56, this.#i.guest.snapshot));
+    return this.#i.callRet(L.TABLE_LIST_SNAPSHOTS, () => [], this.#listResult(L.RESULT_LIST_SNAPSHOT_ERROR, L.SNAPSHOT.size, this.#i.guest.snapshot));
   }
 
   listTags() {
-    return this.#i.callRet(`${this.#i.T}list-tags`, () => [], this.#listResult(48, this.#i.guest.tag));
+    return this.#i.callRet(L.TABLE_LIST_TAGS, () => [], this.#listResult(L.RESULT_LIST_TAG_ERROR, L.TAG.size, this.#i.guest.tag));
   }
 }

@@ -1,13 +1,15 @@
 // The canonical ABI of the sink-coordinator's core module, by hand: one
 // Guest per instance reads and writes its linear memory through typed-array
 // views and allocates with the guest's cabi_realloc. Layouts: docs/embedding.md
-// section 4. Values come out in the shapes jco gives (camelCase records,
+// section 4; the offsets and sizes are layout.js's, generated from the WIT. Values come out in the shapes jco gives (camelCase records,
 // `undefined` for none, BigUint64Array for list<u64>, Uint8Array for bytes),
 // with record keys in WIT order, so a result prints the same on either runtime.
 //
 // Anything the guest hands back that breaks the ABI (a pointer outside
 // memory, a discriminant out of range) throws: the call traps and the
 // package drops the instance, as for any trap.
+
+import * as L from './layout.js';
 
 export const LIFECYCLE = Object.freeze(['created', 'restoring', 'running', 'closed', 'failed']);
 export const ERROR_KINDS = Object.freeze([
@@ -168,41 +170,45 @@ export class Guest {
     return p;
   }
 
-  /** list<list<u8>>: the (ptr, len) array after each element's own bytes. */
+  /** A list or string descriptor (ptr, len) at `at`. */
+  setList(at, ptr, len) {
+    this.dv.setUint32(at + L.LIST.ptr, ptr, true);
+    this.dv.setUint32(at + L.LIST.len, len, true);
+  }
+
+  /** list<list<u8>>: the descriptor array after each element's own bytes. */
   lowerByteLists(lists) {
     const list = Array.isArray(lists) ? lists : Array.from(lists);
     const n = list.length;
-    const base = this.alloc(4, n * 8);
+    const base = this.alloc(L.LIST.align, n * L.LIST.size);
     for (let i = 0; i < n; i++) {
       const p = this.lowerBytes(list[i]);
-      this.dv.setUint32(base + 8 * i, p, true);
-      this.dv.setUint32(base + 8 * i + 4, this.len, true);
+      this.setList(base + L.LIST.size * i, p, this.len);
     }
     this.len = n;
     return base;
   }
 
-  /** An entry record (40 bytes) at `at`, its committables lowered first. */
+  /** An entry record at `at`, its committables lowered first. */
   lowerEntryAt(at, e) {
     const checkpoint = u64(e.checkpoint);
     const p = this.lowerByteLists(e.committables);
     const dv = this.dv;
-    dv.setBigUint64(at, checkpoint, true);
-    dv.setUint32(at + 8, p, true);
-    dv.setUint32(at + 12, this.len, true);
+    dv.setBigUint64(at + L.ENTRY.checkpoint, checkpoint, true);
+    this.setList(at + L.ENTRY.committables, p, this.len);
+    const wm = at + L.ENTRY.watermark;
     if (e.watermark === undefined || e.watermark === null) {
-      dv.setUint8(at + 16, 0);
+      dv.setUint8(wm, 0);
     } else {
-      dv.setUint8(at + 16, 1);
-      dv.setBigInt64(at + 24, s64(e.watermark), true);
+      dv.setUint8(wm, 1);
+      dv.setBigInt64(wm + L.OPTION_S64.payload, s64(e.watermark), true);
     }
-    dv.setUint8(at + 32, flag(e.savepoint));
+    dv.setUint8(at + L.ENTRY.savepoint, flag(e.savepoint));
   }
 
   /**
-   * A packed-event record (48 bytes) at `at`: subtask @0, attempt @4,
-   * checkpoint @8, its block (already lowered at `p`, `len` bytes) @16,
-   * watermark @24, savepoint @40.
+   * A packed-event record at `at`, its block already lowered at `p` (`len`
+   * bytes).
    */
   lowerPackedEventAt(at, e, p, len) {
     const subtask = u32(e.subtask);
@@ -212,14 +218,13 @@ export class Guest {
     const some = wm === undefined || wm === null ? 0 : 1;
     const watermark = some ? s64(wm) : 0n;
     const dv = this.dv;
-    dv.setUint32(at, subtask, true);
-    dv.setUint32(at + 4, attempt, true);
-    dv.setBigUint64(at + 8, checkpoint, true);
-    dv.setUint32(at + 16, p, true);
-    dv.setUint32(at + 20, len, true);
-    dv.setUint8(at + 24, some);
-    dv.setBigInt64(at + 32, watermark, true);
-    dv.setUint8(at + 40, flag(e.savepoint));
+    dv.setUint32(at + L.PACKED_EVENT.subtask, subtask, true);
+    dv.setUint32(at + L.PACKED_EVENT.attempt, attempt, true);
+    dv.setBigUint64(at + L.PACKED_EVENT.checkpoint, checkpoint, true);
+    this.setList(at + L.PACKED_EVENT.committables, p, len);
+    dv.setUint8(at + L.PACKED_EVENT.watermark, some);
+    dv.setBigInt64(at + L.PACKED_EVENT.watermark + L.OPTION_S64.payload, watermark, true);
+    dv.setUint8(at + L.PACKED_EVENT.savepoint, flag(e.savepoint));
   }
 
   // -------------------------------------------------------------------------
@@ -232,36 +237,37 @@ export class Guest {
     return v === 1;
   }
 
-  /** The string whose (ptr, len) is at `p`. */
+  /** The string whose descriptor is at `p`. */
   str(p) {
-    const ptr = this.dv.getUint32(p, true);
-    const len = this.dv.getUint32(p + 4, true);
+    const ptr = this.dv.getUint32(p + L.LIST.ptr, true);
+    const len = this.dv.getUint32(p + L.LIST.len, true);
     return decoder.decode(this.u8.subarray(ptr, this.span(ptr, len, 1)));
   }
 
-  /** The bytes whose (ptr, len) is at `p`, copied. */
+  /** The bytes whose descriptor is at `p`, copied. */
   bytes(p) {
-    const ptr = this.dv.getUint32(p, true);
-    const len = this.dv.getUint32(p + 4, true);
+    const ptr = this.dv.getUint32(p + L.LIST.ptr, true);
+    const len = this.dv.getUint32(p + L.LIST.len, true);
     return this.u8.slice(ptr, this.span(ptr, len, 1));
   }
 
   strings(p) {
-    return this.list(p, 8, this.str);
+    return this.list(p, L.LIST.size, this.str);
   }
 
   u64s(p) {
-    const ptr = this.dv.getUint32(p, true);
-    const n = this.dv.getUint32(p + 4, true);
+    const ptr = this.dv.getUint32(p + L.LIST.ptr, true);
+    const n = this.dv.getUint32(p + L.LIST.len, true);
     return new BigUint64Array(this.u8.buffer.slice(ptr, this.span(ptr, n, 8)));
   }
 
-  /** option<u64> (or s64 with `signed`) at `p`: discriminant, value at p + 8. */
+  /** option<u64> (or, with `signed`, option<s64>: the same layout) at `p`. */
   optU64(p, signed = false) {
     const d = this.dv.getUint8(p);
     if (d === 0) return undefined;
     if (d !== 1) throw new TypeError(`invalid variant discriminant ${d} for option`);
-    return signed ? this.dv.getBigInt64(p + 8, true) : this.dv.getBigUint64(p + 8, true);
+    const v = p + L.OPTION_U64.payload;
+    return signed ? this.dv.getBigInt64(v, true) : this.dv.getBigUint64(v, true);
   }
 
   lifecycle(p) {
@@ -270,97 +276,103 @@ export class Guest {
     return v;
   }
 
-  /** error (12 bytes, align 4): kind @0, message @4. */
+  /** error. */
   error(p) {
-    const kind = ERROR_KINDS[this.dv.getUint8(p)];
-    if (kind === undefined) throw new TypeError(`invalid error-kind discriminant ${this.dv.getUint8(p)}`);
-    return { kind, message: this.str(p + 4) };
+    const d = this.dv.getUint8(p + L.ERROR.kind);
+    const kind = ERROR_KINDS[d];
+    if (kind === undefined) throw new TypeError(`invalid error-kind discriminant ${d}`);
+    return { kind, message: this.str(p + L.ERROR.message) };
   }
 
-  /** outcome (48 bytes, align 8). */
+  /** outcome. */
   outcome(p) {
     return {
-      state: this.lifecycle(p),
-      committed: this.u64s(p + 4),
-      tagsCreated: this.strings(p + 12),
-      tagsDeleted: this.strings(p + 20),
-      restartRequired: this.bool(p + 28),
-      committedUpTo: this.optU64(p + 32),
+      state: this.lifecycle(p + L.OUTCOME.state),
+      committed: this.u64s(p + L.OUTCOME.committed),
+      tagsCreated: this.strings(p + L.OUTCOME.tagsCreated),
+      tagsDeleted: this.strings(p + L.OUTCOME.tagsDeleted),
+      restartRequired: this.bool(p + L.OUTCOME.restartRequired),
+      committedUpTo: this.optU64(p + L.OUTCOME.committedUpTo),
     };
   }
 
-  /** entry (40 bytes, align 8). */
+  /** entry. */
   entry(p) {
-    const committables = this.list(p + 8, 8, this.bytes);
+    const committables = this.list(p + L.ENTRY.committables, L.LIST.size, this.bytes);
     return {
-      checkpoint: this.dv.getBigUint64(p, true),
+      checkpoint: this.dv.getBigUint64(p + L.ENTRY.checkpoint, true),
       committables,
-      watermark: this.optU64(p + 16, true),
-      savepoint: this.bool(p + 32),
+      watermark: this.optU64(p + L.ENTRY.watermark, true),
+      savepoint: this.bool(p + L.ENTRY.savepoint),
     };
   }
 
   entries(p) {
-    return this.list(p, 40, this.entry);
+    return this.list(p, L.ENTRY.size, this.entry);
   }
 
-  /** snapshot (56 bytes, align 8); committables are tuple<u32, list<u8>> of 12 bytes. */
+  /** snapshot; its committables are tuple<u32, list<u8>>. */
   snapshot(p) {
-    const committables = this.list(p + 48, 12, (e) => [this.dv.getUint32(e, true), this.bytes(e + 4)]);
+    const T = L.TUPLE_U32_LIST_U8;
+    const committables = this.list(p + L.SNAPSHOT.committables, T.size,
+      (e) => [this.dv.getUint32(e + T.f0, true), this.bytes(e + T.f1)]);
     return {
-      id: this.dv.getBigUint64(p, true),
-      commitUser: this.str(p + 8),
-      identifier: this.dv.getBigUint64(p + 16, true),
-      watermark: this.optU64(p + 24, true),
-      timeMs: this.dv.getBigUint64(p + 40, true),
+      id: this.dv.getBigUint64(p + L.SNAPSHOT.id, true),
+      commitUser: this.str(p + L.SNAPSHOT.commitUser),
+      identifier: this.dv.getBigUint64(p + L.SNAPSHOT.identifier, true),
+      watermark: this.optU64(p + L.SNAPSHOT.watermark, true),
+      timeMs: this.dv.getBigUint64(p + L.SNAPSHOT.timeMs, true),
       committables,
     };
   }
 
-  /** tag (48 bytes, align 8). */
+  /** tag. */
   tag(p) {
     return {
-      name: this.str(p),
-      snapshotId: this.dv.getBigUint64(p + 8, true),
-      identifier: this.dv.getBigUint64(p + 16, true),
-      createTimeMs: this.dv.getBigUint64(p + 24, true),
-      expireTimeMs: this.optU64(p + 32),
+      name: this.str(p + L.TAG.name),
+      snapshotId: this.dv.getBigUint64(p + L.TAG.snapshotId, true),
+      identifier: this.dv.getBigUint64(p + L.TAG.identifier, true),
+      createTimeMs: this.dv.getBigUint64(p + L.TAG.createTimeMs, true),
+      expireTimeMs: this.optU64(p + L.TAG.expireTimeMs),
     };
   }
 
-  /** list<T> whose (ptr, len) is at `p`, elements of `size` bytes lifted by `one`. */
+  /** list<T> whose descriptor is at `p`, elements of `size` bytes lifted by `one`. */
   list(p, size, one) {
-    const ptr = this.dv.getUint32(p, true);
-    const n = this.dv.getUint32(p + 4, true);
+    const ptr = this.dv.getUint32(p + L.LIST.ptr, true);
+    const n = this.dv.getUint32(p + L.LIST.len, true);
     this.span(ptr, n, size);
     const out = new Array(n);
     for (let i = 0; i < n; i++) out[i] = one.call(this, ptr + size * i);
     return out;
   }
 
-  /**
-   * batch-outcome (56 bytes, align 8): state @0, committed-up-to @8,
-   * effects option @24 with batch-effects (align 4) @28: committed @0,
-   * tags-created @8, tags-deleted @16, restart-required @24.
-   */
+  /** batch-outcome: its effects are an option<batch-effects>. */
   batchOutcome(p) {
-    const d = this.dv.getUint8(p + 24);
+    const opt = p + L.BATCH_OUTCOME.effects;
+    const d = this.dv.getUint8(opt);
     if (d > 1) throw new TypeError(`invalid variant discriminant ${d} for option`);
-    const e = p + 28;
+    const e = opt + L.OPTION_BATCH_EFFECTS.payload;
+    const E = L.BATCH_EFFECTS;
     return {
-      state: this.lifecycle(p),
-      committedUpTo: this.optU64(p + 8),
+      state: this.lifecycle(p + L.BATCH_OUTCOME.state),
+      committedUpTo: this.optU64(p + L.BATCH_OUTCOME.committedUpTo),
       effects: d === 0 ? undefined : {
-        committed: this.u64s(e),
-        tagsCreated: this.strings(e + 8),
-        tagsDeleted: this.strings(e + 16),
-        restartRequired: this.bool(e + 24),
+        committed: this.u64s(e + E.committed),
+        tagsCreated: this.strings(e + E.tagsCreated),
+        tagsDeleted: this.strings(e + E.tagsDeleted),
+        restartRequired: this.bool(e + E.restartRequired),
       },
     };
   }
 
-  /** batch-error (80 bytes, align 8): applied @0, batch-outcome @8, error @64. */
+  /** batch-error. */
   batchError(p) {
-    return { applied: this.dv.getUint32(p, true), outcome: this.batchOutcome(p + 8), error: this.error(p + 64) };
+    const B = L.BATCH_ERROR;
+    return {
+      applied: this.dv.getUint32(p + B.applied, true),
+      outcome: this.batchOutcome(p + B.outcome),
+      error: this.error(p + B.error),
+    };
   }
 }

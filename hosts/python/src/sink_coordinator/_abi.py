@@ -1,6 +1,6 @@
 """The canonical ABI of the coordinator's WIT world, written by hand for the
-core module (docs/embedding.md sections 2 to 4 give every layout used here):
-fast calls into core exports, guest memory access, and the lifting of
+core module (docs/embedding.md sections 2 to 4 give every layout used here;
+the offsets and sizes are ``_layout``'s, generated from the WIT): fast calls into core exports, guest memory access, and the lifting of
 results into the values the handles expect.
 
 **Why by hand.** wasmtime-py's component API converts every byte of a
@@ -31,6 +31,8 @@ from wasmtime import _ffi as ffi
 from wasmtime._func import maybe_raise_last_exn
 from wasmtime.component import Record, Variant
 
+from . import _layout as L
+
 LIFECYCLE = ("created", "restoring", "running", "closed", "failed")
 ERROR_KINDS = ("declined", "storage", "illegal-state", "invalid-event", "invalid-config", "corrupt-state")
 FINAL_COMMIT = {"on-checkpoint": 0, "on-end-input": 1}
@@ -44,7 +46,26 @@ _U8 = struct.Struct("<B").unpack_from
 _U32 = struct.Struct("<I").unpack_from
 _U64 = struct.Struct("<Q").unpack_from
 _S64 = struct.Struct("<q").unpack_from
-_PTRLEN = struct.Struct("<II").unpack_from
+
+
+def layout_codes(*fields: Tuple[int, str], size: int = 0) -> str:
+    """The ``struct`` codes (little-endian, no byte-order prefix) of a value
+    whose fields are ``(offset, codes)`` pairs in offset order, the offsets
+    ``_layout``'s: padding between the fields and up to ``size``. One
+    ``pack_into`` then writes a whole record."""
+    out, at = "", 0
+    for offset, codes in fields + ((size, ""),):
+        if offset < at and codes:
+            raise ValueError(f"a field at {offset} overlaps the one before it (which ends at {at})")
+        out += f"{offset - at}x" if offset > at else ""
+        out += codes
+        at = max(at, offset + struct.calcsize("<" + codes))
+    return out
+
+
+#: A list or string descriptor (ptr, len), as struct codes.
+LIST = layout_codes((L.LIST_PTR, "I"), (L.LIST_LEN, "I"))
+_LIST = struct.Struct("<" + LIST)
 
 
 class Malformed(Exception):
@@ -223,10 +244,10 @@ class Guest:
         """A ``list<list<u8>>`` or ``list<string>``: each element its own
         allocation (the guest frees each with its own layout), then the array
         of (ptr, len) descriptors."""
-        descs = bytearray(8 * len(lists))
+        descs = bytearray(L.LIST_SIZE * len(lists))
         for i, b in enumerate(lists):
-            struct.pack_into("<II", descs, 8 * i, self.lower(b), len(b))
-        return self.lower(bytes(descs), 4), len(lists)
+            _LIST.pack_into(descs, L.LIST_SIZE * i, self.lower(b), len(b))
+        return self.lower(bytes(descs), L.LIST_ALIGN), len(lists)
 
     def put(self, fmt: str, ptr: int, *values: int) -> None:
         """Writes a result into a return area the guest passed."""
@@ -274,7 +295,7 @@ class Guest:
     def view(self, p: int, size: int) -> Tuple[int, int]:
         """The (ptr, count) of a list at ``p`` of ``size``-byte elements,
         checked to lie inside memory."""
-        ptr, n = self.u32(p), self.u32(p + 4)
+        ptr, n = self.u32(p + L.LIST_PTR), self.u32(p + L.LIST_LEN)
         if ptr + n * size > len(self.mem):
             raise Malformed(f"a list at {ptr} ({n} elements of {size} bytes) is outside memory")
         return ptr, n
@@ -290,90 +311,97 @@ class Guest:
             raise Malformed(f"a string at {p} is not UTF-8") from None
 
     def texts(self, p: int) -> List[str]:
-        ptr, n = self.view(p, 8)
-        return [self.text(ptr + 8 * i) for i in range(n)]
+        ptr, n = self.view(p, L.LIST_SIZE)
+        return [self.text(ptr + L.LIST_SIZE * i) for i in range(n)]
 
     def u64s(self, p: int) -> List[int]:
         ptr, n = self.view(p, 8)
         return list(struct.unpack_from(f"<{n}Q", self.mem, ptr)) if n else []
 
     def opt_u64(self, p: int) -> Optional[int]:
-        return self.u64(p + 8) if self.disc(p) else None
+        return self.u64(p + L.OPTION_U64_PAYLOAD) if self.disc(p) else None
 
     def opt_s64(self, p: int) -> Optional[int]:
         if not self.disc(p):
             return None
+        v = p + L.OPTION_S64_PAYLOAD
         try:
-            return int(_S64(self.mem, p + 8)[0])
+            return int(_S64(self.mem, v)[0])
         except struct.error:
-            raise Malformed(f"a result at {p + 8} is outside memory") from None
+            raise Malformed(f"a result at {v} is outside memory") from None
 
     def error(self, p: int) -> Record:
-        """An ``error`` record (kind u8, message at +4)."""
-        return record(kind=self.case(p, ERROR_KINDS, "error kind"), message=self.text(p + 4))
+        """An ``error`` record."""
+        return record(kind=self.case(p + L.ERROR_KIND, ERROR_KINDS, "error kind"), message=self.text(p + L.ERROR_MESSAGE))
 
     def outcome(self, p: int) -> Record:
-        """An ``outcome`` (48 bytes, align 8)."""
+        """An ``outcome``."""
         return record(
-            state=self.case(p, LIFECYCLE, "lifecycle"),
-            committed=self.u64s(p + 4),
-            tags_created=self.texts(p + 12),
-            tags_deleted=self.texts(p + 20),
-            restart_required=self.flag(p + 28),
-            committed_up_to=self.opt_u64(p + 32),
+            state=self.case(p + L.OUTCOME_STATE, LIFECYCLE, "lifecycle"),
+            committed=self.u64s(p + L.OUTCOME_COMMITTED),
+            tags_created=self.texts(p + L.OUTCOME_TAGS_CREATED),
+            tags_deleted=self.texts(p + L.OUTCOME_TAGS_DELETED),
+            restart_required=self.flag(p + L.OUTCOME_RESTART_REQUIRED),
+            committed_up_to=self.opt_u64(p + L.OUTCOME_COMMITTED_UP_TO),
         )
 
     def batch_outcome(self, p: int) -> Record:
-        """A ``batch-outcome`` (56 bytes): effects option at +24, payload at +28."""
+        """A ``batch-outcome``: its effects are an ``option<batch-effects>``."""
         effects = None
-        if self.disc(p + 24):
-            e = p + 28
+        if self.disc(p + L.BATCH_OUTCOME_EFFECTS):
+            e = p + L.BATCH_OUTCOME_EFFECTS + L.OPTION_BATCH_EFFECTS_PAYLOAD
             effects = record(
-                committed=self.u64s(e),
-                tags_created=self.texts(e + 8),
-                tags_deleted=self.texts(e + 16),
-                restart_required=self.flag(e + 24),
+                committed=self.u64s(e + L.BATCH_EFFECTS_COMMITTED),
+                tags_created=self.texts(e + L.BATCH_EFFECTS_TAGS_CREATED),
+                tags_deleted=self.texts(e + L.BATCH_EFFECTS_TAGS_DELETED),
+                restart_required=self.flag(e + L.BATCH_EFFECTS_RESTART_REQUIRED),
             )
         return record(
-            state=self.case(p, LIFECYCLE, "lifecycle"), committed_up_to=self.opt_u64(p + 8), effects=effects
+            state=self.case(p + L.BATCH_OUTCOME_STATE, LIFECYCLE, "lifecycle"),
+            committed_up_to=self.opt_u64(p + L.BATCH_OUTCOME_COMMITTED_UP_TO),
+            effects=effects,
         )
 
     def entry(self, p: int) -> Record:
-        """An ``entry`` (40 bytes, align 8)."""
-        ptr, n = self.view(p + 8, 8)
+        """An ``entry``."""
+        ptr, n = self.view(p + L.ENTRY_COMMITTABLES, L.LIST_SIZE)
         return record(
-            checkpoint=self.u64(p),
-            committables=[self.blob(ptr + 8 * i) for i in range(n)],
-            watermark=self.opt_s64(p + 16),
-            savepoint=self.flag(p + 32),
+            checkpoint=self.u64(p + L.ENTRY_CHECKPOINT),
+            committables=[self.blob(ptr + L.LIST_SIZE * i) for i in range(n)],
+            watermark=self.opt_s64(p + L.ENTRY_WATERMARK),
+            savepoint=self.flag(p + L.ENTRY_SAVEPOINT),
         )
 
     def snapshot(self, p: int) -> Record:
-        """A ``snapshot`` (56 bytes, align 8; committables 12 bytes each)."""
-        ptr, n = self.view(p + 48, 12)
+        """A ``snapshot``; its committables are ``tuple<u32, list<u8>>``."""
+        size = L.TUPLE_U32_LIST_U8_SIZE
+        ptr, n = self.view(p + L.SNAPSHOT_COMMITTABLES, size)
         return record(
-            id=self.u64(p),
-            commit_user=self.text(p + 8),
-            identifier=self.u64(p + 16),
-            watermark=self.opt_s64(p + 24),
-            time_ms=self.u64(p + 40),
-            committables=[(self.u32(ptr + 12 * i), self.blob(ptr + 12 * i + 4)) for i in range(n)],
+            id=self.u64(p + L.SNAPSHOT_ID),
+            commit_user=self.text(p + L.SNAPSHOT_COMMIT_USER),
+            identifier=self.u64(p + L.SNAPSHOT_IDENTIFIER),
+            watermark=self.opt_s64(p + L.SNAPSHOT_WATERMARK),
+            time_ms=self.u64(p + L.SNAPSHOT_TIME_MS),
+            committables=[
+                (self.u32(ptr + size * i + L.TUPLE_U32_LIST_U8_F0), self.blob(ptr + size * i + L.TUPLE_U32_LIST_U8_F1))
+                for i in range(n)
+            ],
         )
 
     def tag(self, p: int) -> Record:
-        """A ``tag`` (48 bytes, align 8)."""
+        """A ``tag``."""
         return record(
-            name=self.text(p),
-            snapshot_id=self.u64(p + 8),
-            identifier=self.u64(p + 16),
-            create_time_ms=self.u64(p + 24),
-            expire_time_ms=self.opt_u64(p + 32),
+            name=self.text(p + L.TAG_NAME),
+            snapshot_id=self.u64(p + L.TAG_SNAPSHOT_ID),
+            identifier=self.u64(p + L.TAG_IDENTIFIER),
+            create_time_ms=self.u64(p + L.TAG_CREATE_TIME_MS),
+            expire_time_ms=self.opt_u64(p + L.TAG_EXPIRE_TIME_MS),
         )
 
-    def result(self, ret: int, ok: Callable[[int], Any], err_at: int) -> Variant:
-        """A ``result<T, error>``: ``ok`` lifts the payload (its offset is
-        the caller's: it depends on T's alignment), the error is at
-        ``ret + err_at``. Always tagged, which the handles accept."""
+    def result(self, ret: int, ok: Callable[[int], Any], payload: int) -> Variant:
+        """A ``result<T, error>`` whose payload (T or the error) is at
+        ``ret + payload`` (the result type's ``_layout`` ``..._PAYLOAD``):
+        ``ok`` lifts T from there. Always tagged, which the handles accept."""
         if self.disc(ret):
-            return Variant("err", self.error(ret + err_at))
-        return Variant("ok", ok(ret))
+            return Variant("err", self.error(ret + payload))
+        return Variant("ok", ok(ret + payload))

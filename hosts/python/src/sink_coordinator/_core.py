@@ -17,7 +17,10 @@ from wasmtime import Engine, Func, FuncType, Instance, Memory, Module, Store, Tr
 from wasmtime.component import Variant
 
 from . import _abi
-from ._abi import U32_MAX, U64_MAX, Guest, Malformed, RawFunc, as_bytes, as_str, check_bool, check_int, record
+from . import _layout as L
+from ._abi import (
+    LIST, U32_MAX, U64_MAX, Guest, Malformed, RawFunc, as_bytes, as_str, check_bool, check_int, layout_codes, record
+)
 from .errors import BackendError, IncompatibleComponent
 from .storage import Clock, Storage
 from .types import WriterEvent
@@ -28,8 +31,56 @@ if TYPE_CHECKING:
 
 S64 = (-(1 << 63), (1 << 63) - 1)
 R = TypeVar("R")
-#: One ``packed-event``: 48 bytes, align 8 (docs/embedding.md section 3).
-_PACKED = struct.Struct("<IIQIIB7xqB7x")
+#: One ``packed-event`` (docs/embedding.md section 3).
+_PACKED = struct.Struct("<" + layout_codes(
+    (L.PACKED_EVENT_SUBTASK, "I"),
+    (L.PACKED_EVENT_ATTEMPT, "I"),
+    (L.PACKED_EVENT_CHECKPOINT, "Q"),
+    (L.PACKED_EVENT_COMMITTABLES, LIST),
+    (L.PACKED_EVENT_WATERMARK, "B"),
+    (L.PACKED_EVENT_WATERMARK + L.OPTION_S64_PAYLOAD, "q"),
+    (L.PACKED_EVENT_SAVEPOINT, "B"),
+    size=L.PACKED_EVENT_SIZE,
+))
+
+
+def _entry_fields(at: int) -> Tuple[Tuple[int, str], ...]:
+    """An ``entry``'s fields (checkpoint, committables, watermark,
+    savepoint) from offset ``at``: 0 in an ``entry``, the field's offset
+    in a ``writer-event``."""
+    return (
+        (at + L.ENTRY_CHECKPOINT, "Q"),
+        (at + L.ENTRY_COMMITTABLES, LIST),
+        (at + L.ENTRY_WATERMARK, "B"),
+        (at + L.ENTRY_WATERMARK + L.OPTION_S64_PAYLOAD, "q"),
+        (at + L.ENTRY_SAVEPOINT, "B"),
+    )
+
+
+_ENTRY = struct.Struct("<" + layout_codes(*_entry_fields(0), size=L.ENTRY_SIZE))
+_WRITER_EVENT = struct.Struct("<" + layout_codes(
+    (L.WRITER_EVENT_SUBTASK, "I"),
+    (L.WRITER_EVENT_ATTEMPT, "I"),
+    *_entry_fields(L.WRITER_EVENT_ENTRY),
+    size=L.WRITER_EVENT_SIZE,
+))
+# The storage imports' results, result<T, storage-error>: a discriminant,
+# then T or the storage-error at the payload offset. One helper writes the
+# err case of all five, so their payloads must agree (they do: the largest
+# alignment inside each is 4).
+_STORAGE_PAYLOAD = L.RESULT_STORAGE_ERROR_PAYLOAD
+assert _STORAGE_PAYLOAD == L.RESULT_OPTION_LIST_U8_STORAGE_ERROR_PAYLOAD == L.RESULT_BOOL_STORAGE_ERROR_PAYLOAD
+assert _STORAGE_PAYLOAD == L.RESULT_LIST_STRING_STORAGE_ERROR_PAYLOAD
+#: err: the storage-error's case, then its message.
+_STORAGE_ERR = "<" + layout_codes(
+    (0, "B"), (_STORAGE_PAYLOAD, "B"), (_STORAGE_PAYLOAD + L.STORAGE_ERROR_PAYLOAD, LIST)
+)
+#: ok with a one-byte T: get's none (the option's discriminant), put-if-absent's bool.
+_OK_BYTE = "<" + layout_codes((0, "B"), (_STORAGE_PAYLOAD, "B"))
+#: ok(some(bytes)) of get.
+_OK_SOME = "<" + layout_codes((0, "B"), (_STORAGE_PAYLOAD, "B"), (_STORAGE_PAYLOAD + L.OPTION_LIST_U8_PAYLOAD, LIST))
+#: ok(keys) of list.
+_OK_LIST = "<" + layout_codes((0, "B"), (_STORAGE_PAYLOAD, LIST))
 #: What ``_storage_call`` yields after it wrote a storage error.
 _FAILED = object()
 
@@ -153,7 +204,7 @@ class CoreInstance:
             "get": self._get, "put-if-absent": self._put_if_absent, "put": self._put, "delete": self._delete,
             "list": self._list, "now-ms": self._now_ms,
             "[resource-new]coordinator": self._resource_new, "[resource-new]writer": self._resource_new,
-            "[resource-drop]coordinator": self._drop("coordinator"), "[resource-drop]writer": self._drop("writer"),
+            "[resource-drop]coordinator": self._drop(L.COORDINATOR_DTOR), "[resource-drop]writer": self._drop(L.WRITER_DTOR),
         }
         imports = []
         for base, name in core.imports:
@@ -217,11 +268,11 @@ class CoreInstance:
         except Malformed as e:
             raise Malformed(f"guest trapped in {interface}#{name}: malformed result: {e}") from None
 
-    def _ret(self, interface: str, name: str, params: Sequence[int], lift: Callable[[int], R]) -> R:
+    def _ret(self, export: L.Export, params: Sequence[int], lift: Callable[[int], R]) -> R:
         """Calls an export returning through a return area, lifts its result
-        and runs its post-return (also when the lift failed, so the guest
-        never holds a result past its call)."""
-        full = self.core.name(interface, name)
+        and runs its post-return, if it has one (also when the lift failed,
+        so the guest never holds a result past its call)."""
+        full = self.core.name(export.interface, export.name)
         ret = self._fn(full)(*params)
         assert ret is not None
         failure: Optional[Malformed] = None
@@ -230,9 +281,8 @@ class CoreInstance:
             value = lift(ret)
         except Malformed as e:
             failure = e
-        post = "cabi_post_" + full
-        if post in self.core.funcs:
-            self._fn(post)(ret)
+        if export.post_return:
+            self._fn("cabi_post_" + full)(ret)
         if failure is not None:
             raise failure
         return value  # type: ignore[return-value]
@@ -248,11 +298,11 @@ class CoreInstance:
         self._reps.append(rep & U32_MAX)
         return len(self._reps)
 
-    def _drop(self, resource: str) -> Callable[[int], None]:
+    def _drop(self, dtor: L.Export) -> Callable[[int], None]:
         def drop(handle: int) -> None:
             rep = self._rep(handle)
             self._reps[handle - 1] = 0
-            self._fn(self.core.name(resource, f"[dtor]{resource}"))(rep)
+            self._fn(self.core.name(dtor.interface, dtor.name))(rep)
 
         return drop
 
@@ -291,26 +341,26 @@ class CoreInstance:
             return _FAILED
 
     def _storage_error(self, ret: int, e: BackendError) -> None:
-        """Writes ``err(storage-error)``: case at +4, message at +8."""
+        """Writes ``err(storage-error)``."""
         message = as_str("a storage error's message", e.message)
         p = self.guest.lower(message)
-        self.guest.put("<B3xB3xII", ret & U32_MAX, 1, 1 if e.kind == "invalid-key" else 0, p, len(message))
+        self.guest.put(_STORAGE_ERR, ret & U32_MAX, 1, 1 if e.kind == "invalid-key" else 0, p, len(message))
 
     def _get(self, kp: int, kl: int, ret: int) -> None:
         value = self._storage_call(ret, "get", self._text(kp, kl))
         if value is _FAILED:
             return
         if value is None:
-            self.guest.put("<B3xB", ret & U32_MAX, 0, 0)
+            self.guest.put(_OK_BYTE, ret & U32_MAX, 0, 0)
             return
         data = as_bytes("a get's value", value)
         p = self.guest.lower(data)
-        self.guest.put("<B3xB3xII", ret & U32_MAX, 0, 1, p, len(data))
+        self.guest.put(_OK_SOME, ret & U32_MAX, 0, 1, p, len(data))
 
     def _put_if_absent(self, kp: int, kl: int, vp: int, vl: int, ret: int) -> None:
         created = self._storage_call(ret, "put_if_absent", self._text(kp, kl), self._blob(vp, vl))
         if created is not _FAILED:
-            self.guest.put("<B3xB", ret & U32_MAX, 0, check_bool("put_if_absent's result", created))
+            self.guest.put(_OK_BYTE, ret & U32_MAX, 0, check_bool("put_if_absent's result", created))
 
     def _put(self, kp: int, kl: int, vp: int, vl: int, ret: int) -> None:
         if self._storage_call(ret, "put", self._text(kp, kl), self._blob(vp, vl)) is not _FAILED:
@@ -327,7 +377,7 @@ class CoreInstance:
         if not isinstance(keys, (list, tuple)):
             raise TypeError(f"list must return a list of str, not {type(keys).__name__}")
         ptr, n = self.guest.lower_list([as_str("a listed key", k) for k in keys])
-        self.guest.put("<B3xII", ret & U32_MAX, 0, ptr, n)
+        self.guest.put(_OK_LIST, ret & U32_MAX, 0, ptr, n)
 
     def _now_ms(self) -> int:
         v = check_int("now_ms()", self._clock.now_ms(), 0, U64_MAX)
@@ -336,47 +386,48 @@ class CoreInstance:
     # -- exports --------------------------------------------------------------
 
     def _table(self) -> Dict[Tuple[str, str], Callable[..., Any]]:
-        C, W, T = "coordinator", "writer", "table"
-        m = "[method]coordinator."
-        return {
-            (C, "[constructor]coordinator"): self._coordinator_new,
-            (C, m + "set-limits"): self._set_limits,
-            (C, m + "set-table-format"): self._set_table_format,
-            (C, m + "start"): lambda h: self._outcome("start", self._rep(h)),
-            (C, m + "event"): self._event,
-            (C, m + "events"): self._events,
-            (C, m + "events-packed"): self._events_packed_records,
-            (C, m + "restored"): self._restored,
-            (C, m + "subtask-reset"): self._subtask_reset,
-            (C, m + "checkpoint"): self._checkpoint,
-            (C, m + "checkpoint-complete"): lambda h, cp: self._outcome(
-                "checkpoint-complete", self._rep(h), _u64("checkpoint", cp)
+        calls: Dict[L.Export, Callable[..., Any]] = {
+            L.COORDINATOR_CONSTRUCTOR: self._coordinator_new,
+            L.COORDINATOR_SET_LIMITS: self._set_limits,
+            L.COORDINATOR_SET_TABLE_FORMAT: self._set_table_format,
+            L.COORDINATOR_START: lambda h: self._outcome(L.COORDINATOR_START, self._rep(h)),
+            L.COORDINATOR_EVENT: self._event,
+            L.COORDINATOR_EVENTS: self._events,
+            L.COORDINATOR_EVENTS_PACKED: self._events_packed_records,
+            L.COORDINATOR_RESTORED: self._restored,
+            L.COORDINATOR_SUBTASK_RESET: self._subtask_reset,
+            L.COORDINATOR_CHECKPOINT: self._checkpoint,
+            L.COORDINATOR_CHECKPOINT_COMPLETE: lambda h, cp: self._outcome(
+                L.COORDINATOR_CHECKPOINT_COMPLETE, self._rep(h), _u64("checkpoint", cp)
             ),
-            (C, m + "checkpoint-aborted"): lambda h, cp: self._outcome(
-                "checkpoint-aborted", self._rep(h), _u64("checkpoint", cp)
+            L.COORDINATOR_CHECKPOINT_ABORTED: lambda h, cp: self._outcome(
+                L.COORDINATOR_CHECKPOINT_ABORTED, self._rep(h), _u64("checkpoint", cp)
             ),
-            (C, m + "close"): lambda h: self._outcome("close", self._rep(h)),
-            (C, m + "state"): self._state,
-            (C, m + "committed-up-to"): self._committed_up_to,
-            (W, "[constructor]writer"): self._writer_new,
-            (W, "[method]writer.report"): self._report,
-            (W, "[method]writer.end-input"): self._end_input,
-            (W, "[method]writer.committed"): lambda h, cp: self._unit(
-                W, "[method]writer.committed", self._rep(h), _u64("checkpoint", cp)
+            L.COORDINATOR_CLOSE: lambda h: self._outcome(L.COORDINATOR_CLOSE, self._rep(h)),
+            L.COORDINATOR_STATE: self._state,
+            L.COORDINATOR_COMMITTED_UP_TO: self._committed_up_to,
+            L.WRITER_CONSTRUCTOR: self._writer_new,
+            L.WRITER_REPORT: self._report,
+            L.WRITER_END_INPUT: self._end_input,
+            L.WRITER_COMMITTED: lambda h, cp: self._unit(L.WRITER_COMMITTED, self._rep(h), _u64("checkpoint", cp)),
+            L.WRITER_CHECKPOINT_ABORTED: lambda h, cp: self._unit(
+                L.WRITER_CHECKPOINT_ABORTED, self._rep(h), _u64("checkpoint", cp)
             ),
-            (W, "[method]writer.checkpoint-aborted"): lambda h, cp: self._unit(
-                W, "[method]writer.checkpoint-aborted", self._rep(h), _u64("checkpoint", cp)
-            ),
-            (W, "[method]writer.state"): self._writer_state,
-            (W, "[method]writer.restore"): self._writer_restore,
-            (T, "latest-snapshot"): lambda: self._opt_snapshot("latest-snapshot"),
-            (T, "snapshot-by-id"): lambda id: self._opt_snapshot("snapshot-by-id", _u64("id", id)),
-            (T, "list-snapshots"): lambda: self._ret(T, "list-snapshots", (), self._lister(56, self.guest.snapshot)),
-            (T, "list-tags"): lambda: self._ret(T, "list-tags", (), self._lister(48, self.guest.tag)),
+            L.WRITER_STATE: self._writer_state,
+            L.WRITER_RESTORE: self._writer_restore,
+            L.TABLE_LATEST_SNAPSHOT: lambda: self._opt_snapshot(L.TABLE_LATEST_SNAPSHOT),
+            L.TABLE_SNAPSHOT_BY_ID: lambda id: self._opt_snapshot(L.TABLE_SNAPSHOT_BY_ID, _u64("id", id)),
+            L.TABLE_LIST_SNAPSHOTS: lambda: self._ret(
+                L.TABLE_LIST_SNAPSHOTS, (),
+                self._lister(L.RESULT_LIST_SNAPSHOT_ERROR_PAYLOAD, L.SNAPSHOT_SIZE, self.guest.snapshot)),
+            L.TABLE_LIST_TAGS: lambda: self._ret(
+                L.TABLE_LIST_TAGS, (), self._lister(L.RESULT_LIST_TAG_ERROR_PAYLOAD, L.TAG_SIZE, self.guest.tag)),
         }
+        # Keyed as the handles name their calls (the component path's names).
+        return {(e.interface, e.name): f for e, f in calls.items()}
 
-    def _new(self, interface: str, params: Sequence[int]) -> int:
-        handle = self._fn(self.core.name(interface, f"[constructor]{interface}"))(*params)
+    def _new(self, constructor: L.Export, params: Sequence[int]) -> int:
+        handle = self._fn(self.core.name(constructor.interface, constructor.name))(*params)
         self._rep(handle)  # the constructor must return the handle it registered
         assert handle is not None
         return handle
@@ -402,28 +453,27 @@ class CoreInstance:
             params[10:16] = [1, checkpoint, g.lower(state), len(state),
                              g.lower(struct.pack(f"<{len(finished)}I", *finished), 4), len(finished)]
         params[1] = g.lower(user)
-        return self._new("coordinator", params)
+        return self._new(L.COORDINATOR_CONSTRUCTOR, params)
 
     def _writer_new(self, subtask: Any) -> int:
-        return self._new("writer", [_u32("subtask", subtask)])
+        return self._new(L.WRITER_CONSTRUCTOR, [_u32("subtask", subtask)])
 
-    def _unit(self, interface: str, name: str, *params: int) -> Variant:
-        """A ``result<_, error>`` (the error at +4)."""
-        return self._ret(interface, name, params, lambda r: self.guest.result(r, lambda _: None, 4))
+    def _unit(self, export: L.Export, *params: int) -> Variant:
+        """A ``result<_, error>``."""
+        return self._ret(export, params, lambda r: self.guest.result(r, lambda _: None, L.RESULT_ERROR_PAYLOAD))
 
-    def _outcome(self, method: str, *params: int) -> Variant:
-        """A ``result<outcome, error>`` (payload at +8)."""
+    def _outcome(self, export: L.Export, *params: int) -> Variant:
+        """A ``result<outcome, error>``."""
         g = self.guest
-        return self._ret("coordinator", "[method]coordinator." + method, params,
-                         lambda r: g.result(r, lambda p: g.outcome(p + 8), 8))
+        return self._ret(export, params, lambda r: g.result(r, g.outcome, L.RESULT_OUTCOME_ERROR_PAYLOAD))
 
     def _set_limits(self, h: Any, limits: Any) -> Variant:
         names = ("max-committable-bytes", "max-event-bytes", "max-snapshot-bytes")
         values = [_u64(f, _field(limits, f)) for f in names]
-        return self._unit("coordinator", "[method]coordinator.set-limits", self._rep(h), *values)
+        return self._unit(L.COORDINATOR_SET_LIMITS, self._rep(h), *values)
 
     def _set_table_format(self, h: Any, format: Any) -> Variant:
-        return self._unit("coordinator", "[method]coordinator.set-table-format", self._rep(h),
+        return self._unit(L.COORDINATOR_SET_TABLE_FORMAT, self._rep(h),
                           _case("table format", format, _abi.TABLE_FORMAT))
 
     def _lower_entry(self, entry: Any) -> Tuple[int, int, int, int, int, int]:
@@ -437,27 +487,31 @@ class CoreInstance:
 
     def _event(self, h: Any, subtask: Any, attempt: Any, entry: Any) -> Variant:
         rep, s, a = self._rep(h), _u32("subtask", subtask), _u32("attempt", attempt)
-        return self._outcome("event", rep, s, a, *self._lower_entry(entry))
+        return self._outcome(L.COORDINATOR_EVENT, rep, s, a, *self._lower_entry(entry))
 
-    def _entries_array(self, entries: Sequence[Any], stride: int, head: Callable[[Any], Tuple[int, ...]]) -> int:
+    def _entries_array(self, entries: Sequence[Any], layout: struct.Struct, align: int,
+                       head: Callable[[Any], Tuple[int, ...]]) -> int:
+        """An array of ``entry`` (``head`` gives no fields) or of
+        ``writer-event`` (``head`` gives subtask and attempt)."""
+        stride = layout.size
         buf = bytearray(stride * len(entries))
         for i, e in enumerate(entries):
             pre = head(e)
-            cp, ptr, n, wd, wm, sp = self._lower_entry(_field(e, "entry") if pre else e)
-            struct.pack_into("<" + "I" * len(pre) + "QIIB7xqB7x", buf, stride * i, *pre, cp, ptr, n, wd, wm, sp)
-        return self.guest.lower(bytes(buf), 8)
+            layout.pack_into(buf, stride * i, *pre, *self._lower_entry(_field(e, "entry") if pre else e))
+        return self.guest.lower(bytes(buf), align)
 
     def _events(self, h: Any, events: Sequence[Any]) -> Variant:
         rep = self._rep(h)
         ptr = self._entries_array(
-            events, 48, lambda e: (_u32("subtask", _field(e, "subtask")), _u32("attempt", _field(e, "attempt")))
+            events, _WRITER_EVENT, L.WRITER_EVENT_ALIGN,
+            lambda e: (_u32("subtask", _field(e, "subtask")), _u32("attempt", _field(e, "attempt")))
         )
-        return self._batch("events", rep, ptr, len(events))
+        return self._batch(L.COORDINATOR_EVENTS, rep, ptr, len(events))
 
     def _restored(self, h: Any, subtask: Any, attempt: Any, checkpoint: Any, entries: Sequence[Any]) -> Variant:
         rep, s, a, cp = self._rep(h), _u32("subtask", subtask), _u32("attempt", attempt), _u64("checkpoint", checkpoint)
-        ptr = self._entries_array(entries, 40, lambda e: ())
-        return self._outcome("restored", rep, s, a, cp, ptr, len(entries))
+        ptr = self._entries_array(entries, _ENTRY, L.ENTRY_ALIGN, lambda e: ())
+        return self._outcome(L.COORDINATOR_RESTORED, rep, s, a, cp, ptr, len(entries))
 
     def _events_packed_records(self, h: Any, events: Sequence[Any]) -> Variant:
         rows = [(_field(e, "subtask"), _field(e, "attempt"), _field(e, "checkpoint"),
@@ -468,9 +522,9 @@ class CoreInstance:
     def events_packed(self, h: Any, events: Sequence[WriterEvent], pack: Callable[[Sequence[bytes]], bytes]) -> Variant:
         """``events-packed`` straight from ``WriterEvent``s (no ``Record``
         per event: a batched event's whole budget is a few microseconds)."""
-        name = "[method]coordinator.events-packed"
-        if not self.core.has("coordinator", name):
-            raise WasmtimeError(f"the component does not export coordinator#{name}")
+        export = L.COORDINATOR_EVENTS_PACKED
+        if not self.core.has(export.interface, export.name):
+            raise WasmtimeError(f"the component does not export coordinator#{export.name}")
 
         def run() -> Variant:
             rep = self._rep(h)
@@ -478,11 +532,12 @@ class CoreInstance:
                      e.entry.savepoint) for e in events]
             return self._packed(rep, rows)
 
-        return self._guarded("coordinator", name, run)  # type: ignore[no-any-return]
+        return self._guarded(export.interface, export.name, run)  # type: ignore[no-any-return]
 
     def _packed(self, rep: int, rows: Sequence[Tuple[Any, Any, Any, bytes, Any, Any]]) -> Variant:
         g = self.guest
-        buf = bytearray(48 * len(rows))
+        size = L.PACKED_EVENT_SIZE
+        buf = bytearray(size * len(rows))
         pack_into = _PACKED.pack_into
         lower = g.lower
         for i, (s, a, cp, block, wm, sp) in enumerate(rows):
@@ -493,91 +548,98 @@ class CoreInstance:
                 _u32("subtask", s), _u32("attempt", a), _u64("checkpoint", cp), check_bool("savepoint", sp)
                 if wm is not None:
                     _s64("watermark", wm)
-            pack_into(buf, 48 * i, s, a, cp, lower(block), len(block), 0 if wm is None else 1, wm or 0, sp)
-        return self._batch("events-packed", rep, g.lower(bytes(buf), 8), len(rows))
+            pack_into(buf, size * i, s, a, cp, lower(block), len(block), 0 if wm is None else 1, wm or 0, sp)
+        return self._batch(L.COORDINATOR_EVENTS_PACKED, rep, g.lower(bytes(buf), L.PACKED_EVENT_ALIGN), len(rows))
 
-    def _batch(self, method: str, *params: int) -> Variant:
-        """A ``result<batch-outcome, batch-error>`` (payload at +8;
-        batch-error: applied @0, batch-outcome @8, error @64)."""
+    def _batch(self, export: L.Export, *params: int) -> Variant:
+        """A ``result<batch-outcome, batch-error>``."""
         g = self.guest
 
         def lift(r: int) -> Variant:
+            p = r + L.RESULT_BATCH_OUTCOME_BATCH_ERROR_PAYLOAD
             if g.disc(r):
-                error = record(applied=g.u32(r + 8), outcome=g.batch_outcome(r + 16), error=g.error(r + 72))
+                error = record(applied=g.u32(p + L.BATCH_ERROR_APPLIED),
+                               outcome=g.batch_outcome(p + L.BATCH_ERROR_OUTCOME),
+                               error=g.error(p + L.BATCH_ERROR_ERROR))
                 return Variant("err", error)
-            return Variant("ok", g.batch_outcome(r + 8))
+            return Variant("ok", g.batch_outcome(p))
 
-        return self._ret("coordinator", "[method]coordinator." + method, params, lift)
+        return self._ret(export, params, lift)
 
     def _subtask_reset(self, h: Any, subtask: Any, checkpoint: Any) -> Variant:
         cp = None if checkpoint is None else _u64("checkpoint", checkpoint)
-        return self._outcome("subtask-reset", self._rep(h), _u32("subtask", subtask), 0 if cp is None else 1, cp or 0)
+        return self._outcome(L.COORDINATOR_SUBTASK_RESET, self._rep(h), _u32("subtask", subtask), 0 if cp is None else 1, cp or 0)
 
     def _checkpoint(self, h: Any, checkpoint: Any) -> Variant:
         g = self.guest
         params = (self._rep(h), _u64("checkpoint", checkpoint))
         return self._ret(
-            "coordinator", "[method]coordinator.checkpoint", params, lambda r: g.result(r, lambda p: g.blob(p + 4), 4)
+            L.COORDINATOR_CHECKPOINT, params,
+            lambda r: g.result(r, g.blob, L.RESULT_LIST_U8_ERROR_PAYLOAD)
         )
 
     def _state(self, h: Any) -> str:
-        v = self._fn(self.core.name("coordinator", "[method]coordinator.state"))(self._rep(h))
+        state = L.COORDINATOR_STATE
+        v = self._fn(self.core.name(state.interface, state.name))(self._rep(h))
         if v is None or v >= len(_abi.LIFECYCLE):
             raise Malformed(f"guest trapped in coordinator#state: malformed result: lifecycle {v}")
         return _abi.LIFECYCLE[v]
 
     def _committed_up_to(self, h: Any) -> Optional[int]:
-        return self._ret("coordinator", "[method]coordinator.committed-up-to", (self._rep(h),), self.guest.opt_u64)
+        return self._ret(L.COORDINATOR_COMMITTED_UP_TO, (self._rep(h),), self.guest.opt_u64)
 
-    def _entry_result(self, name: str, *params: int) -> Variant:
+    def _entry_result(self, export: L.Export, *params: int) -> Variant:
         g = self.guest
-        return self._ret("writer", name, params, lambda r: g.result(r, lambda p: g.entry(p + 8), 8))
+        return self._ret(export, params, lambda r: g.result(r, g.entry, L.RESULT_ENTRY_ERROR_PAYLOAD))
 
     def _report(self, h: Any, checkpoint: Any, committables: Sequence[Any], watermark: Any, savepoint: Any) -> Variant:
         rep, cp = self._rep(h), _u64("checkpoint", checkpoint)
         wm = None if watermark is None else _s64("watermark", watermark)
         sp = check_bool("savepoint", savepoint)
         ptr, n = self.guest.lower_list([as_bytes("a committable", c) for c in committables])
-        return self._entry_result("[method]writer.report", rep, cp, ptr, n, 0 if wm is None else 1, wm or 0, sp)
+        return self._entry_result(L.WRITER_REPORT, rep, cp, ptr, n, 0 if wm is None else 1, wm or 0, sp)
 
     def _end_input(self, h: Any, committables: Sequence[Any], watermark: Any) -> Variant:
         rep = self._rep(h)
         wm = None if watermark is None else _s64("watermark", watermark)
         ptr, n = self.guest.lower_list([as_bytes("a committable", c) for c in committables])
-        return self._entry_result("[method]writer.end-input", rep, ptr, n, 0 if wm is None else 1, wm or 0)
+        return self._entry_result(L.WRITER_END_INPUT, rep, ptr, n, 0 if wm is None else 1, wm or 0)
 
     def _writer_state(self, h: Any) -> bytes:
-        return self._ret("writer", "[method]writer.state", (self._rep(h),), self.guest.blob)
+        return self._ret(L.WRITER_STATE, (self._rep(h),), self.guest.blob)
 
     def _writer_restore(self, h: Any, state: Any, checkpoint: Any) -> Variant:
         rep, cp = self._rep(h), _u64("checkpoint", checkpoint)
         data = as_bytes("state", state)
         ptr = self.guest.lower(data)
         g = self.guest
-        return self._ret("writer", "[method]writer.restore", (rep, ptr, len(data), cp), self._lister(40, g.entry))
+        return self._ret(L.WRITER_RESTORE, (rep, ptr, len(data), cp),
+                         self._lister(L.RESULT_LIST_ENTRY_ERROR_PAYLOAD, L.ENTRY_SIZE, g.entry))
 
-    def _lister(self, size: int, lift: Callable[[int], Any]) -> Callable[[int], Variant]:
-        """Lifts ``result<list<T>, error>`` (list at +4, error at +4)."""
+    def _lister(self, payload: int, size: int, lift: Callable[[int], Any]) -> Callable[[int], Variant]:
+        """Lifts ``result<list<T>, error>`` (its payload at ``payload``):
+        elements of ``size`` bytes."""
         g = self.guest
 
         def lift_list(r: int) -> Variant:
             if g.disc(r):
-                return Variant("err", g.error(r + 4))
-            ptr, n = g.view(r + 4, size)
+                return Variant("err", g.error(r + payload))
+            ptr, n = g.view(r + payload, size)
             return Variant("ok", [lift(ptr + size * i) for i in range(n)])
 
         return lift_list
 
-    def _opt_snapshot(self, name: str, *params: int) -> Variant:
-        """``result<option<snapshot>, error>``: option at +8, snapshot at +16."""
+    def _opt_snapshot(self, export: L.Export, *params: int) -> Variant:
+        """``result<option<snapshot>, error>``."""
         g = self.guest
 
         def lift(r: int) -> Variant:
+            p = r + L.RESULT_OPTION_SNAPSHOT_ERROR_PAYLOAD
             if g.disc(r):
-                return Variant("err", g.error(r + 8))
-            return Variant("ok", g.snapshot(r + 16) if g.disc(r + 8) else None)
+                return Variant("err", g.error(p))
+            return Variant("ok", g.snapshot(p + L.OPTION_SNAPSHOT_PAYLOAD) if g.disc(p) else None)
 
-        return self._ret("table", name, params, lift)
+        return self._ret(export, params, lift)
 
 
 def _field(value: Any, name: str) -> Any:

@@ -15,7 +15,6 @@ import java.util.OptionalLong;
  */
 public final class Coordinator extends Handle {
   private final int handle;
-  private final String c;
 
   /** A coordinator on the bundled module, with the system clock. */
   public Coordinator(Config config, Storage storage) throws CoordinatorException {
@@ -33,7 +32,6 @@ public final class Coordinator extends Handle {
       throws CoordinatorException {
     super(runtime, storage, clock);
     Objects.requireNonNull(config, "config");
-    this.c = runtime.names.c;
     this.handle = call("constructor", g -> construct(g, config, restore));
     if (runtime.tableFormat() != TableFormat.NATIVE) {
       setTableFormat(runtime.tableFormat());
@@ -58,7 +56,7 @@ public final class Coordinator extends Handle {
       statePtr = g.lowerBytes(restore.state());
       stateLen = restore.state().length;
       List<Integer> fin = restore.finishedSubtasks();
-      int p = g.alloc(4, Math.multiplyExact(4, fin.size()));
+      int p = g.alloc(4, Math.multiplyExact(4, fin.size())); // list<u32>
       for (int i = 0; i < fin.size(); i++) {
         g.writeI32(p + 4 * i, fin.get(i));
       }
@@ -66,7 +64,7 @@ public final class Coordinator extends Handle {
       finishedLen = fin.size();
     }
     return g.call(
-        c + "[constructor]coordinator",
+        Layout.COORDINATOR_CONSTRUCTOR,
         config.parallelism(),
         userPtr,
         user.length,
@@ -85,21 +83,21 @@ public final class Coordinator extends Handle {
         finishedLen);
   }
 
-  /** A method returning {@code result<outcome, error>}: the payload at ret + 8. */
-  private Outcome outcomeCall(String method, long... rest) throws CoordinatorException {
-    String name = c + "[method]coordinator." + method;
+  /** A method returning {@code result<outcome, error>}. */
+  private Outcome outcomeCall(Layout.Export export, long... rest) throws CoordinatorException {
     return call(
-        method,
+        Guest.label(export),
         g -> {
           long[] args = new long[rest.length + 1];
           args[0] = g.coordinatorRep(handle);
           System.arraycopy(rest, 0, args, 1, rest.length);
-          return outcomeResult(g, name, g.call(name, args));
+          return outcomeResult(g, export, g.call(export, args));
         });
   }
 
-  private static Outcome outcomeResult(Guest g, String name, int ret) throws CoordinatorException {
-    return Lift.result(g, name, ret, 8, Lift::outcome);
+  private static Outcome outcomeResult(Guest g, Layout.Export export, int ret)
+      throws CoordinatorException {
+    return Lift.result(g, export, ret, Layout.RESULT_OUTCOME_ERROR_PAYLOAD, Lift::outcome);
   }
 
   /**
@@ -107,19 +105,18 @@ public final class Coordinator extends Handle {
    */
   public void setLimits(Limits limits) throws CoordinatorException {
     Objects.requireNonNull(limits, "limits");
-    String name = c + "[method]coordinator.set-limits";
+    Layout.Export export = Layout.COORDINATOR_SET_LIMITS;
     call(
         "set-limits",
         g -> {
           int ret =
               g.call(
-                  name,
+                  export,
                   g.coordinatorRep(handle),
                   limits.maxCommittableBytes(),
                   limits.maxEventBytes(),
                   limits.maxSnapshotBytes());
-          // result<_, error>: the error at ret + 4
-          return Lift.result(g, name, ret, 4, null);
+          return Lift.result(g, export, ret, Layout.RESULT_ERROR_PAYLOAD, null);
         });
   }
 
@@ -137,11 +134,11 @@ public final class Coordinator extends Handle {
    */
   public void setTableFormat(TableFormat format) throws CoordinatorException {
     Objects.requireNonNull(format, "format");
-    String name = runtime.names.setTableFormat;
+    Layout.Export export = Layout.COORDINATOR_SET_TABLE_FORMAT;
     call(
         "set-table-format",
         g -> {
-          if (name == null) {
+          if (runtime.names.setTableFormat == null) {
             if (format == TableFormat.NATIVE) {
               return null;
             }
@@ -152,21 +149,21 @@ public final class Coordinator extends Handle {
                 -1,
                 null);
           }
-          // (handle, enum discriminant) -> result<_, error>, the error at ret + 4 (as set-limits)
-          int ret = g.call(name, g.coordinatorRep(handle), format.ordinal());
-          return Lift.result(g, name, ret, 4, null);
+          // (handle, enum discriminant) -> result<_, error>
+          int ret = g.call(export, g.coordinatorRep(handle), format.ordinal());
+          return Lift.result(g, export, ret, Layout.RESULT_ERROR_PAYLOAD, null);
         });
   }
 
   /** created -> running (fresh) or restoring (with a restore point). */
   public Outcome start() throws CoordinatorException {
-    return outcomeCall("start");
+    return outcomeCall(Layout.COORDINATOR_START);
   }
 
   /** A writer's entry for one checkpoint or END (what {@link Writer#report} returned). */
   public Outcome event(int subtask, int attempt, Entry entry) throws CoordinatorException {
     Objects.requireNonNull(entry, "entry");
-    String name = c + "[method]coordinator.event";
+    Layout.Export export = Layout.COORDINATOR_EVENT;
     return call(
         "event",
         g -> {
@@ -174,7 +171,7 @@ public final class Coordinator extends Handle {
           OptionalLong wm = entry.watermark();
           int ret =
               g.call(
-                  name,
+                  export,
                   g.coordinatorRep(handle),
                   subtask,
                   attempt,
@@ -184,7 +181,7 @@ public final class Coordinator extends Handle {
                   wm.isPresent() ? 1 : 0,
                   wm.orElse(0),
                   entry.savepoint() ? 1 : 0);
-          return outcomeResult(g, name, ret);
+          return outcomeResult(g, export, ret);
         });
   }
 
@@ -200,34 +197,26 @@ public final class Coordinator extends Handle {
    */
   public Outcome events(List<WriterEvent> events) throws CoordinatorException {
     Objects.requireNonNull(events, "events");
-    String packed = runtime.names.eventsPacked;
-    String name = packed != null ? packed : runtime.names.events;
+    boolean packed = runtime.names.eventsPacked != null;
+    Layout.Export export = packed ? Layout.COORDINATOR_EVENTS_PACKED : Layout.COORDINATOR_EVENTS;
     return call(
         "events",
         g -> {
           int n = events.size();
-          // packed-event and writer-event: 48 bytes, align 8; subtask @0, attempt @4, then the
-          // entry's fields @8 as in an entry record
-          int base = g.alloc(8, Math.multiplyExact(48, n));
-          for (int i = 0; i < n; i++) {
-            WriterEvent ev = events.get(i);
-            int p = base + 48 * i;
-            g.writeI32(p, ev.subtask());
-            g.writeI32(p + 4, ev.attempt());
-            lowerEntry(g, p + 8, ev.entry(), packed != null);
-          }
-          int ret = g.call(name, g.coordinatorRep(handle), base, n);
-          // result<batch-outcome, batch-error>, payload at +8; batch-error: applied u32 @0,
-          // batch-outcome @8, error @64
+          int base = packed ? lowerPackedEvents(g, events) : lowerWriterEvents(g, events);
+          int ret = g.call(export, g.coordinatorRep(handle), base, n);
+          // result<batch-outcome, batch-error>
+          int payload = ret + Layout.RESULT_BATCH_OUTCOME_BATCH_ERROR_PAYLOAD;
           CoordinatorException err = null;
           Outcome o = null;
           if (g.u8(ret) == 0) {
-            o = Lift.batchOutcome(g, ret + 8);
+            o = Lift.batchOutcome(g, payload);
           } else {
-            int applied = g.i32(ret + 8);
-            err = Lift.error(g, ret + 72, applied, Lift.batchOutcome(g, ret + 16));
+            int applied = g.i32(payload + Layout.BATCH_ERROR_APPLIED);
+            Outcome before = Lift.batchOutcome(g, payload + Layout.BATCH_ERROR_OUTCOME);
+            err = Lift.error(g, payload + Layout.BATCH_ERROR_ERROR, applied, before);
           }
-          g.post(name, ret);
+          g.post(export, ret);
           if (err != null) {
             throw err;
           }
@@ -235,41 +224,69 @@ public final class Coordinator extends Handle {
         });
   }
 
-  /**
-   * entry (40 / 8) at {@code p}: checkpoint u64 @0, committables @8/@12 (as {@code
-   * list<list<u8>>}, or {@code packed} as one block, {@code packed-event}), watermark
-   * option&lt;s64&gt; @16 (value @24), savepoint u8 @32.
-   */
-  private static void lowerEntry(Guest g, int p, Entry e, boolean packed) {
-    g.writeI64(p, e.checkpoint());
-    if (packed) {
+  /** list&lt;packed-event&gt;: each event's committables as one block; its address. */
+  private static int lowerPackedEvents(Guest g, List<WriterEvent> events) {
+    int size = Layout.PACKED_EVENT_SIZE;
+    int base = g.alloc(Layout.PACKED_EVENT_ALIGN, Math.multiplyExact(size, events.size()));
+    for (int i = 0; i < events.size(); i++) {
+      WriterEvent ev = events.get(i);
+      Entry e = ev.entry();
+      int p = base + size * i;
+      g.writeI32(p + Layout.PACKED_EVENT_SUBTASK, ev.subtask());
+      g.writeI32(p + Layout.PACKED_EVENT_ATTEMPT, ev.attempt());
+      g.writeI64(p + Layout.PACKED_EVENT_CHECKPOINT, e.checkpoint());
       byte[] block = Guest.packCommittables(e.committables());
-      g.writeI32(p + 8, g.lowerBytes(block));
-      g.writeI32(p + 12, block.length);
-    } else {
-      g.writeI32(p + 8, g.lowerByteLists(e.committables()));
-      g.writeI32(p + 12, e.committables().size());
+      g.writeList(p + Layout.PACKED_EVENT_COMMITTABLES, g.lowerBytes(block), block.length);
+      writeOptionalI64(g, p + Layout.PACKED_EVENT_WATERMARK, e.watermark());
+      g.writeU8(p + Layout.PACKED_EVENT_SAVEPOINT, e.savepoint() ? 1 : 0);
     }
-    g.writeU8(p + 16, e.watermark().isPresent() ? 1 : 0);
-    g.writeI64(p + 24, e.watermark().orElse(0));
-    g.writeU8(p + 32, e.savepoint() ? 1 : 0);
+    return base;
+  }
+
+  /** list&lt;writer-event&gt; (a module without events-packed); its address. */
+  private static int lowerWriterEvents(Guest g, List<WriterEvent> events) {
+    int size = Layout.WRITER_EVENT_SIZE;
+    int base = g.alloc(Layout.WRITER_EVENT_ALIGN, Math.multiplyExact(size, events.size()));
+    for (int i = 0; i < events.size(); i++) {
+      WriterEvent ev = events.get(i);
+      int p = base + size * i;
+      g.writeI32(p + Layout.WRITER_EVENT_SUBTASK, ev.subtask());
+      g.writeI32(p + Layout.WRITER_EVENT_ATTEMPT, ev.attempt());
+      lowerEntry(g, p + Layout.WRITER_EVENT_ENTRY, ev.entry());
+    }
+    return base;
+  }
+
+  /** An entry record at {@code p}, its committables lowered first. */
+  private static void lowerEntry(Guest g, int p, Entry e) {
+    g.writeI64(p + Layout.ENTRY_CHECKPOINT, e.checkpoint());
+    int committables = g.lowerByteLists(e.committables());
+    g.writeList(p + Layout.ENTRY_COMMITTABLES, committables, e.committables().size());
+    writeOptionalI64(g, p + Layout.ENTRY_WATERMARK, e.watermark());
+    g.writeU8(p + Layout.ENTRY_SAVEPOINT, e.savepoint() ? 1 : 0);
+  }
+
+  /** An option&lt;s64&gt; at {@code p}. */
+  private static void writeOptionalI64(Guest g, int p, OptionalLong v) {
+    g.writeU8(p, v.isPresent() ? 1 : 0);
+    g.writeI64(p + Layout.OPTION_S64_PAYLOAD, v.orElse(0));
   }
 
   /** A restored writer's replay of its buffer (what {@link Writer#restore} returned). */
   public Outcome restored(int subtask, int attempt, long checkpoint, List<Entry> entries)
       throws CoordinatorException {
     Objects.requireNonNull(entries, "entries");
-    String name = c + "[method]coordinator.restored";
+    Layout.Export export = Layout.COORDINATOR_RESTORED;
     return call(
         "restored",
         g -> {
           int n = entries.size();
-          int base = g.alloc(8, Math.multiplyExact(40, n));
+          int base = g.alloc(Layout.ENTRY_ALIGN, Math.multiplyExact(Layout.ENTRY_SIZE, n));
           for (int i = 0; i < n; i++) {
-            lowerEntry(g, base + 40 * i, entries.get(i), false);
+            lowerEntry(g, base + Layout.ENTRY_SIZE * i, entries.get(i));
           }
-          int ret = g.call(name, g.coordinatorRep(handle), subtask, attempt, checkpoint, base, n);
-          return outcomeResult(g, name, ret);
+          int ret = g.call(export, g.coordinatorRep(handle), subtask, attempt, checkpoint, base, n);
+          return outcomeResult(g, export, ret);
         });
   }
 
@@ -277,51 +294,50 @@ public final class Coordinator extends Handle {
   public Outcome subtaskReset(int subtask, OptionalLong checkpoint) throws CoordinatorException {
     Objects.requireNonNull(checkpoint, "checkpoint");
     return outcomeCall(
-        "subtask-reset", subtask, checkpoint.isPresent() ? 1 : 0, checkpoint.orElse(0));
+        Layout.COORDINATOR_SUBTASK_RESET, subtask, checkpoint.isPresent() ? 1 : 0, checkpoint.orElse(0));
   }
 
   /** The coordinator's state bytes for checkpoint {@code checkpoint}. */
   public byte[] checkpoint(long checkpoint) throws CoordinatorException {
-    String name = c + "[method]coordinator.checkpoint";
+    Layout.Export export = Layout.COORDINATOR_CHECKPOINT;
     return call(
         "checkpoint",
         g -> {
-          int ret = g.call(name, g.coordinatorRep(handle), checkpoint);
-          // result<list<u8>, error>: both payloads at ret + 4
-          return Lift.result(g, name, ret, 4, Lift::bytes);
+          int ret = g.call(export, g.coordinatorRep(handle), checkpoint);
+          return Lift.result(g, export, ret, Layout.RESULT_LIST_U8_ERROR_PAYLOAD, Lift::bytes);
         });
   }
 
   /** Checkpoint {@code checkpoint} completed: commits what it covers. */
   public Outcome checkpointComplete(long checkpoint) throws CoordinatorException {
-    return outcomeCall("checkpoint-complete", checkpoint);
+    return outcomeCall(Layout.COORDINATOR_CHECKPOINT_COMPLETE, checkpoint);
   }
 
   /** Checkpoint {@code checkpoint} was aborted. */
   public Outcome checkpointAborted(long checkpoint) throws CoordinatorException {
-    return outcomeCall("checkpoint-aborted", checkpoint);
+    return outcomeCall(Layout.COORDINATOR_CHECKPOINT_ABORTED, checkpoint);
   }
 
   /** The job ends (WIT {@code close}; the instance stays, answering state queries). */
   public Outcome close() throws CoordinatorException {
-    return outcomeCall("close");
+    return outcomeCall(Layout.COORDINATOR_CLOSE);
   }
 
   /** The current lifecycle state (an enum returned flat). */
   public Lifecycle state() throws CoordinatorException {
-    String name = c + "[method]coordinator.state";
-    return call("state", g -> Lift.lifecycle(g.call(name, g.coordinatorRep(handle))));
+    Layout.Export export = Layout.COORDINATOR_STATE;
+    return call("state", g -> Lift.lifecycle(g.call(export, g.coordinatorRep(handle))));
   }
 
   /** Committed-up-to (SEMANTICS 5.5), answered in every state; empty until the rule first ran. */
   public OptionalLong committedUpTo() throws CoordinatorException {
-    String name = c + "[method]coordinator.committed-up-to";
+    Layout.Export export = Layout.COORDINATOR_COMMITTED_UP_TO;
     return call(
         "committed-up-to",
         g -> {
-          int ret = g.call(name, g.coordinatorRep(handle));
+          int ret = g.call(export, g.coordinatorRep(handle));
           OptionalLong v = g.optionalI64(ret);
-          g.post(name, ret);
+          g.post(export, ret);
           return v;
         });
   }

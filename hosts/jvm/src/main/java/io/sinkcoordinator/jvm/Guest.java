@@ -28,9 +28,6 @@ final class Guest {
   static final class Names {
     final String version;
     final String realloc = "cabi_realloc";
-    final String c;
-    final String w;
-    final String t;
     final String eventsPacked;
     /** {@code coordinator.set-table-format}, null on a module older than 0.2.5. */
     final String setTableFormat;
@@ -41,16 +38,13 @@ final class Guest {
     Names(String version, List<String> exportList, List<String[]> imports)
         throws IncompatibleComponentException {
       this.version = version;
-      this.c = "sink:coordinator/coordinator@" + version + "#";
-      this.w = "sink:coordinator/writer@" + version + "#";
-      this.t = "sink:coordinator/table@" + version + "#";
       this.exports = new HashSet<>(exportList);
       this.imports = imports;
-      String packed = c + "[method]coordinator.events-packed";
-      String batch = c + "[method]coordinator.events";
+      String packed = of(Layout.COORDINATOR_EVENTS_PACKED);
+      String batch = of(Layout.COORDINATOR_EVENTS);
       this.eventsPacked = exports.contains(packed) ? packed : null;
       this.events = exports.contains(batch) ? batch : null;
-      String format = c + "[method]coordinator.set-table-format";
+      String format = of(Layout.COORDINATOR_SET_TABLE_FORMAT);
       this.setTableFormat = exports.contains(format) ? format : null;
       for (String[] imp : imports) {
         if (kindOf(imp[0], imp[1]) < 0) {
@@ -66,6 +60,11 @@ final class Guest {
             List.of(version),
             null);
       }
+    }
+
+    /** The core name of {@code e} in this module's version. */
+    String of(Layout.Export e) {
+      return "sink:coordinator/" + e.iface() + "@" + version + "#" + e.name();
     }
 
     int kindOf(String module, String name) {
@@ -149,8 +148,8 @@ final class Guest {
               module, name, List.of(), List.of(ValType.I64), (inst, a) -> nowMs());
       case 6 -> resourceNewImport(module, name, coordinatorReps);
       case 8 -> resourceNewImport(module, name, writerReps);
-      case 7 -> resourceDropImport(module, name, coordinatorReps, names.c + "[dtor]coordinator");
-      default -> resourceDropImport(module, name, writerReps, names.w + "[dtor]writer");
+      case 7 -> resourceDropImport(module, name, coordinatorReps, Layout.COORDINATOR_DTOR);
+      default -> resourceDropImport(module, name, writerReps, Layout.WRITER_DTOR);
     };
   }
 
@@ -166,7 +165,7 @@ final class Guest {
 
   /** {@code [resource-drop]}: the handle is forgotten and its rep's destructor {@code dtor} runs. */
   private HostFunction resourceDropImport(
-      String module, String name, Map<Integer, Integer> reps, String dtor) {
+      String module, String name, Map<Integer, Integer> reps, Layout.Export dtor) {
     return new HostFunction(
         module, name, List.of(ValType.I32), List.of(), (inst, a) -> resourceDrop(reps, dtor, a));
   }
@@ -179,19 +178,21 @@ final class Guest {
     void run() throws BackendException;
   }
 
-  private long[] serve(int ret, StorageCall call) {
+  /**
+   * Writes a storage import's {@code result<T, storage-error>} at {@code ret}: the ok
+   * discriminant after {@code call} wrote T at {@code ret + payload}, or the storage-error there.
+   */
+  private long[] serve(int ret, int payload, StorageCall call) {
     try {
       call.run();
       mem.writeByte(ret, (byte) 0);
     } catch (BackendException e) {
-      // result<_, storage-error>: err, the case at +4, the message at +8/+12
       mem.writeByte(ret, (byte) 1);
-      mem.writeByte(ret + 4, (byte) (e.kind() == BackendException.Kind.INVALID_KEY ? 1 : 0));
+      int err = ret + payload;
+      mem.writeByte(err, (byte) (e.kind() == BackendException.Kind.INVALID_KEY ? 1 : 0));
       String msg = e.getMessage() == null ? "" : e.getMessage();
       byte[] b = msg.getBytes(StandardCharsets.UTF_8);
-      int p = lowerBytes(b);
-      mem.writeI32(ret + 8, p);
-      mem.writeI32(ret + 12, b.length);
+      writeList(err + Layout.STORAGE_ERROR_PAYLOAD, lowerBytes(b), b.length);
     } catch (RuntimeException | Error e) {
       if (importFailure == null) {
         importFailure = e instanceof RuntimeException r ? r : new RuntimeException(e);
@@ -204,17 +205,18 @@ final class Guest {
   private long[] get(long[] a) {
     String key = string((int) a[0], (int) a[1]);
     int ret = (int) a[2];
+    int payload = Layout.RESULT_OPTION_LIST_U8_STORAGE_ERROR_PAYLOAD;
     return serve(
         ret,
+        payload,
         () -> {
           byte[] v = storage.get(key);
           if (v == null) {
-            mem.writeByte(ret + 4, (byte) 0);
+            mem.writeByte(ret + payload, (byte) 0);
           } else {
             int p = lowerBytes(v);
-            mem.writeByte(ret + 4, (byte) 1);
-            mem.writeI32(ret + 8, p);
-            mem.writeI32(ret + 12, v.length);
+            mem.writeByte(ret + payload, (byte) 1);
+            writeList(ret + payload + Layout.OPTION_LIST_U8_PAYLOAD, p, v.length);
           }
         });
   }
@@ -223,11 +225,13 @@ final class Guest {
     String key = string((int) a[0], (int) a[1]);
     byte[] value = bytes((int) a[2], (int) a[3]);
     int ret = (int) a[4];
+    int payload = Layout.RESULT_BOOL_STORAGE_ERROR_PAYLOAD;
     return serve(
         ret,
+        payload,
         () -> {
           boolean created = storage.putIfAbsent(key, value);
-          mem.writeByte(ret + 4, (byte) (created ? 1 : 0));
+          mem.writeByte(ret + payload, (byte) (created ? 1 : 0));
         });
   }
 
@@ -235,30 +239,30 @@ final class Guest {
     String key = string((int) a[0], (int) a[1]);
     byte[] value = bytes((int) a[2], (int) a[3]);
     int ret = (int) a[4];
-    return serve(ret, () -> storage.put(key, value));
+    return serve(ret, Layout.RESULT_STORAGE_ERROR_PAYLOAD, () -> storage.put(key, value));
   }
 
   private long[] delete(long[] a) {
     String key = string((int) a[0], (int) a[1]);
     int ret = (int) a[2];
-    return serve(ret, () -> storage.delete(key));
+    return serve(ret, Layout.RESULT_STORAGE_ERROR_PAYLOAD, () -> storage.delete(key));
   }
 
   private long[] list(long[] a) {
     String prefix = string((int) a[0], (int) a[1]);
     int ret = (int) a[2];
+    int payload = Layout.RESULT_LIST_STRING_STORAGE_ERROR_PAYLOAD;
     return serve(
         ret,
+        payload,
         () -> {
           List<String> keys = storage.list(prefix);
-          int base = alloc(4, Math.multiplyExact(8, keys.size()));
+          int base = alloc(Layout.LIST_ALIGN, Math.multiplyExact(Layout.LIST_SIZE, keys.size()));
           for (int i = 0; i < keys.size(); i++) {
             byte[] k = keys.get(i).getBytes(StandardCharsets.UTF_8);
-            mem.writeI32(base + 8 * i, lowerBytes(k));
-            mem.writeI32(base + 8 * i + 4, k.length);
+            writeList(base + Layout.LIST_SIZE * i, lowerBytes(k), k.length);
           }
-          mem.writeI32(ret + 4, base);
-          mem.writeI32(ret + 8, keys.size());
+          writeList(ret + payload, base, keys.size());
         });
   }
 
@@ -279,10 +283,10 @@ final class Guest {
     return handle;
   }
 
-  private long[] resourceDrop(Map<Integer, Integer> reps, String dtor, long[] a) {
+  private long[] resourceDrop(Map<Integer, Integer> reps, Layout.Export dtor, long[] a) {
     Integer rep = reps.remove((int) a[0]);
     if (rep != null) {
-      export(dtor).apply(rep);
+      export(names.of(dtor)).apply(rep);
     }
     return NONE;
   }
@@ -321,16 +325,27 @@ final class Guest {
   }
 
   /** Calls an export that returns one i32 (a return area, a handle, an enum). */
-  int call(String name, long... args) {
-    return (int) export(name).apply(args)[0];
+  int call(Layout.Export e, long... args) {
+    return (int) export(names.of(e)).apply(args)[0];
   }
 
-  /** Frees what a result at {@code ret} points to (where the function has a post-return). */
-  void post(String name, int ret) {
-    String post = "cabi_post_" + name;
-    if (names.exports.contains(post)) {
-      export(post).apply(ret);
+  /** Frees what a result at {@code ret} points to, where the function has a post-return. */
+  void post(Layout.Export e, int ret) {
+    if (e.postReturn()) {
+      export("cabi_post_" + names.of(e)).apply(ret);
     }
+  }
+
+  /**
+   * The short name of {@code e} that trap messages name a call by: {@code start}, {@code
+   * constructor}, {@code list-tags}.
+   */
+  static String label(Layout.Export e) {
+    String name = e.name();
+    if (name.startsWith("[constructor]")) {
+      return "constructor";
+    }
+    return name.substring(name.indexOf('.') + 1);
   }
 
   int alloc(int align, int size) {
@@ -347,15 +362,30 @@ final class Guest {
     return lowerBytes(s.getBytes(StandardCharsets.UTF_8));
   }
 
-  /** list<list<u8>>: an array of (ptr, len) pairs (align 4); returns its address. */
+  /** list<list<u8>>: an array of (ptr, len) descriptors; returns its address. */
   int lowerByteLists(List<byte[]> lists) {
-    int base = alloc(4, Math.multiplyExact(8, lists.size()));
+    int base = alloc(Layout.LIST_ALIGN, Math.multiplyExact(Layout.LIST_SIZE, lists.size()));
     for (int i = 0; i < lists.size(); i++) {
       byte[] b = lists.get(i);
-      mem.writeI32(base + 8 * i, lowerBytes(b));
-      mem.writeI32(base + 8 * i + 4, b.length);
+      writeList(base + Layout.LIST_SIZE * i, lowerBytes(b), b.length);
     }
     return base;
+  }
+
+  /** A list or string descriptor (ptr, len) at {@code p}. */
+  void writeList(int p, int ptr, int len) {
+    mem.writeI32(p + Layout.LIST_PTR, ptr);
+    mem.writeI32(p + Layout.LIST_LEN, len);
+  }
+
+  /** The list or string whose descriptor is at {@code p}: its bytes, copied. */
+  byte[] bytesAt(int p) {
+    return bytes(i32(p + Layout.LIST_PTR), i32(p + Layout.LIST_LEN));
+  }
+
+  /** The string whose descriptor is at {@code p}. */
+  String stringAt(int p) {
+    return new String(bytesAt(p), StandardCharsets.UTF_8);
   }
 
   /**
@@ -434,23 +464,27 @@ final class Guest {
     return new String(bytes(ptr, len), StandardCharsets.UTF_8);
   }
 
-  /** option<T> of a u64/s64 at {@code p}: discriminant at +0, the value at +8. */
+  /** An option&lt;u64&gt; or option&lt;s64&gt; (the same layout) at {@code p}. */
   OptionalLong optionalI64(int p) {
-    return u8(p) == 0 ? OptionalLong.empty() : OptionalLong.of(i64(p + 8));
+    return u8(p) == 0 ? OptionalLong.empty() : OptionalLong.of(i64(p + Layout.OPTION_U64_PAYLOAD));
   }
 
-  /** list<string> at (ptr, len). */
-  List<String> strings(int ptr, int len) {
-    checkCount(ptr, len, 8);
+  /** The list&lt;string&gt; whose descriptor is at {@code p}. */
+  List<String> strings(int p) {
+    int ptr = i32(p + Layout.LIST_PTR);
+    int len = i32(p + Layout.LIST_LEN);
+    checkCount(ptr, len, Layout.LIST_SIZE);
     List<String> out = new ArrayList<>(len);
     for (int i = 0; i < len; i++) {
-      out.add(string(i32(ptr + 8 * i), i32(ptr + 8 * i + 4)));
+      out.add(stringAt(ptr + Layout.LIST_SIZE * i));
     }
     return out;
   }
 
-  /** list<u64> at (ptr, len). */
-  List<Long> u64s(int ptr, int len) {
+  /** The list&lt;u64&gt; whose descriptor is at {@code p}. */
+  List<Long> u64s(int p) {
+    int ptr = i32(p + Layout.LIST_PTR);
+    int len = i32(p + Layout.LIST_LEN);
     checkCount(ptr, len, 8);
     List<Long> out = new ArrayList<>(len);
     for (int i = 0; i < len; i++) {

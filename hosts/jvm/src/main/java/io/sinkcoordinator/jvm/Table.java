@@ -9,8 +9,6 @@ import java.util.Optional;
  * instance.
  */
 public final class Table extends Handle {
-  private final String t;
-
   /** A reader on the bundled module, with the system clock (never read). */
   public Table(Storage storage) {
     this(storage, Clock.system(), CoordinatorRuntime.bundled());
@@ -18,7 +16,6 @@ public final class Table extends Handle {
 
   public Table(Storage storage, Clock clock, CoordinatorRuntime runtime) {
     super(runtime, storage, clock);
-    this.t = runtime.names.t;
   }
 
   @Override
@@ -26,45 +23,58 @@ public final class Table extends Handle {
     discardInstance(null);
   }
 
-  /** result&lt;option&lt;snapshot&gt;, error&gt;: option at ret + 8, the snapshot at ret + 16. */
-  private Optional<Snapshot> optionalSnapshot(String fn, long... args) throws CoordinatorException {
-    String name = t + fn;
+  /** result&lt;option&lt;snapshot&gt;, error&gt;. */
+  private Optional<Snapshot> optionalSnapshot(Layout.Export export, long... args)
+      throws CoordinatorException {
     return call(
-        fn,
+        Guest.label(export),
         g ->
             Lift.result(
                 g,
-                name,
-                g.call(name, args),
-                8,
-                (m, p) -> m.u8(p) != 0 ? Optional.of(Lift.snapshot(m, p + 8)) : Optional.empty()));
+                export,
+                g.call(export, args),
+                Layout.RESULT_OPTION_SNAPSHOT_ERROR_PAYLOAD,
+                (m, p) ->
+                    m.u8(p) != 0
+                        ? Optional.of(Lift.snapshot(m, p + Layout.OPTION_SNAPSHOT_PAYLOAD))
+                        : Optional.empty()));
   }
 
   /** The newest snapshot, if any. */
   public Optional<Snapshot> latestSnapshot() throws CoordinatorException {
-    return optionalSnapshot("latest-snapshot");
+    return optionalSnapshot(Layout.TABLE_LATEST_SNAPSHOT);
   }
 
   /** Snapshot {@code id}, if it exists. */
   public Optional<Snapshot> snapshotById(long id) throws CoordinatorException {
-    return optionalSnapshot("snapshot-by-id", id);
+    return optionalSnapshot(Layout.TABLE_SNAPSHOT_BY_ID, id);
   }
 
-  /** result&lt;list&lt;T&gt;, error&gt;: both payloads at ret + 4. */
-  private <T> List<T> list(String fn, int stride, Lift.Value<T> element)
+  /**
+   * result&lt;list&lt;T&gt;, error&gt; (its payload at {@code payload}): elements of {@code
+   * stride} bytes.
+   */
+  private <T> List<T> list(Layout.Export export, int payload, int stride, Lift.Value<T> element)
       throws CoordinatorException {
-    String name = t + fn;
     return call(
-        fn, g -> Lift.result(g, name, g.call(name), 4, (m, p) -> Lift.list(m, p, stride, element)));
+        Guest.label(export),
+        g ->
+            Lift.result(
+                g, export, g.call(export), payload, (m, p) -> Lift.list(m, p, stride, element)));
   }
 
   /** Every snapshot, by id. */
   public List<Snapshot> listSnapshots() throws CoordinatorException {
-    return list("list-snapshots", 56, Lift::snapshot);
+    return list(
+        Layout.TABLE_LIST_SNAPSHOTS,
+        Layout.RESULT_LIST_SNAPSHOT_ERROR_PAYLOAD,
+        Layout.SNAPSHOT_SIZE,
+        Lift::snapshot);
   }
 
   /** Every tag, by name in byte order. */
   public List<Tag> listTags() throws CoordinatorException {
-    return list("list-tags", 48, Lift::tag);
+    return list(
+        Layout.TABLE_LIST_TAGS, Layout.RESULT_LIST_TAG_ERROR_PAYLOAD, Layout.TAG_SIZE, Lift::tag);
   }
 }

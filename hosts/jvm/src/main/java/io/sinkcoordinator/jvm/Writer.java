@@ -39,7 +39,6 @@ public final class Writer extends Handle {
       };
 
   private final int handle;
-  private final String w;
 
   /** A writer on the bundled module. */
   public Writer(int subtask) throws CoordinatorException {
@@ -54,35 +53,43 @@ public final class Writer extends Handle {
   public Writer(int subtask, Storage storage, Clock clock, CoordinatorRuntime runtime)
       throws CoordinatorException {
     super(runtime, storage, clock);
-    this.w = runtime.names.w;
-    this.handle = call("constructor", g -> g.call(w + "[constructor]writer", subtask));
+    this.handle = call("constructor", g -> g.call(Layout.WRITER_CONSTRUCTOR, subtask));
   }
 
-  /** A method returning {@code result<entry, error>}: both payloads at ret + 8. */
-  private static Entry entryResult(Guest g, String name, int ret) throws CoordinatorException {
-    return Lift.result(g, name, ret, 8, Lift::entry);
+  /** A method returning {@code result<entry, error>}. */
+  private static Entry entryResult(Guest g, Layout.Export export, int ret)
+      throws CoordinatorException {
+    return Lift.result(g, export, ret, Layout.RESULT_ENTRY_ERROR_PAYLOAD, Lift::entry);
   }
 
-  /** A method of {@code (handle, checkpoint) -> result<_, error>}: the error at ret + 4. */
-  private void checkpointMethod(String method, long checkpoint) throws CoordinatorException {
-    String name = w + "[method]writer." + method;
-    call(method, g -> Lift.result(g, name, g.call(name, g.writerRep(handle), checkpoint), 4, null));
+  /** A method of {@code (handle, checkpoint) -> result<_, error>}. */
+  private void checkpointMethod(Layout.Export export, long checkpoint)
+      throws CoordinatorException {
+    call(
+        Guest.label(export),
+        g -> {
+          int ret = g.call(export, g.writerRep(handle), checkpoint);
+          return Lift.result(g, export, ret, Layout.RESULT_ERROR_PAYLOAD, null);
+        });
   }
 
   /** The flat call of a method that takes the committables, given their lowered list. */
   private interface CommittablesCall {
-    int call(Guest g, String name, int list);
+    int call(Guest g, Layout.Export export, int list);
   }
 
   /** report and end-input: the committables lowered, then {@code result<entry, error>}. */
   private Entry entryMethod(
-      String method, List<byte[]> committables, OptionalLong watermark, CommittablesCall fn)
+      Layout.Export export,
+      List<byte[]> committables,
+      OptionalLong watermark,
+      CommittablesCall fn)
       throws CoordinatorException {
     Objects.requireNonNull(committables, "committables");
     Objects.requireNonNull(watermark, "watermark");
-    String name = w + "[method]writer." + method;
     return call(
-        method, g -> entryResult(g, name, fn.call(g, name, g.lowerByteLists(committables))));
+        Guest.label(export),
+        g -> entryResult(g, export, fn.call(g, export, g.lowerByteLists(committables))));
   }
 
   /**
@@ -92,12 +99,12 @@ public final class Writer extends Handle {
       long checkpoint, List<byte[]> committables, OptionalLong watermark, boolean savepoint)
       throws CoordinatorException {
     return entryMethod(
-        "report",
+        Layout.WRITER_REPORT,
         committables,
         watermark,
-        (g, name, list) ->
+        (g, export, list) ->
             g.call(
-                name,
+                export,
                 g.writerRep(handle),
                 checkpoint,
                 list,
@@ -111,12 +118,12 @@ public final class Writer extends Handle {
   public Entry endInput(List<byte[]> committables, OptionalLong watermark)
       throws CoordinatorException {
     return entryMethod(
-        "end-input",
+        Layout.WRITER_END_INPUT,
         committables,
         watermark,
-        (g, name, list) ->
+        (g, export, list) ->
             g.call(
-                name,
+                export,
                 g.writerRep(handle),
                 list,
                 committables.size(),
@@ -128,23 +135,23 @@ public final class Writer extends Handle {
    * The coordinator's committed-up-to, forwarded by the host: drops buffered entries up to it.
    */
   public void committed(long checkpoint) throws CoordinatorException {
-    checkpointMethod("committed", checkpoint);
+    checkpointMethod(Layout.WRITER_COMMITTED, checkpoint);
   }
 
   /** Clears the savepoint flag of entry {@code checkpoint}. */
   public void checkpointAborted(long checkpoint) throws CoordinatorException {
-    checkpointMethod("checkpoint-aborted", checkpoint);
+    checkpointMethod(Layout.WRITER_CHECKPOINT_ABORTED, checkpoint);
   }
 
   /** The buffer as versioned bytes (for the engine's checkpoint). */
   public byte[] state() throws CoordinatorException {
-    String name = w + "[method]writer.state";
+    Layout.Export export = Layout.WRITER_STATE;
     return call(
         "state",
         g -> {
-          int ret = g.call(name, g.writerRep(handle));
+          int ret = g.call(export, g.writerRep(handle));
           byte[] b = Lift.bytes(g, ret);
-          g.post(name, ret);
+          g.post(export, ret);
           return b;
         });
   }
@@ -155,14 +162,13 @@ public final class Writer extends Handle {
    */
   public List<Entry> restore(byte[] state, long checkpoint) throws CoordinatorException {
     Objects.requireNonNull(state, "state");
-    String name = w + "[method]writer.restore";
+    Layout.Export export = Layout.WRITER_RESTORE;
     return call(
         "restore",
         g -> {
           int p = g.lowerBytes(state);
-          int ret = g.call(name, g.writerRep(handle), p, state.length, checkpoint);
-          // result<list<entry>, error>: both payloads at ret + 4
-          return Lift.result(g, name, ret, 4, Lift::entries);
+          int ret = g.call(export, g.writerRep(handle), p, state.length, checkpoint);
+          return Lift.result(g, export, ret, Layout.RESULT_LIST_ENTRY_ERROR_PAYLOAD, Lift::entries);
         });
   }
 }

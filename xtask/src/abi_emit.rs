@@ -245,20 +245,24 @@ fn json(l: &Layout) -> String {
 
 /// How one language spells the generated declarations; [`render`] writes
 /// them in the same order for every language.
-struct Syntax {
+struct Syntax<T, F> {
     /// The file's start: the generated-file note, the `Export` type, the
     /// flattening limits.
     header: String,
     /// One type's constants, from its named numbers ([`fields`]).
-    type_block: fn(&TypeLayout) -> String,
+    type_block: T,
     /// Before the functions' constants.
     functions_open: &'static str,
     /// One function's constant.
-    function: fn(&FuncLayout) -> String,
+    function: F,
     footer: &'static str,
 }
 
-fn render(l: &Layout, syntax: Syntax) -> String {
+fn render<T, F>(l: &Layout, syntax: Syntax<T, F>) -> String
+where
+    T: Fn(&TypeLayout) -> String,
+    F: Fn(&FuncLayout) -> String,
+{
     let mut s = syntax.header;
     for t in &l.types {
         s.push_str(&(syntax.type_block)(t));
@@ -338,7 +342,7 @@ fn go(l: &Layout) -> String {
         l,
         Syntax {
             header,
-            type_block: |t| {
+            type_block: |t: &TypeLayout| {
                 let names: Vec<(String, usize)> = const_words(t)
                     .into_iter()
                     .map(|(w, v)| (pascal(&w), v))
@@ -352,7 +356,7 @@ fn go(l: &Layout) -> String {
                 s + ")\n"
             },
             functions_open: "",
-            function: |f| {
+            function: |f: &FuncLayout| {
                 let name = pascal(&func_words(f));
                 format!(
                     "\n// {name} is {}#{}.\nvar {name} = Export{{Interface: {:?}, Name: {:?}, FlatParams: {}, IndirectParams: {}, ReturnArea: {}, PostReturn: {}}}\n",
@@ -385,21 +389,14 @@ fn java(l: &Layout) -> String {
          \x20 static final int MAX_FLAT_PARAMS = {};\n  static final int MAX_FLAT_RESULTS = {};\n",
         l.max_flat_params, l.max_flat_results
     );
-    render(
+    upper_case(
         l,
-        Syntax {
-            header,
-            type_block: |t| upper_consts(t, "  //", "  static final int ", ";"),
-            functions_open: "",
-            function: |f| {
-                format!(
-                    "\n  static final Export {} =\n      new Export({});\n",
-                    upper(&func_words(f)),
-                    positional(f, "true", "false")
-                )
-            },
-            footer: "}\n",
-        },
+        header,
+        ["  //", "  static final int ", ";"],
+        "",
+        |name, args| format!("\n  static final Export {name} =\n      new Export({args});\n"),
+        ["true", "false"],
+        "}\n",
     )
 }
 
@@ -418,20 +415,43 @@ fn python(l: &Layout) -> String {
          MAX_FLAT_PARAMS = {}\nMAX_FLAT_RESULTS = {}\n",
         l.max_flat_params, l.max_flat_results
     );
+    upper_case(
+        l,
+        header,
+        ["#", "", ""],
+        "\n",
+        |name, args| format!("{name} = Export({args})\n"),
+        ["True", "False"],
+        "",
+    )
+}
+
+/// The files whose constants are UPPER_SNAKE (Java, Python): each type's
+/// constants after a `consts[0]` comment line, one `{consts[1]}NAME =
+/// value{consts[2]}` each ([`upper_consts`]); then per function `export(NAME,
+/// its fields in order)`, the booleans spelled `booleans`.
+fn upper_case(
+    l: &Layout,
+    header: String,
+    consts: [&str; 3],
+    functions_open: &'static str,
+    export: fn(&str, &str) -> String,
+    booleans: [&str; 2],
+    footer: &'static str,
+) -> String {
     render(
         l,
         Syntax {
             header,
-            type_block: |t| upper_consts(t, "#", "", ""),
-            functions_open: "\n",
-            function: |f| {
-                format!(
-                    "{} = Export({})\n",
-                    upper(&func_words(f)),
-                    positional(f, "True", "False")
+            type_block: |t: &TypeLayout| upper_consts(t, consts[0], consts[1], consts[2]),
+            functions_open,
+            function: |f: &FuncLayout| {
+                export(
+                    &upper(&func_words(f)),
+                    &positional(f, booleans[0], booleans[1]),
                 )
             },
-            footer: "",
+            footer,
         },
     )
 }
@@ -450,7 +470,7 @@ fn node(l: &Layout) -> String {
         l,
         Syntax {
             header,
-            type_block: |t| {
+            type_block: |t: &TypeLayout| {
                 let keys: Vec<String> = fields(t)
                     .into_iter()
                     .map(|(k, v)| format!("{}: {v}", camel(&words(&k))))
@@ -464,7 +484,7 @@ fn node(l: &Layout) -> String {
                 )
             },
             functions_open: "\n",
-            function: |f| {
+            function: |f: &FuncLayout| {
                 format!(
                     "export const {} = Object.freeze({{ interface: '{}', name: '{}', flatParams: {}, indirectParams: {}, returnArea: {}, postReturn: {} }});\n",
                     upper(&func_words(f)),

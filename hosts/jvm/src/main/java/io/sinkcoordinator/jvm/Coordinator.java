@@ -226,12 +226,8 @@ public final class Coordinator extends Handle {
 
   /** list&lt;packed-event&gt;: each event's committables as one block; its address. */
   private static int lowerPackedEvents(Guest g, List<WriterEvent> events) {
-    int size = Layout.PACKED_EVENT_SIZE;
-    int base = g.alloc(Layout.PACKED_EVENT_ALIGN, Math.multiplyExact(size, events.size()));
-    for (int i = 0; i < events.size(); i++) {
-      WriterEvent ev = events.get(i);
+    return lowerRecords(g, Layout.PACKED_EVENT_SIZE, Layout.PACKED_EVENT_ALIGN, events, (p, ev) -> {
       Entry e = ev.entry();
-      int p = base + size * i;
       g.writeI32(p + Layout.PACKED_EVENT_SUBTASK, ev.subtask());
       g.writeI32(p + Layout.PACKED_EVENT_ATTEMPT, ev.attempt());
       g.writeI64(p + Layout.PACKED_EVENT_CHECKPOINT, e.checkpoint());
@@ -239,20 +235,32 @@ public final class Coordinator extends Handle {
       g.writeList(p + Layout.PACKED_EVENT_COMMITTABLES, g.lowerBytes(block), block.length);
       writeOptionalI64(g, p + Layout.PACKED_EVENT_WATERMARK, e.watermark());
       g.writeU8(p + Layout.PACKED_EVENT_SAVEPOINT, e.savepoint() ? 1 : 0);
-    }
-    return base;
+    });
   }
 
   /** list&lt;writer-event&gt; (a module without events-packed); its address. */
   private static int lowerWriterEvents(Guest g, List<WriterEvent> events) {
-    int size = Layout.WRITER_EVENT_SIZE;
-    int base = g.alloc(Layout.WRITER_EVENT_ALIGN, Math.multiplyExact(size, events.size()));
-    for (int i = 0; i < events.size(); i++) {
-      WriterEvent ev = events.get(i);
-      int p = base + size * i;
+    return lowerRecords(g, Layout.WRITER_EVENT_SIZE, Layout.WRITER_EVENT_ALIGN, events, (p, ev) -> {
       g.writeI32(p + Layout.WRITER_EVENT_SUBTASK, ev.subtask());
       g.writeI32(p + Layout.WRITER_EVENT_ATTEMPT, ev.attempt());
       lowerEntry(g, p + Layout.WRITER_EVENT_ENTRY, ev.entry());
+    });
+  }
+
+  /** Writes one record of a list in guest memory at its address. */
+  private interface RecordWriter<T> {
+    void write(int at, T item);
+  }
+
+  /**
+   * A list's elements as {@code size}-byte records (aligned to {@code align}) in one new guest
+   * allocation, each written by {@code write}; its address.
+   */
+  private static <T> int lowerRecords(
+      Guest g, int size, int align, List<T> items, RecordWriter<T> write) {
+    int base = g.alloc(align, Math.multiplyExact(size, items.size()));
+    for (int i = 0; i < items.size(); i++) {
+      write.write(base + size * i, items.get(i));
     }
     return base;
   }

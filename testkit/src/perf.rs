@@ -68,7 +68,7 @@ impl BenchStorage {
         })
     }
 
-    /// Deletes the snapshot files beyond the latest [`KEPT_SNAPSHOTS`] of a
+    /// Deletes the snapshot files beyond the latest four (`KEPT_SNAPSHOTS`) of a
     /// directory table (in memory they go at once).
     pub fn prune(&mut self) {
         while self.snapshots.len() > KEPT_SNAPSHOTS {

@@ -1,5 +1,5 @@
-//! A batch of writer events (WIT `coordinator.events`, added in 0.2.1, and
-//! `events-packed`, added in 0.2.2):
+//! A batch of writer events (WIT `coordinator.events`, added in 0.2.1,
+//! `events-packed`, added in 0.2.2, and `events-block`, added in 0.2.10):
 //! applied in order exactly as if `event` were called for each, stopping at
 //! the first error, with one merged outcome. The component's export, the
 //! native replay and the benchmarks share this loop, so a batch means the
@@ -174,6 +174,20 @@ impl From<&WriterEvent> for PackedEvent {
     }
 }
 
+impl<'a> From<&'a PackedEvent> for crate::block::BlockEvent<'a> {
+    /// The event as one of an `events-block` batch, its block borrowed.
+    fn from(e: &'a PackedEvent) -> Self {
+        crate::block::BlockEvent::new(
+            e.subtask,
+            e.attempt,
+            e.checkpoint,
+            &e.committables,
+            e.watermark,
+            e.savepoint,
+        )
+    }
+}
+
 impl PackedEvent {
     /// The event as the core takes it, or the fatal `invalid-event` of a
     /// malformed block (naming the subtask and checkpoint).
@@ -223,7 +237,49 @@ pub fn events_packed(
     )
 }
 
-/// The loop of both. `events` passes a `dyn` iterator (one copy of the
+/// [`events_packed`] for a whole batch as one byte string (WIT
+/// `events-block`, 0.2.10; see [`crate::block`]): a block that does not
+/// decode whole is refused before any event is applied, a fatal
+/// `invalid-event` at index 0 saying where it stops; otherwise exactly
+/// [`events_packed`] of its events (a malformed committables block inside
+/// a well-framed event is that event's failure).
+pub fn events_block(
+    coordinator: &mut Coordinator,
+    env: &mut dyn AsEnv,
+    block: &[u8],
+) -> Result<Outcome, Box<BatchError>> {
+    let events = match crate::block::decode(block) {
+        Ok(events) => events,
+        Err(e) => {
+            let error = coordinator.refuse(Error::from(ErrorReason::MalformedEventsBlock(e)));
+            let outcome = Merged::new(coordinator.state(), coordinator.committed_up_to()).finish();
+            return Err(Box::new(BatchError {
+                applied: 0,
+                outcome,
+                error,
+            }));
+        }
+    };
+    apply(
+        coordinator,
+        &mut env.as_env(),
+        events.into_iter().map(|e| {
+            PackedEvent {
+                subtask: e.subtask,
+                attempt: e.attempt,
+                checkpoint: e.checkpoint,
+                // The core keeps each entry's block: one copy out of the
+                // batch's bytes (a guest allocation, not a crossing).
+                committables: e.committables.to_vec(),
+                watermark: e.watermark,
+                savepoint: e.savepoint,
+            }
+            .unpack()
+        }),
+    )
+}
+
+/// The loop of all three. `events` passes a `dyn` iterator (one copy of the
 /// loop for every iterator type it is given); `events-packed`, the hot
 /// path, its own type, so that its steps are inlined: the `dyn` calls and
 /// the moves of each event through them were a measurable part of a batched
@@ -383,25 +439,40 @@ mod tests {
     }
 
     proptest! {
-        /// `events-packed` is `events`: the same outcomes, errors and table.
+        /// `events-packed` and `events-block` are `events`: the same
+        /// outcomes, errors and table, also when an event's committables
+        /// block is malformed (`broken`: that event's block loses its last
+        /// byte).
         #[test]
-        fn a_packed_batch_is_the_batch(steps in steps(), on_end in any::<bool>()) {
+        fn a_packed_batch_is_the_batch(
+            steps in steps(),
+            on_end in any::<bool>(),
+            broken in prop::option::of(0usize..40),
+        ) {
             let mode = if on_end { FinalCommitMode::OnEndInput } else { FinalCommitMode::OnCheckpoint };
             let evs = writer_events(&steps, 1);
+            let mut packed: Vec<PackedEvent> = evs.iter().map(packed).collect();
+            if let Some(e) = broken.and_then(|i| packed.get_mut(i)) {
+                e.committables.pop();
+            }
             let mut results = Vec::new();
-            for pack in [false, true] {
+            for how in 0..3 {
                 let mut env = MemEnv::default();
                 let mut c = Coordinator::new(config(3, mode), None);
                 c.start(&mut env).unwrap();
-                let r = if pack {
-                    events_packed(&mut c, &mut env, evs.iter().map(packed))
-                } else {
-                    events(&mut c, &mut env, evs.clone())
+                let r = match how {
+                    0 if broken.is_none() => events(&mut c, &mut env, evs.clone()),
+                    0 | 1 => events_packed(&mut c, &mut env, packed.clone()),
+                    _ => {
+                        let block = crate::block::encode(packed.iter().map(Into::into));
+                        events_block(&mut c, &mut env, &block)
+                    }
                 };
                 let r = r.map_err(|e| (e.applied, e.outcome, e.error.kind, e.error.into_reason()));
                 results.push((r, c.state(), env.storage.map));
             }
             prop_assert_eq!(&results[0], &results[1]);
+            prop_assert_eq!(&results[1], &results[2]);
         }
     }
 
@@ -455,6 +526,47 @@ mod tests {
             );
             assert_eq!(e.outcome.state, Lifecycle::Failed);
             assert_eq!(c.state(), Lifecycle::Failed);
+        }
+    }
+
+    /// A batch that does not decode whole changes nothing and fails the
+    /// instance; its message says where decoding stopped.
+    #[test]
+    fn a_malformed_events_block_is_refused_whole() {
+        let good = packed(&WriterEvent {
+            subtask: 0,
+            attempt: 0,
+            entry: entry(3, 2, false),
+        });
+        let block = crate::block::encode([(&good).into(), (&good).into()]);
+        let mut trailing = block.clone();
+        trailing.push(0);
+        let cases: [(&[u8], &str); 3] = [
+            (
+                &block[..block.len() - 1],
+                "the events block is truncated or malformed at event 1 (byte 17)",
+            ),
+            (
+                &trailing,
+                "the events block has 1 bytes after its last event (of 2)",
+            ),
+            (
+                &[],
+                "the events block is truncated or malformed at event 0 (byte 0)",
+            ),
+        ];
+        for (bytes, message) in cases {
+            let mut env = MemEnv::default();
+            let mut c = Coordinator::new(config(2, FinalCommitMode::OnCheckpoint), None);
+            c.start(&mut env).unwrap();
+            let before = env.storage.map.clone();
+            let e = events_block(&mut c, &mut env, bytes).unwrap_err();
+            assert_eq!(e.applied, 0);
+            assert_eq!(e.error.kind, ErrorKind::InvalidEvent);
+            assert_eq!(e.error.message(), message);
+            assert_eq!(e.outcome.state, Lifecycle::Failed);
+            assert_eq!(c.state(), Lifecycle::Failed);
+            assert_eq!(env.storage.map, before);
         }
     }
 

@@ -288,6 +288,13 @@ impl wc::GuestCoordinator for CoordinatorResource {
             events,
         ))
     }
+    fn events_block(&self, events: Vec<u8>) -> Result<wt::BatchOutcome, wt::BatchError> {
+        batch_result(crate::batch::events_block(
+            &mut self.0.borrow_mut(),
+            &mut imports(),
+            &events,
+        ))
+    }
     fn restored(
         &self,
         subtask: u32,

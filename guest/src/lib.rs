@@ -40,6 +40,8 @@ macro_rules! golden_states {
 pub mod api;
 /// Batches of writer events.
 pub mod batch;
+/// The events block of `events-block` (a whole batch as one byte string).
+pub mod block;
 /// A coordinator call as a value.
 pub mod call;
 /// The commit rule.

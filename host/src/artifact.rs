@@ -14,14 +14,14 @@
 /// takes only literals.
 macro_rules! embedded_version {
     () => {
-        "0.2.9"
+        "0.2.10"
     };
 }
 
-/// The WIT package version of the embedded component (`0.2.9`).
+/// The WIT package version of the embedded component (`0.2.10`).
 pub const EMBEDDED_WASM_VERSION: &str = embedded_version!();
 
-/// The file name of the embedded artifact (`sink-coordinator-0.2.9.wasm`).
+/// The file name of the embedded artifact (`sink-coordinator-0.2.10.wasm`).
 pub const EMBEDDED_WASM_NAME: &str = concat!("sink-coordinator-", embedded_version!(), ".wasm");
 
 /// The embedded component's bytes.
@@ -257,7 +257,7 @@ mod tests {
     fn the_range_is_valid_and_holds_the_embedded_version() {
         let wanted = semver::VersionReq::parse(COMPATIBLE_VERSIONS).unwrap();
         assert!(wanted.matches(&semver::Version::parse(EMBEDDED_WASM_VERSION).unwrap()));
-        for v in ["0.2.9", "0.2.8", "0.2.7", "0.2.1"] {
+        for v in ["0.2.10", "0.2.9", "0.2.8", "0.2.7", "0.2.1"] {
             assert!(wanted.matches(&semver::Version::parse(v).unwrap()), "{v}");
         }
         for v in ["0.1.0", "0.2.0", "0.3.0", "1.0.0", "0.2.1-rc.1"] {

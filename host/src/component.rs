@@ -173,6 +173,11 @@ pub struct ComponentCoordinator {
     /// `events-packed` through wasmtime's derived lowering instead of the
     /// hand-written one (see `component/batch.rs`).
     derived_lowering: bool,
+    /// The last batch's `events-block` bytes, kept for their buffer.
+    block: Vec<u8>,
+    /// Batches through `events-packed` even when the component has
+    /// `events-block` (see `component/batch.rs`).
+    avoid_block: bool,
 }
 
 impl ComponentCoordinator {
@@ -202,6 +207,8 @@ impl ComponentCoordinator {
             scratch: Vec::new(),
             derived_lowering: runtime.options().derived_lowering
                 || !cfg!(feature = "hand-lowering"),
+            block: Vec::new(),
+            avoid_block: true,
         };
         let limits = runtime.options().limits;
         if limits != Limits::default() {

@@ -47,7 +47,8 @@ mod generated {
 pub use generated::*;
 
 /// An instance's typed exports: the 0.2.1 world, plus `events-packed`
-/// when the component has it (0.2.2 on) and `set-table-format` (0.2.5 on).
+/// when the component has it (0.2.2 on), `events-block` (0.2.10 on) and
+/// `set-table-format` (0.2.5 on).
 /// Dereferences to the world. Any other coordinator method a later WIT
 /// adds is looked up by name when called ([`Bindings::coordinator_method`]),
 /// so that adding a call to the WIT changes nothing here.
@@ -55,6 +56,8 @@ pub(crate) struct Bindings {
     world: SinkCoordinator,
     /// `coordinator.events-packed`, type-checked when called.
     pub(crate) events_packed: Option<wasmtime::component::Func>,
+    /// `coordinator.events-block` (0.2.10 on), type-checked when called.
+    pub(crate) events_block: Option<wasmtime::component::Func>,
     /// `coordinator.set-table-format`, type-checked when called.
     pub(crate) set_table_format: Option<wasmtime::component::Func>,
     /// The instance, for [`Bindings::coordinator_method`].
@@ -470,6 +473,8 @@ struct Backend {
     indices: SinkCoordinatorIndices,
     /// `coordinator.events-packed`, if the component exports it (0.2.2 on).
     events_packed: Option<wasmtime::component::ComponentExportIndex>,
+    /// `coordinator.events-block`, if the component exports it (0.2.10 on).
+    events_block: Option<wasmtime::component::ComponentExportIndex>,
     /// `coordinator.set-table-format`, if the component exports it (0.2.5 on).
     set_table_format: Option<wasmtime::component::ComponentExportIndex>,
     /// The `coordinator` interface, for [`Bindings::coordinator_method`].
@@ -499,6 +504,7 @@ impl Backend {
                 .and_then(|i| component.get_export_index(Some(i), name))
         };
         let events_packed = coordinator_method("[method]coordinator.events-packed");
+        let events_block = coordinator_method("[method]coordinator.events-block");
         let set_table_format = coordinator_method("[method]coordinator.set-table-format");
         let ticker = match options.call_deadline {
             Some(_) => {
@@ -511,6 +517,7 @@ impl Backend {
             instance_pre,
             indices,
             events_packed,
+            events_block,
             set_table_format,
             coordinator_interface,
             _ticker: ticker,
@@ -731,12 +738,16 @@ impl Runtime {
                 let events_packed = backend
                     .events_packed
                     .and_then(|i| instance.get_func(&mut store, i));
+                let events_block = backend
+                    .events_block
+                    .and_then(|i| instance.get_func(&mut store, i));
                 let set_table_format = backend
                     .set_table_format
                     .and_then(|i| instance.get_func(&mut store, i));
                 Ok(Bindings {
                     world,
                     events_packed,
+                    events_block,
                     set_table_format,
                     instance,
                     coordinator_interface: backend.coordinator_interface,

@@ -48,7 +48,8 @@ fn artifacts() -> Vec<(String, PathBuf)> {
             Some((version, path))
         })
         .collect();
-    found.sort();
+    // By version, not by name: 0.2.10 is after 0.2.9.
+    found.sort_by_cached_key(|(v, _)| semver::Version::parse(v).ok());
     found
 }
 
@@ -169,8 +170,9 @@ fn a_component_without_the_interfaces_is_refused_at_load() {
 /// both formats (-0.3 KB); 361,981 with 0.2.9's `zstandard` manifests and
 /// Paimon's tag times (+30.8 KB, almost all ruzstd's decoder, without which the
 /// core cannot commit to a table Paimon created once a Paimon writer has
-/// committed to it too).
-const SIZE_BUDGET_BYTES: usize = 365_000;
+/// committed to it too); 367,156 with 0.2.10's `events-block` (+5.2 KB: the
+/// block's postcard decoder, its error texts and the export's lifting).
+const SIZE_BUDGET_BYTES: usize = 370_000;
 
 /// The 0.2.1 artifact still runs in this host: it has no `events-packed`,
 /// so batches go through `events` (testkit/tests/batch.rs compares them).

@@ -82,7 +82,7 @@ func paimonCoordinator(t *testing.T, rt *sc.Runtime, g goldenJob, storage *sc.Me
 	return c
 }
 
-// TestPaimonGolden: the golden job through this package on the 0.2.9 core
+// TestPaimonGolden: the golden job through this package on the 0.2.10 core
 // module leaves the native core's table, key for key, byte for byte: its
 // events one Event call each, and each checkpoint's events as one batch
 // (Events: events-packed, whose committables cross as one block).

@@ -199,7 +199,7 @@ function resourceTable(dtorExport) {
   };
 }
 // Every import module and export name carries the WIT package version.
-const V = '0.2.9';
+const V = '0.2.10';
 const coordinators = resourceTable(`sink:coordinator/coordinator@${V}#[dtor]coordinator`);
 const writers = resourceTable(`sink:coordinator/writer@${V}#[dtor]writer`);
 

@@ -1,9 +1,10 @@
 //! The batched crossing side by side in one process: the realistic job's
 //! `events` batch (P = 256, 4 × 200 B per event) natively, through the
-//! embedded component (0.2.2: `events-packed`, each event's committables as
-//! one block) and through the 0.2.1 artifact (`events`, a list per event and
+//! embedded component (0.2.10: `events-block`, the whole batch as one byte
+//! string), the 0.2.9 artifact (`events-packed`, each event's committables
+//! as one block) and the 0.2.1 artifact (`events`, a list per event and
 //! per committable), batches interleaved so that the machine's load touches
-//! all three alike (criterion's separate runs swing by ±30 % on a shared
+//! all four alike (criterion's separate runs swing by ±30 % on a shared
 //! machine). Prints the minimum, first quartile and median per batch.
 //!
 //! `cargo run --release -p sink-coordinator-testkit --example batch_ab`
@@ -20,6 +21,10 @@ const WARM: u64 = 50;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let current = Runtime::embedded()?;
+    let v029 = Runtime::new(
+        include_bytes!("../../dist/sink-coordinator-0.2.9.wasm"),
+        RuntimeOptions::default(),
+    )?;
     let v021 = Runtime::new(
         include_bytes!("../../dist/sink-coordinator-0.2.1.wasm"),
         RuntimeOptions::default(),
@@ -27,9 +32,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let engines = [
         ("native", Engine::NATIVE),
         (
-            "component, events-packed (0.2.2)",
+            "component, events-block (0.2.10)",
             Engine::Component(current),
         ),
+        ("component, events-packed (0.2.9)", Engine::Component(v029)),
         ("component, events (0.2.1)", Engine::Component(v021)),
     ];
     let mut subjects: Vec<Subject> = engines

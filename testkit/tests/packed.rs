@@ -1,9 +1,11 @@
-//! `events-packed` (WIT 0.2.2) through the Rust host: packed events give
-//! what `events` gives; a malformed committables block is the failing
-//! event, a fatal `invalid-event` naming its subtask and checkpoint, with
-//! the events before it applied — never a trap. The same holds on the
-//! 0.2.1 component, which has no `events-packed` (the host unpacks and
-//! sends `events`), and old hosts run the 0.2.2 component.
+//! `events-packed` (WIT 0.2.2) and `events-block` (0.2.10) through the
+//! Rust host: packed events and blocks give what `events` gives; a
+//! malformed committables block is the failing event, a fatal
+//! `invalid-event` naming its subtask and checkpoint, with the events
+//! before it applied — never a trap; a block that does not decode whole
+//! applies nothing. The same holds on the 0.2.9 component, which has no
+//! `events-block` (the host sends `events-packed`), and on the 0.2.1
+//! component, which has neither (the host unpacks and sends `events`).
 
 use sink_coordinator::batch::PackedEvent;
 use sink_coordinator::{Config, Entry, ErrorKind, Lifecycle, MemStorage, WriterEvent, END};
@@ -12,13 +14,26 @@ use sink_coordinator_host::env::{HostEnv, Shared};
 use sink_coordinator_host::error::HostErrorKind;
 use sink_coordinator_host::{ComponentCoordinator, ComponentTable, Runtime, RuntimeOptions};
 
-fn runtimes() -> [(Runtime, bool); 2] {
-    let v021 = Runtime::new(
-        include_bytes!("../../dist/sink-coordinator-0.2.1.wasm"),
-        RuntimeOptions::default(),
-    )
-    .expect("the 0.2.1 component loads");
-    [(Runtime::embedded().unwrap(), true), (v021, false)]
+/// The embedded component, 0.2.9 (no `events-block`) and 0.2.1 (no
+/// `events-packed` either), with what each has: (packed, block).
+fn runtimes() -> [(Runtime, (bool, bool)); 3] {
+    let old = |bytes: &[u8]| Runtime::new(bytes, RuntimeOptions::default()).unwrap();
+    [
+        (Runtime::embedded().unwrap(), (true, true)),
+        (
+            old(include_bytes!("../../dist/sink-coordinator-0.2.9.wasm")),
+            (true, false),
+        ),
+        (
+            old(include_bytes!("../../dist/sink-coordinator-0.2.1.wasm")),
+            (false, false),
+        ),
+    ]
+}
+
+/// The block of `events`.
+fn block(events: &[PackedEvent]) -> Vec<u8> {
+    sink_coordinator::block::encode(events.iter().map(Into::into))
 }
 
 fn event(subtask: u32, checkpoint: u64, n: usize) -> WriterEvent {
@@ -51,16 +66,23 @@ fn packed_events_commit_what_events_commit() {
         .flat_map(|s| [event(s, 1, 3), event(s, 2, 0)])
         .collect();
     let mut tables = Vec::new();
-    for (runtime, has_packed) in runtimes() {
-        for use_packed in [false, true] {
+    for (runtime, (has_packed, has_block)) in runtimes() {
+        for how in 0..5 {
             let table = Shared::new(MemStorage::default());
             let mut c = coordinator(&runtime, &table);
             assert_eq!(c.has_events_packed(), has_packed);
-            let o = if use_packed {
-                let p: Vec<PackedEvent> = batch.iter().map(packed).collect();
-                c.events_packed(&p).unwrap()
-            } else {
-                c.events(batch.clone()).unwrap()
+            assert!(!c.has_events_block(), "off by default");
+            c.use_events_block(true);
+            assert_eq!(c.has_events_block(), has_block);
+            // 0, 1: `events`, `events-packed` as the host chooses (the
+            // block where there is one); 2, 3: both without the block;
+            // 4: a block of the host's own.
+            c.use_events_block(how < 2 || how == 4);
+            let p: Vec<PackedEvent> = batch.iter().map(packed).collect();
+            let o = match how {
+                0 | 2 => c.events(batch.clone()).unwrap(),
+                1 | 3 => c.events_packed(&p).unwrap(),
+                _ => c.events_block(&block(&p)).unwrap(),
             };
             assert_eq!(o.state, Lifecycle::Running);
             c.checkpoint(2).unwrap();
@@ -86,13 +108,21 @@ fn a_malformed_block_is_a_fatal_invalid_event_and_never_a_trap() {
         (&[], "truncated"),
     ];
     for (runtime, _) in runtimes() {
-        for (block, why) in blocks {
+        for ((committables, why), as_block) in blocks
+            .into_iter()
+            .zip([false, true])
+            .chain(blocks.into_iter().zip([true, false]))
+        {
             let table = Shared::new(MemStorage::default());
             let mut c = coordinator(&runtime, &table);
             let mut bad = packed(&event(1, END, 1));
-            bad.committables = block.to_vec();
+            bad.committables = committables.to_vec();
             let events = [packed(&event(0, 1, 2)), bad, packed(&event(2, 1, 1))];
-            let failure = c.events_packed(&events).unwrap_err();
+            let failure = if as_block {
+                c.events_block(&block(&events)).unwrap_err()
+            } else {
+                c.events_packed(&events).unwrap_err()
+            };
             assert_eq!(failure.applied, 1, "{failure}");
             assert_eq!(
                 failure.error.kind,
@@ -135,4 +165,49 @@ fn a_block_beyond_a_limit_is_refused_by_the_limit() {
         "{failure}"
     );
     assert_eq!(c.state(), Lifecycle::Failed);
+}
+
+/// Bytes that are not a block (cut short, trailing bytes, a flag of 2):
+/// nothing applied, a fatal `invalid-event` saying where decoding stopped,
+/// the table untouched, on every component (the older ones through the
+/// host's decoding).
+#[test]
+fn a_malformed_events_block_applies_nothing_on_every_component() {
+    let events = [packed(&event(0, 1, 2)), packed(&event(1, 1, 0))];
+    let good = block(&events);
+    let mut trailing = good.clone();
+    trailing.push(7);
+    let mut flag = good.clone();
+    *flag.last_mut().unwrap() = 2;
+    let cases = [
+        (
+            good[..good.len() - 3].to_vec(),
+            "malformed at event 1 (byte 143)",
+        ),
+        (trailing, "has 1 bytes after its last event (of 2)"),
+        (flag, "malformed at event 1 (byte 143)"),
+        (Vec::new(), "malformed at event 0 (byte 0)"),
+    ];
+    for (runtime, _) in runtimes() {
+        for (bytes, why) in &cases {
+            let table = Shared::new(MemStorage::default());
+            let mut c = coordinator(&runtime, &table);
+            let before = table.lock().map.clone();
+            let failure = c.events_block(bytes).unwrap_err();
+            assert_eq!(failure.applied, 0, "{failure}");
+            assert_eq!(
+                failure.error.kind,
+                HostErrorKind::Core(ErrorKind::InvalidEvent),
+                "{failure}"
+            );
+            assert!(
+                failure.error.message.starts_with("the events block ")
+                    && failure.error.message.ends_with(why),
+                "{failure}"
+            );
+            assert_eq!(failure.outcome.state, Lifecycle::Failed);
+            assert_eq!(c.state(), Lifecycle::Failed);
+            assert_eq!(table.lock().map, before);
+        }
+    }
 }

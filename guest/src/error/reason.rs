@@ -160,6 +160,9 @@ pub enum ErrorReason {
         /// What is wrong with the block.
         error: UnpackError,
     },
+    /// `invalid-event`: an `events-block` batch that does not decode whole
+    /// (nothing of it was applied).
+    MalformedEventsBlock(crate::block::BlockError),
     /// `invalid-event`: a committable longer than `max-committable-bytes`.
     CommittableTooLong {
         /// The input (`"event"`, `"restore event"`).
@@ -456,6 +459,7 @@ impl ErrorReason {
             | DifferentEntry { .. }
             | CheckpointsMustIncrease { .. }
             | MalformedCommittables { .. }
+            | MalformedEventsBlock(_)
             | CommittableTooLong { .. }
             | EntryTooLarge { .. }
             | SnapshotTooLarge { .. }

@@ -119,6 +119,7 @@ impl fmt::Display for ErrorReason {
                 "event of subtask {subtask} for checkpoint {}: {error}",
                 Ckpt(*checkpoint)
             ),
+            MalformedEventsBlock(error) => write!(f, "{error}"),
             CommittableTooLong {
                 what,
                 subtask,

@@ -113,6 +113,7 @@ export const COORDINATOR_START = Object.freeze({ interface: 'coordinator', name:
 export const COORDINATOR_EVENT = Object.freeze({ interface: 'coordinator', name: '[method]coordinator.event', flatParams: 9, indirectParams: false, returnArea: 56, postReturn: true });
 export const COORDINATOR_EVENTS = Object.freeze({ interface: 'coordinator', name: '[method]coordinator.events', flatParams: 3, indirectParams: false, returnArea: 88, postReturn: true });
 export const COORDINATOR_EVENTS_PACKED = Object.freeze({ interface: 'coordinator', name: '[method]coordinator.events-packed', flatParams: 3, indirectParams: false, returnArea: 88, postReturn: true });
+export const COORDINATOR_EVENTS_BLOCK = Object.freeze({ interface: 'coordinator', name: '[method]coordinator.events-block', flatParams: 3, indirectParams: false, returnArea: 88, postReturn: true });
 export const COORDINATOR_RESTORED = Object.freeze({ interface: 'coordinator', name: '[method]coordinator.restored', flatParams: 6, indirectParams: false, returnArea: 56, postReturn: true });
 export const COORDINATOR_SUBTASK_RESET = Object.freeze({ interface: 'coordinator', name: '[method]coordinator.subtask-reset', flatParams: 4, indirectParams: false, returnArea: 56, postReturn: true });
 export const COORDINATOR_CHECKPOINT = Object.freeze({ interface: 'coordinator', name: '[method]coordinator.checkpoint', flatParams: 2, indirectParams: false, returnArea: 16, postReturn: true });

@@ -28,7 +28,7 @@ test('docs/hosts/core-only.md: the plain WebAssembly example runs on the committ
   try {
     const file = join(dir, 'core-only.mjs');
     writeFileSync(file, example('core-only.md'));
-    const component = join(REPO, 'dist', 'sink-coordinator-0.2.9.wasm');
+    const component = join(REPO, 'dist', 'sink-coordinator-0.2.10.wasm');
     assert.equal(execFileSync(process.execPath, [file, component], { cwd: dir, encoding: 'utf8' }), 'created -> running\n');
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -21,8 +21,8 @@ test('the package is the installed tarball, with its component and declarations'
   for (const f of ['index.d.ts', 'component/sink-coordinator.d.ts', 'component/interfaces/sink-coordinator-types.d.ts']) {
     assert.ok(existsSync(join(dir, f)), f);
   }
-  assert.equal(sc.Runtime.default().version, '0.2.9');
-  const dist = readFileSync(join(REPO, 'dist', 'sink-coordinator-0.2.9.wasm.sha256'), 'utf8').split(' ')[0];
+  assert.equal(sc.Runtime.default().version, '0.2.10');
+  const dist = readFileSync(join(REPO, 'dist', 'sink-coordinator-0.2.10.wasm.sha256'), 'utf8').split(' ')[0];
   assert.equal(sc.Runtime.default().sha256, dist);
 });
 

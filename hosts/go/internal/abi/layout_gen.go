@@ -307,6 +307,9 @@ var CoordinatorEvents = Export{Interface: "coordinator", Name: "[method]coordina
 // CoordinatorEventsPacked is coordinator#[method]coordinator.events-packed.
 var CoordinatorEventsPacked = Export{Interface: "coordinator", Name: "[method]coordinator.events-packed", FlatParams: 3, IndirectParams: false, ReturnArea: 88, PostReturn: true}
 
+// CoordinatorEventsBlock is coordinator#[method]coordinator.events-block.
+var CoordinatorEventsBlock = Export{Interface: "coordinator", Name: "[method]coordinator.events-block", FlatParams: 3, IndirectParams: false, ReturnArea: 88, PostReturn: true}
+
 // CoordinatorRestored is coordinator#[method]coordinator.restored.
 var CoordinatorRestored = Export{Interface: "coordinator", Name: "[method]coordinator.restored", FlatParams: 6, IndirectParams: false, ReturnArea: 56, PostReturn: true}
 

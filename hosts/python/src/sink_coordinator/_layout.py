@@ -225,6 +225,7 @@ COORDINATOR_START = Export("coordinator", "[method]coordinator.start", 1, False,
 COORDINATOR_EVENT = Export("coordinator", "[method]coordinator.event", 9, False, 56, True)
 COORDINATOR_EVENTS = Export("coordinator", "[method]coordinator.events", 3, False, 88, True)
 COORDINATOR_EVENTS_PACKED = Export("coordinator", "[method]coordinator.events-packed", 3, False, 88, True)
+COORDINATOR_EVENTS_BLOCK = Export("coordinator", "[method]coordinator.events-block", 3, False, 88, True)
 COORDINATOR_RESTORED = Export("coordinator", "[method]coordinator.restored", 6, False, 56, True)
 COORDINATOR_SUBTASK_RESET = Export("coordinator", "[method]coordinator.subtask-reset", 4, False, 56, True)
 COORDINATOR_CHECKPOINT = Export("coordinator", "[method]coordinator.checkpoint", 2, False, 16, True)

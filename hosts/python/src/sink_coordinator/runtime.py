@@ -30,7 +30,7 @@ from .storage import Clock, MemoryStorage, Storage
 from .version import check_version
 
 #: The WIT package version of the component inside this package.
-COMPONENT_VERSION = "0.2.9"
+COMPONENT_VERSION = "0.2.10"
 #: Its file name inside the package.
 COMPONENT_FILE = f"sink-coordinator-{COMPONENT_VERSION}.wasm"
 #: The file name of its core module inside the package (what the default

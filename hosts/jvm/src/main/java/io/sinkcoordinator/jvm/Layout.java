@@ -241,6 +241,9 @@ final class Layout {
   static final Export COORDINATOR_EVENTS_PACKED =
       new Export("coordinator", "[method]coordinator.events-packed", 3, false, 88, true);
 
+  static final Export COORDINATOR_EVENTS_BLOCK =
+      new Export("coordinator", "[method]coordinator.events-block", 3, false, 88, true);
+
   static final Export COORDINATOR_RESTORED =
       new Export("coordinator", "[method]coordinator.restored", 6, false, 56, true);
 

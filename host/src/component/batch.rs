@@ -69,6 +69,32 @@ impl<'a> From<&'a PackedEvent> for PackedEventRef<'a> {
     }
 }
 
+impl<'a> From<&PackedEventRef<'a>> for BlockEvent<'a> {
+    fn from(e: &PackedEventRef<'a>) -> Self {
+        BlockEvent::new(
+            e.subtask,
+            e.attempt,
+            e.checkpoint,
+            e.committables,
+            e.watermark,
+            e.savepoint,
+        )
+    }
+}
+
+impl<'a> From<&BlockEvent<'a>> for PackedEventRef<'a> {
+    fn from(e: &BlockEvent<'a>) -> Self {
+        PackedEventRef {
+            subtask: e.subtask,
+            attempt: e.attempt,
+            checkpoint: e.checkpoint,
+            committables: e.committables,
+            watermark: e.watermark,
+            savepoint: e.savepoint,
+        }
+    }
+}
+
 /// [`PackedEventRef`] through wasmtime's derived lowering: the fallback, and the
 /// reference the hand lowering is tested against.
 #[derive(ComponentType, Lower)]
@@ -180,18 +206,6 @@ impl ComponentCoordinator {
     /// them packed), lowered as they are (no host allocation but the
     /// arguments' list, one guest allocation per event).
     pub fn events(&mut self, events: Vec<WriterEvent>) -> BatchResult {
-        if self.has_events_block() {
-            return self.call_block(events.iter().map(|e| {
-                BlockEvent::new(
-                    e.subtask,
-                    e.attempt,
-                    e.entry.checkpoint,
-                    e.entry.committables.as_packed(),
-                    e.entry.watermark,
-                    e.entry.savepoint,
-                )
-            }));
-        }
         if !self.has_events_packed() {
             return self.events_unpacked(events);
         }
@@ -206,7 +220,7 @@ impl ComponentCoordinator {
                 savepoint: e.entry.savepoint,
             })
             .collect();
-        self.call_packed(&args)
+        self.events_packed_refs(&args)
     }
 
     /// `events-packed` (WIT 0.2.2): [`Self::events`] with each event's
@@ -226,16 +240,7 @@ impl ComponentCoordinator {
     /// a batch's blocks in one buffer of its own lowers them from there.
     pub fn events_packed_refs(&mut self, events: &[PackedEventRef<'_>]) -> BatchResult {
         if self.has_events_block() {
-            return self.call_block(events.iter().map(|e| {
-                BlockEvent::new(
-                    e.subtask,
-                    e.attempt,
-                    e.checkpoint,
-                    e.committables,
-                    e.watermark,
-                    e.savepoint,
-                )
-            }));
+            return self.call_block(events.iter().map(BlockEvent::from));
         }
         self.events_packed_path(events)
     }
@@ -335,17 +340,8 @@ impl ComponentCoordinator {
         if !exported {
             return match block::decode(bytes) {
                 Ok(events) => {
-                    let refs: Vec<PackedEventRef<'_>> = events
-                        .iter()
-                        .map(|e| PackedEventRef {
-                            subtask: e.subtask,
-                            attempt: e.attempt,
-                            checkpoint: e.checkpoint,
-                            committables: e.committables,
-                            watermark: e.watermark,
-                            savepoint: e.savepoint,
-                        })
-                        .collect();
+                    let refs: Vec<PackedEventRef<'_>> =
+                        events.iter().map(PackedEventRef::from).collect();
                     self.events_packed_path(&refs)
                 }
                 Err(e) => {

@@ -567,8 +567,19 @@ impl Slots {
     /// from the sorted input, instead of one incremental update of every
     /// aggregate per slot. Ended slots are not in the frontier. A subtask
     /// out of range or out of order is skipped (the decoder rejects both).
-    pub fn restore_ended(&mut self, restored: impl Iterator<Item = RestoredSlot>) {
-        let mut ends = Vec::new();
+    /// `last_subtask` is the highest subtask of `restored` and `at_least` a
+    /// lower bound of their number: the slots through the last and room for
+    /// the END entries are allocated once each, not by doubling.
+    pub fn restore_ended(
+        &mut self,
+        last_subtask: Option<u32>,
+        at_least: usize,
+        restored: impl Iterator<Item = RestoredSlot>,
+    ) {
+        if let Some(s) = last_subtask {
+            self.slot_mut(s);
+        }
+        let mut ends = Vec::with_capacity(at_least);
         let mut last: Option<u32> = None;
         for (s, end, entries, max) in restored {
             if last.is_some_and(|l| s <= l) || self.has_end(s) {

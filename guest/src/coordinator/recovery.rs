@@ -154,47 +154,50 @@ impl Coordinator {
         self.commit_user = state.commit_user;
         self.log.watch(&self.commit_user);
         // The state's ended slots and the finished writers' synthesized END
-        // entries, merged in subtask order (both ascend), moved into the
-        // slots in one pass (they are all empty here); a finished writer's
-        // slot covers `r` and the savepoint flags of its entries count (see
-        // `install_persisted`).
+        // entries, merged in subtask order (both ascend) and moved into the
+        // slots as they are merged, in one pass (the slots are all empty
+        // here); a finished writer's slot covers `r` and the savepoint flags
+        // of its entries count (see `install_persisted`).
         let mut unlisted = rp.finished_subtasks;
         unlisted.sort_unstable();
         unlisted.dedup();
-        let mut ended = Vec::with_capacity(state.slots.len() + unlisted.len());
-        let mut merged = Vec::with_capacity(state.slots.len() + unlisted.len());
-        let mut extra = unlisted.into_iter().peekable();
-        for ((s, mut held), at) in state.slots.into_iter().zip(decoded.offsets) {
-            while let Some(f) = extra.next_if(|f| *f < s) {
-                ended.push((f, None));
-                merged.push((f, EndEntry::synthesized(r), Vec::new()));
-            }
-            extra.next_if_eq(&s);
-            ended.push((s, Some(at)));
-            // The coordinator's state at `r` holds it (SEMANTICS 3).
-            held.end.taken = held.end.taken.min(r);
-            merged.push((s, held.end, held.entries));
-        }
-        for f in extra {
-            ended.push((f, None));
-            merged.push((f, EndEntry::synthesized(r), Vec::new()));
-        }
         // The savepoints owed a tag and the aborted ids (SEMANTICS 5.4, 7).
         self.savepoints.restore(&state.owed, &state.aborted);
-        for (s, _, entries) in &merged {
-            if finished.contains(*s) {
-                for (c, e) in entries {
+        let last = state.slots.last().map(|(s, _)| *s).max(unlisted.last().copied());
+        let at_least = state.slots.len().max(unlisted.len());
+        let mut ended = Vec::with_capacity(state.slots.len() + unlisted.len());
+        let mut listed = state.slots.into_iter().zip(decoded.offsets).peekable();
+        let mut extra = unlisted.into_iter().peekable();
+        let savepoints = &mut self.savepoints;
+        let merged = core::iter::from_fn(|| {
+            let listed_next = listed.peek().map(|((s, _), _)| *s);
+            let (s, end, entries) = match (listed_next, extra.peek().copied()) {
+                (None, None) => return None,
+                (Some(s), f) if f.is_none_or(|f| s <= f) => {
+                    extra.next_if_eq(&s);
+                    let ((s, mut held), at) = listed.next()?;
+                    ended.push((s, Some(at)));
+                    // The coordinator's state at `r` holds it (SEMANTICS 3).
+                    held.end.taken = held.end.taken.min(r);
+                    (s, held.end, held.entries)
+                }
+                (_, f) => {
+                    let f = extra.next().or(f)?;
+                    ended.push((f, None));
+                    (f, EndEntry::synthesized(r), Vec::new())
+                }
+            };
+            let max = finished.contains(s).then_some(r);
+            if max.is_some() {
+                for (c, e) in &entries {
                     if e.savepoint {
-                        self.savepoints.flagged(*c);
+                        savepoints.flagged(*c);
                     }
                 }
             }
-        }
-        self.slots
-            .restore_ended(merged.into_iter().map(|(s, end, entries)| {
-                let max = finished.contains(s).then_some(r);
-                (s, end, entries, max)
-            }));
+            Some((s, end, entries, max))
+        });
+        self.slots.restore_ended(last, at_least, merged);
         // Finished for the instance's lifetime (SEMANTICS 6.2).
         self.finished = finished.clone();
         self.phase = Phase::Restoring(Recovery {

@@ -68,7 +68,10 @@ export interface RestorePointInput {
   finishedSubtasks?: Iterable<number>;
 }
 
-/** The table's object store. Throw BackendIOError or InvalidKeyError to fail a call. */
+/**
+ * The table's object store. Throw BackendIOError or InvalidKeyError to fail a call. A value
+ * passed to `putIfAbsent` or `put` is a fresh copy on either runtime: the storage may keep it.
+ */
 export interface Storage {
   get(key: string): Uint8Array | undefined;
   putIfAbsent(key: string, value: Uint8Array): boolean;

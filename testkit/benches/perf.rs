@@ -5,9 +5,10 @@
 //! instruction counts. Timings are reported, never asserted.
 //!
 //! Bench ids (criterion writes `target/criterion/<group>/<path>/`):
-//! - `job_p256/{native,component}`: one checkpoint cycle of the realistic
-//!   job (256 writers × 4 committables × 200 B, the checkpoint's events as
-//!   one `events` batch, checkpoint, completion);
+//! - `job_p256/{native,component,component_no_deadline}`: one checkpoint
+//!   cycle of the realistic job (256 writers × 4 committables × 200 B, the
+//!   checkpoint's events as one `events` batch, checkpoint, completion);
+//!   `component_no_deadline` without the call deadline's epoch checks;
 //! - `job_p256_per_event/{native,component}`: the same cycle with one
 //!   `event` call per event;
 //! - `events_batch_p256/{native,component}`: only the cycle's `events`
@@ -28,7 +29,7 @@ use std::time::{Duration, Instant};
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 use sink_coordinator::Config;
-use sink_coordinator_host::engine::Runtime;
+use sink_coordinator_host::engine::{Runtime, RuntimeOptions};
 use sink_coordinator_testkit::driver::Engine;
 use sink_coordinator_testkit::perf::{
     all_ended, both, job_cycle_with, job_entries, perf_job_batch, shaped_entry, state_round_trip,
@@ -113,6 +114,18 @@ fn job_tmpfs(c: &mut Criterion) {
 /// only the latest snapshots).
 fn job(c: &mut Criterion) {
     let rt = runtime();
+    // The default options with no call deadline: no epoch checks in the
+    // machine code (what they cost, BENCHMARKS.md).
+    let no_deadline = Engine::Component(
+        Runtime::new(
+            sink_coordinator_host::artifact::EMBEDDED_WASM,
+            RuntimeOptions {
+                call_deadline: None,
+                ..RuntimeOptions::default()
+            },
+        )
+        .expect("the embedded component loads"),
+    );
     for (group, delivery) in [
         (format!("job_p{JOB_WRITERS}"), Delivery::Batch),
         (format!("job_p{JOB_WRITERS}_per_event"), Delivery::PerEvent),
@@ -122,10 +135,17 @@ fn job(c: &mut Criterion) {
             .sample_size(30)
             .warm_up_time(Duration::from_secs(2))
             .measurement_time(Duration::from_secs(8));
-        for engine in both(&rt) {
+        let mut engines: Vec<(String, Engine)> = both(&rt)
+            .into_iter()
+            .map(|e| (e.name().to_string(), e))
+            .collect();
+        if delivery == Delivery::Batch {
+            engines.push(("component_no_deadline".into(), no_deadline.clone()));
+        }
+        for (name, engine) in engines {
             bench_checkpoints(
                 &mut group,
-                engine.name().into(),
+                name,
                 &engine,
                 |subject, checkpoint| {
                     // The host has the entries in hand: not measured.

@@ -48,12 +48,20 @@ fn main() {
         est("events_shape_p256/component_1x800"),
     ];
     let instr = instructions(&target, "perf_job_events");
-    let instr_batch = instructions(&target, "perf_job_batch");
-    let instr_derived = instructions_of(
+    let instr_batch_all = instructions_of(
         &target,
         "perf_job_batch",
-        ["component", "component-derived"],
+        [
+            "native",
+            "component",
+            "component-derived",
+            "component-no-deadline",
+        ],
     );
+    let instr_batch = instr_batch_all.clone().map(|[n, c, _, _]| (n, c));
+    let instr_derived = instr_batch_all.clone().map(|[_, c, d, _]| [c, d]);
+    let instr_no_deadline = instr_batch_all.map(|[_, c, _, u]| [c, u]);
+    let component_no_deadline = est("job_p256/component_no_deadline");
     let empty = est("empty_call/component");
     let empty_native = est("empty_call/native");
     let inst = est("instantiate/component");
@@ -72,6 +80,14 @@ fn main() {
             _ => missing(),
         },
         "≤ 1.3×".into(),
+    ]);
+    rows.push([
+        "same job, the component without the call deadline (`RuntimeOptions::call_deadline = None`: no epoch check at each function entry and loop back edge; the default keeps it) — ÷ native".into(),
+        match (native, component_no_deadline) {
+            (Some(n), Some(c)) => format!("{:.2}× ({} vs {})", c / n, us(c), us(n)),
+            _ => missing(),
+        },
+        "—".into(),
     ]);
     rows.push([
         "same job, one `event` call per event — component ÷ native".into(),
@@ -112,6 +128,19 @@ fn main() {
                 thousands(derived),
                 thousands(hand),
                 derived as f64 / hand as f64
+            ),
+            Err(why) => format!("not measured: {why}"),
+        },
+        "—".into(),
+    ]);
+    rows.push([
+        "the same, the component without the call deadline's epoch checks ÷ with them".into(),
+        match instr_no_deadline {
+            Ok([with, without]) => format!(
+                "{} vs {} ({:.2}×)",
+                thousands(without),
+                thousands(with),
+                without as f64 / with as f64
             ),
             Err(why) => format!("not measured: {why}"),
         },
@@ -319,7 +348,8 @@ fn instructions(target: &FsPath, function: &str) -> Result<(u64, u64), String> {
 
 /// [`instructions`] of the given child paths (`native`, `component`,
 /// `component-derived`: the component with wasmtime's derived lowering of
-/// `events-packed` instead of the hand-written one).
+/// `events-packed` instead of the hand-written one, `component-no-deadline`:
+/// without the call deadline's epoch checks).
 fn instructions_of<const N: usize>(
     target: &FsPath,
     function: &str,
@@ -332,11 +362,15 @@ fn instructions_of<const N: usize>(
     // The component is compiled here once, natively, into a cache the
     // child loads: compiling it under valgrind would take minutes.
     let cache = target.join("perf-cache");
-    let options = RuntimeOptions {
-        cache_dir: Some(cache.clone()),
-        ..RuntimeOptions::default()
-    };
-    Runtime::new(EMBEDDED_WASM, options).map_err(|e| format!("{e:#}"))?;
+    // Each engine configuration has its own machine code (and cache entry).
+    for call_deadline in [RuntimeOptions::default().call_deadline, None] {
+        let options = RuntimeOptions {
+            cache_dir: Some(cache.clone()),
+            call_deadline,
+            ..RuntimeOptions::default()
+        };
+        Runtime::new(EMBEDDED_WASM, options).map_err(|e| format!("{e:#}"))?;
+    }
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut counts = [0u64; N];
     for (i, path) in paths.into_iter().enumerate() {
@@ -390,6 +424,11 @@ fn callgrind_child(path: &str, cache: &FsPath, batch: bool) {
         let options = RuntimeOptions {
             cache_dir: Some(cache.to_path_buf()),
             derived_lowering: path == "component-derived",
+            call_deadline: if path == "component-no-deadline" {
+                None
+            } else {
+                RuntimeOptions::default().call_deadline
+            },
             ..RuntimeOptions::default()
         };
         Engine::Component(Runtime::new(EMBEDDED_WASM, options).expect("the cached component loads"))

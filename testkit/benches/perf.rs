@@ -143,18 +143,13 @@ fn job(c: &mut Criterion) {
             engines.push(("component_no_deadline".into(), no_deadline.clone()));
         }
         for (name, engine) in engines {
-            bench_checkpoints(
-                &mut group,
-                name,
-                &engine,
-                |subject, checkpoint| {
-                    // The host has the entries in hand: not measured.
-                    let entries = job_entries(JOB_WRITERS, checkpoint);
-                    let start = Instant::now();
-                    job_cycle_with(subject, entries, checkpoint, delivery);
-                    start.elapsed()
-                },
-            );
+            bench_checkpoints(&mut group, name, &engine, |subject, checkpoint| {
+                // The host has the entries in hand: not measured.
+                let entries = job_entries(JOB_WRITERS, checkpoint);
+                let start = Instant::now();
+                job_cycle_with(subject, entries, checkpoint, delivery);
+                start.elapsed()
+            });
         }
         group.finish();
     }

@@ -122,28 +122,12 @@ fn main() {
     ]);
     rows.push([
         "the same, the component's `events-packed` through wasmtime's derived lowering (`RuntimeOptions::derived_lowering`, the fallback of the `hand-lowering` feature) ÷ the hand-written one".into(),
-        match instr_derived {
-            Ok([hand, derived]) => format!(
-                "{} vs {} ({:.2}×)",
-                thousands(derived),
-                thousands(hand),
-                derived as f64 / hand as f64
-            ),
-            Err(why) => format!("not measured: {why}"),
-        },
+        variant_vs_default(instr_derived),
         "—".into(),
     ]);
     rows.push([
         "the same, the component without the call deadline's epoch checks ÷ with them".into(),
-        match instr_no_deadline {
-            Ok([with, without]) => format!(
-                "{} vs {} ({:.2}×)",
-                thousands(without),
-                thousands(with),
-                without as f64 / with as f64
-            ),
-            Err(why) => format!("not measured: {why}"),
-        },
+        variant_vs_default(instr_no_deadline),
         "—".into(),
     ]);
     rows.push([
@@ -336,6 +320,20 @@ fn gzip_len(bytes: &[u8]) -> Option<usize> {
     child.stdin.take()?.write_all(bytes).ok()?;
     let out = child.wait_with_output().ok()?;
     out.status.success().then_some(out.stdout.len())
+}
+
+/// A variant's instruction count against the default's (`[default,
+/// variant]`): "variant vs default (ratio×)".
+fn variant_vs_default(counts: Result<[u64; 2], String>) -> String {
+    match counts {
+        Ok([default, variant]) => format!(
+            "{} vs {} ({:.2}×)",
+            thousands(variant),
+            thousands(default),
+            variant as f64 / default as f64
+        ),
+        Err(why) => format!("not measured: {why}"),
+    }
 }
 
 /// Instructions per event, native and component, from callgrind runs of

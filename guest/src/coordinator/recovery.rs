@@ -163,7 +163,11 @@ impl Coordinator {
         unlisted.dedup();
         // The savepoints owed a tag and the aborted ids (SEMANTICS 5.4, 7).
         self.savepoints.restore(&state.owed, &state.aborted);
-        let last = state.slots.last().map(|(s, _)| *s).max(unlisted.last().copied());
+        let last = state
+            .slots
+            .last()
+            .map(|(s, _)| *s)
+            .max(unlisted.last().copied());
         let at_least = state.slots.len().max(unlisted.len());
         let mut ended = Vec::with_capacity(state.slots.len() + unlisted.len());
         let mut listed = state.slots.into_iter().zip(decoded.offsets).peekable();

@@ -118,8 +118,8 @@ for (const s of [0, 1, 2]) {
 rec('restored event 5', () => r.event(0, 1, { checkpoint: 5n, committables: [bytes('x'.repeat(300))], watermark: 7n }));
 rec('restored checkpoint 5', () => r.checkpoint(5n));
 rec('restored complete 5', () => r.checkpointComplete(5n));
-// Numbers at the edges of their types (the events block's BigInt LEB128
-// paths on the core module: past 2^53, zigzag at both ends of s64).
+// Numbers at the edges of their types, lowered by both runtimes' glue
+// (checkpoints past 2^53 and 2^64 - 1, watermarks at both ends of s64).
 rec('restored events (wide numbers)', () => r.events([
   { subtask: 1, attempt: 0xffffffff, entry: { checkpoint: 6n, committables: [bytes('y'.repeat(200)), new Uint8Array(0)], watermark: -(2n ** 63n) } },
   { subtask: 2, attempt: 7, entry: { checkpoint: 6n, committables: [], watermark: 2n ** 63n - 1n, savepoint: true } },

@@ -185,8 +185,10 @@ impl Coordinator {
                     held.end.taken = held.end.taken.min(r);
                     (s, held.end, held.entries)
                 }
-                (_, f) => {
-                    let f = extra.next().or(f)?;
+                // The next finished writer comes first (it exists: the
+                // arm above took every other case).
+                _ => {
+                    let f = extra.next()?;
                     ended.push((f, None));
                     (f, EndEntry::synthesized(r), Vec::new())
                 }

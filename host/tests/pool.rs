@@ -107,3 +107,35 @@ fn the_pool_size_is_validated() {
     options.instance_pool = None;
     assert_eq!(options.validate(), Ok(()));
 }
+
+/// A slot that keeps its memory resident (`pool_keep_resident_bytes`)
+/// hands the next instance a memory that reads as new: the instance that
+/// reuses the slot commits exactly what a fresh one commits.
+#[test]
+fn kept_memory_reads_as_new_in_the_next_instance() {
+    let options = RuntimeOptions {
+        instance_pool: Some(1),
+        pool_keep_resident_bytes: 16 << 20,
+        ..RuntimeOptions::default()
+    };
+    assert_eq!(options.validate(), Ok(()));
+    let runtime = Runtime::new(EMBEDDED_WASM, options).unwrap();
+    let mut states = Vec::new();
+    for round in 0..3u8 {
+        // Each instance dirties a few MiB of its memory, then goes.
+        let (mut c, _storage) = coordinator(&runtime, "kept");
+        c.start().unwrap();
+        assert_eq!(commit(&mut c, 1, vec![round; 4 << 20]).committed, vec![1]);
+        c.event(0, 0, entry(2, vec![b"two".to_vec()])).unwrap();
+        states.push(c.checkpoint(2).unwrap());
+    }
+    assert!(states.windows(2).all(|w| w[0] == w[1]), "{states:?}");
+}
+
+#[test]
+fn the_kept_resident_bytes_are_validated() {
+    let mut options = RuntimeOptions::default();
+    options.pool_keep_resident_bytes = (4 << 30) + 1;
+    let err = options.validate().unwrap_err();
+    assert!(err.contains("pool_keep_resident_bytes"), "{err}");
+}

@@ -22,7 +22,9 @@
 //! - `empty_call/{native,component}`: `state()`;
 //! - `instantiate/component`: a Store, the instance and the constructor;
 //! - `state_round_trip_p100000/{native,component}`: state bytes of 100,000
-//!   ended writers, then a coordinator restored from them and started.
+//!   ended writers, then a coordinator restored from them and started;
+//!   `.../component_keep_resident` with the pool keeping
+//!   [`ROUND_TRIP_KEEP_RESIDENT`] of each memory resident between instances.
 
 use std::time::{Duration, Instant};
 
@@ -33,7 +35,7 @@ use sink_coordinator_host::engine::{Runtime, RuntimeOptions};
 use sink_coordinator_testkit::driver::Engine;
 use sink_coordinator_testkit::perf::{
     all_ended, both, job_cycle_with, job_entries, perf_job_batch, shaped_entry, state_round_trip,
-    BenchStorage, Delivery, Subject, JOB_WRITERS, ROUND_TRIP_WRITERS,
+    BenchStorage, Delivery, Subject, JOB_WRITERS, ROUND_TRIP_KEEP_RESIDENT, ROUND_TRIP_WRITERS,
 };
 
 fn runtime() -> Runtime {
@@ -215,9 +217,26 @@ fn round_trip(c: &mut Criterion) {
         .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(5));
-    for engine in both(&rt) {
+    // The default options with the restored instance's whole memory kept
+    // resident between instances (what that saves, BENCHMARKS.md).
+    let keep = Engine::Component(
+        Runtime::new(
+            sink_coordinator_host::artifact::EMBEDDED_WASM,
+            RuntimeOptions {
+                pool_keep_resident_bytes: ROUND_TRIP_KEEP_RESIDENT,
+                ..RuntimeOptions::default()
+            },
+        )
+        .expect("the embedded component loads"),
+    );
+    let mut engines: Vec<(String, Engine)> = both(&rt)
+        .into_iter()
+        .map(|e| (e.name().to_string(), e))
+        .collect();
+    engines.push(("component_keep_resident".into(), keep));
+    for (name, engine) in engines {
         let mut subject = all_ended(&engine, ROUND_TRIP_WRITERS);
-        group.bench_function(engine.name(), |b| {
+        group.bench_function(name, |b| {
             b.iter(|| state_round_trip(&mut subject, &engine, ROUND_TRIP_WRITERS))
         });
     }

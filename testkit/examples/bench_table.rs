@@ -67,6 +67,7 @@ fn main() {
     let inst = est("instantiate/component");
     let rt_native = est("state_round_trip_p100000/native");
     let rt_component = est("state_round_trip_p100000/component");
+    let rt_keep = est("state_round_trip_p100000/component_keep_resident");
     let (first, steady) = first_commit_storage_calls();
     let gz = gzip_len(EMBEDDED_WASM);
 
@@ -189,6 +190,14 @@ fn main() {
             _ => missing(),
         },
         "≤ 25 ms".into(),
+    ]);
+    rows.push([
+        "same round trip, the component with its memory kept resident between instances (`RuntimeOptions::pool_keep_resident_bytes` = 64 MiB; the default keeps 64 KiB) — ÷ the default".into(),
+        match (rt_keep, rt_component) {
+            (Some(k), Some(c)) => format!("{:.2}× ({} vs {})", k / c, ms(k), ms(c)),
+            _ => missing(),
+        },
+        "—".into(),
     ]);
     rows.push([
         "fresh instance's first commit: storage calls (steady state)".into(),

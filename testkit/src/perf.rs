@@ -30,6 +30,9 @@ pub const JOB_COMMITTABLES: usize = 4;
 pub const JOB_COMMITTABLE_BYTES: usize = 200;
 /// The parallelism of the state round trip, every writer ended.
 pub const ROUND_TRIP_WRITERS: u32 = 100_000;
+/// `RuntimeOptions::pool_keep_resident_bytes` of the round trip's variant
+/// that keeps memory resident: more than the ~30 MiB its restore fills.
+pub const ROUND_TRIP_KEEP_RESIDENT: usize = 64 << 20;
 
 /// Both engines on `runtime`, native first (the benchmarks compare them
 /// side by side).

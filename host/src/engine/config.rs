@@ -1,11 +1,7 @@
 //! The wasmtime configuration of an engine: determinism, metering, the
 //! deadline's epochs and how instances' memories are allocated.
 
-use super::RuntimeOptions;
-
-/// Bytes of a pooled memory (and table) kept resident when its slot is
-/// reset for the next instance, see [`engine_config`].
-const KEEP_RESIDENT_BYTES: usize = 64 << 10;
+use super::{RuntimeOptions, DEFAULT_POOL_KEEP_RESIDENT};
 
 /// How an engine allocates its instances' memories.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,11 +57,12 @@ pub(super) fn engine_config(options: &RuntimeOptions, layout: Layout) -> wasmtim
         // reset) and copied back from the image instead of unmapped, up to
         // this many bytes per memory (the rest is unmapped), so the next
         // instance takes no page faults there: instantiation is faster
-        // than with `madvise` alone (BENCHMARKS.md). Small, because an idle slot
-        // keeps that much resident and, without PAGEMAP_SCAN, it is reset
-        // whole on every reuse.
-        pool.linear_memory_keep_resident(KEEP_RESIDENT_BYTES)
-            .table_keep_resident(KEEP_RESIDENT_BYTES)
+        // than with `madvise` alone (BENCHMARKS.md). Small by default,
+        // because an idle slot keeps that much resident and, without
+        // PAGEMAP_SCAN, it is reset whole on every reuse.
+        let keep = options.pool_keep_resident_bytes;
+        pool.linear_memory_keep_resident(keep)
+            .table_keep_resident(keep.min(DEFAULT_POOL_KEEP_RESIDENT))
             .pagemap_scan(wasmtime::Enabled::Auto);
         config.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool));
     }

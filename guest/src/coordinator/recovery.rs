@@ -170,17 +170,20 @@ impl Coordinator {
             .max(unlisted.last().copied());
         let at_least = state.slots.len().max(unlisted.len());
         let mut ended = Vec::with_capacity(state.slots.len() + unlisted.len());
-        let mut listed = state.slots.into_iter().zip(decoded.offsets).peekable();
+        // The next listed slot's subtask is read in place (a `Peekable`
+        // would move every slot, about 100 bytes, into its buffer first).
+        let mut listed = state.slots.into_iter();
+        let mut offsets = decoded.offsets.into_iter();
         let mut extra = unlisted.into_iter().peekable();
         let savepoints = &mut self.savepoints;
         let merged = core::iter::from_fn(|| {
-            let listed_next = listed.peek().map(|((s, _), _)| *s);
+            let listed_next = listed.as_slice().first().map(|(s, _)| *s);
             let (s, end, entries) = match (listed_next, extra.peek().copied()) {
                 (None, None) => return None,
                 (Some(s), f) if f.is_none_or(|f| s <= f) => {
                     extra.next_if_eq(&s);
-                    let ((s, mut held), at) = listed.next()?;
-                    ended.push((s, Some(at)));
+                    let (s, mut held) = listed.next()?;
+                    ended.push((s, offsets.next()));
                     // The coordinator's state at `r` holds it (SEMANTICS 3).
                     held.end.taken = held.end.taken.min(r);
                     (s, held.end, held.entries)

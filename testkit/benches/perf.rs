@@ -42,6 +42,14 @@ fn runtime() -> Runtime {
     Runtime::embedded().expect("the embedded component loads")
 }
 
+/// The embedded component on a runtime with `options` (a variant row).
+fn component_with(options: RuntimeOptions) -> Engine {
+    Engine::Component(
+        Runtime::new(sink_coordinator_host::artifact::EMBEDDED_WASM, options)
+            .expect("the embedded component loads"),
+    )
+}
+
 /// Benchmarks `id`: a job of `engine` whose criterion iterations are its
 /// checkpoints, one each (ids keep increasing across iterations); `cycle`
 /// runs checkpoint `checkpoint` and returns the part of it that is timed.
@@ -118,16 +126,10 @@ fn job(c: &mut Criterion) {
     let rt = runtime();
     // The default options with no call deadline: no epoch checks in the
     // machine code (what they cost, BENCHMARKS.md).
-    let no_deadline = Engine::Component(
-        Runtime::new(
-            sink_coordinator_host::artifact::EMBEDDED_WASM,
-            RuntimeOptions {
-                call_deadline: None,
-                ..RuntimeOptions::default()
-            },
-        )
-        .expect("the embedded component loads"),
-    );
+    let no_deadline = component_with(RuntimeOptions {
+        call_deadline: None,
+        ..RuntimeOptions::default()
+    });
     for (group, delivery) in [
         (format!("job_p{JOB_WRITERS}"), Delivery::Batch),
         (format!("job_p{JOB_WRITERS}_per_event"), Delivery::PerEvent),
@@ -219,16 +221,10 @@ fn round_trip(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(5));
     // The default options with the restored instance's whole memory kept
     // resident between instances (what that saves, BENCHMARKS.md).
-    let keep = Engine::Component(
-        Runtime::new(
-            sink_coordinator_host::artifact::EMBEDDED_WASM,
-            RuntimeOptions {
-                pool_keep_resident_bytes: ROUND_TRIP_KEEP_RESIDENT,
-                ..RuntimeOptions::default()
-            },
-        )
-        .expect("the embedded component loads"),
-    );
+    let keep = component_with(RuntimeOptions {
+        pool_keep_resident_bytes: ROUND_TRIP_KEEP_RESIDENT,
+        ..RuntimeOptions::default()
+    });
     let mut engines: Vec<(String, Engine)> = both(&rt)
         .into_iter()
         .map(|e| (e.name().to_string(), e))

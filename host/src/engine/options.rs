@@ -170,8 +170,9 @@ pub struct RuntimeOptions {
     /// runs without one ([`Runtime::instance_pool`](super::Runtime::instance_pool)). `None`: no pool at
     /// all. Default [`DEFAULT_INSTANCE_POOL`]; range [`INSTANCE_POOL_RANGE`].
     pub instance_pool: Option<u32>,
-    /// Bytes of each pooled instance's linear memory (and table) kept
-    /// resident when its slot is reset for the next instance: the pages
+    /// Bytes of each pooled instance's linear memory kept resident when
+    /// its slot is reset for the next instance (its tables keep at most
+    /// [`DEFAULT_POOL_KEEP_RESIDENT`], all they use): the pages
     /// the last instance dirtied, up to this many, are copied back from the
     /// image instead of unmapped, so the next instance takes no page faults
     /// there (wasmtime's `linear_memory_keep_resident`). An instance that

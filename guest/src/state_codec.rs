@@ -261,6 +261,10 @@ pub type EncodeSlot<'a, E> = (u32, &'a EndEntry, E);
 /// Encodes the state: commit user, parallelism, the ended slots in subtask
 /// order and the id lists; version 2 when there is no slot and no id, else
 /// version 3 (see the module docs).
+///
+/// Out of line: a JVM JIT compiles no method over 8,000 bytecode bytes
+/// (BENCHMARKS.md, "Huge functions on the JVM").
+#[inline(never)]
 pub fn encode<'a, I, E>(commit_user: &str, parallelism: u32, slots: I, ids: Ids<'_>) -> Vec<u8>
 where
     I: ExactSizeIterator<Item = EncodeSlot<'a, E>> + Clone,
@@ -401,6 +405,10 @@ const MIN_SLOT_BYTES: usize = 4;
 /// slot (the same postcard layout as the `State*` types), so that a restore
 /// can keep the bytes and decode one slot again instead of a second copy of
 /// every slot ([`decode_slot_at`]).
+///
+/// Not inlined into `start`: together they grew past what a JVM's JIT
+/// compiles (8,000 bytecode bytes), and Chicory ran the restore interpreted.
+#[inline(never)]
 pub fn decode_indexed(bytes: &[u8]) -> Result<IndexedState> {
     let corrupt = |defect: Defect| -> Error {
         ErrorReason::CoordinatorState {

@@ -43,6 +43,9 @@ pub const MAX_DECOMPRESSED: usize = 64 << 20;
 const MAX_ZSTD_WINDOW: u64 = 8 << 20;
 
 /// The bytes of one `zstandard` block (one or more zstd frames), at most `budget` of them.
+// Not inlined into its caller: with ruzstd's decoder inside, the caller grew
+// past what a JVM's JIT compiles (8,000 bytecode bytes) on Chicory.
+#[inline(never)]
 fn unzstd(mut input: &[u8], budget: usize) -> Result<Vec<u8>, AvroError> {
     use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
     use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
@@ -151,6 +154,7 @@ pub fn put_str_array(out: &mut Vec<u8>, items: &[String]) {
 /// Builds an OCF file from already-encoded blocks `(record count, block bytes)` that share
 /// `schema` and `codec`. The sync marker is the first 16 bytes of a SHA-256 over the
 /// schema, the codec and every block, so the same content always gives the same bytes.
+#[inline(never)] // see `unzstd`
 pub fn write_ocf(schema: &str, codec: &str, blocks: &[(i64, &[u8])]) -> Vec<u8> {
     let mut h = Sha256::new();
     h.update(b"sink-coordinator-paimon avro sync v1\0");
@@ -252,6 +256,7 @@ pub struct Ocf<'a> {
     pub blocks: Vec<(i64, &'a [u8])>,
 }
 
+#[inline(never)] // see `unzstd`
 pub fn read_ocf(bytes: &[u8]) -> Result<Ocf<'_>, AvroError> {
     if bytes.len() < 4 || bytes[..4] != MAGIC {
         return Err(AvroError::NotAvro);

@@ -239,6 +239,7 @@ fn partition_stats(
 }
 
 /// A manifest of ADD entries for `files`, and its manifest-list record.
+#[inline(never)] // see `avro::unzstd`
 pub fn write_manifest(
     table: &TableSchema,
     files: &[DataFile],

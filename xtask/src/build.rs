@@ -26,6 +26,17 @@ const WASM_TARGET: &str = "wasm32-unknown-unknown";
 /// The binaryen release pinned by `xtask/binaryen/package-lock.json`.
 const BINARYEN_VERSION: &str = "version 132 (version_132)";
 
+/// The largest function binaryen's inlining may make, in its estimate of
+/// binary bytes (wasm-opt's `--inline-max-combined-binary-size`; its
+/// default, 409,600, let `TableLog::commit` grow to 30 KB). A JVM's JIT
+/// compiles no method over 8,000 bytecode bytes (HotSpot's
+/// `HugeMethodLimit`) and Chicory's compiler makes about 1.3 bytecode bytes
+/// of a wasm byte, so a larger function runs in the JVM's interpreter
+/// (BENCHMARKS.md, "Huge functions on the JVM"; the JVM host's
+/// `MethodSizeTest` checks every function). Costs 177 bytes of the core
+/// module.
+const MAX_COMBINED_BYTES: u32 = 5_000;
+
 /// One built artifact.
 pub struct Built {
     /// The WIT package version (`wit/coordinator.wit`).
@@ -123,6 +134,7 @@ pub fn component(ws: &Path, wasm_opt: &Path) -> Result<Built> {
         .join("wasm")
         .join("sink_coordinator.wasm");
     let core = optimize(wasm_opt, &core_path, &target_dir)?;
+    crate::fn_size::check(&core)?;
     let encode = |core: &[u8]| {
         wit_component::ComponentEncoder::default()
             .module(core)
@@ -149,6 +161,9 @@ pub fn component(ws: &Path, wasm_opt: &Path) -> Result<Built> {
 /// `wasm-opt -Oz` of the core module at `core_path`, keeping its function
 /// names (`-g`) for the debug copy; the shipped copy drops them afterwards,
 /// which leaves the code byte for byte as without `-g`.
+///
+/// Binaryen inlines every function that has one caller, whatever the size
+/// ([`MAX_COMBINED_BYTES`] bounds it).
 fn optimize(wasm_opt: &Path, core_path: &Path, target_dir: &Path) -> Result<Vec<u8>> {
     if !wasm_opt.is_file() {
         bail!(
@@ -172,7 +187,8 @@ fn optimize(wasm_opt: &Path, core_path: &Path, target_dir: &Path) -> Result<Vec<
     let out = target_dir.join("sink_coordinator.opt.wasm");
     let status = Command::new("node")
         .arg(wasm_opt)
-        .args(["-Oz", "-g"])
+        .args(["-Oz", "-g", "--inline-max-combined-binary-size"])
+        .arg(MAX_COMBINED_BYTES.to_string())
         .arg(core_path)
         .arg("-o")
         .arg(&out)

@@ -29,6 +29,7 @@ mod abi_emit;
 mod abi_layout;
 mod build;
 mod core_module;
+mod fn_size;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -319,6 +319,9 @@ impl Coordinator {
         Ok(())
     }
 
+    // Out of line: a JVM JIT compiles no method over 8,000 bytecode bytes
+    // (BENCHMARKS.md, "Huge functions on the JVM").
+    #[inline(never)]
     pub(super) fn restored_inner(
         &mut self,
         env: &mut Env<'_>,

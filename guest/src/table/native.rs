@@ -136,6 +136,9 @@ impl TableFormat for NativeLog {
         read_snapshot(st, id)
     }
 
+    // Out of line: a JVM JIT compiles no method over 8,000 bytecode bytes
+    // (BENCHMARKS.md, "Huge functions on the JVM").
+    #[inline(never)]
     fn create_snapshot(
         &mut self,
         st: &mut dyn Storage,

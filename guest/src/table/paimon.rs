@@ -330,6 +330,7 @@ impl PaimonTable {
 
     /// The previous snapshot's base + delta lists for a create of `id`, from the cache
     /// after a create of ours, else read (the snapshot if not cached, and two lists).
+    #[inline(never)] // see `new_snapshot`
     fn previous_lists(
         &mut self,
         st: &mut dyn Storage,
@@ -359,6 +360,7 @@ impl PaimonTable {
 
     /// The commit's data files, decoded against the schema (admission checked each one:
     /// a failure here means state from elsewhere, and nothing is written).
+    #[inline(never)] // see `new_snapshot`
     fn files(
         schema: &TableSchema,
         r: &SnapshotRecord<'_>,
@@ -398,11 +400,119 @@ fn read_list(
         .map_err(|_| unusable(format!("the manifest list {key} cannot be decoded")))
 }
 
+/// Snapshot `r.id` of schema `schema_id` over `files`, with its manifest lists
+/// (name, size), the marks of every commit user and the properties the
+/// read-back uses. Out of line: inlined, it made `create_snapshot` too large
+/// for a JVM's JIT (BENCHMARKS.md, "Huge functions on the JVM").
+#[inline(never)]
+fn new_snapshot(
+    r: &SnapshotRecord<'_>,
+    previous: Option<&psnap::Snapshot>,
+    schema_id: i64,
+    files: &[DataFile],
+    base_list: (&str, i64),
+    delta_list: (&str, i64),
+) -> core::result::Result<psnap::Snapshot, StorageError> {
+    let id = pi(r.id)?;
+    let mut marks = Marks::default();
+    for (u, m) in r.users {
+        marks.users.insert(
+            (*u).to_string(),
+            psnap::UserMark {
+                identifier: pi(m.identifier)?,
+                snapshot_id: pi(m.snapshot_id)?,
+            },
+        );
+    }
+    marks.previous_of_user = r.previous_of_user.map(|p| p.snapshot_id as i64);
+    // Each count fits i64 (the decoder checks); their sum saturates.
+    let delta_rows = files
+        .iter()
+        .fold(0i64, |n, f| n.saturating_add(f.row_count as i64));
+    let total = previous
+        .and_then(|p| p.total_record_count)
+        .unwrap_or(0)
+        .saturating_add(delta_rows);
+    let mut snap = psnap::Snapshot::new_append(&NewSnapshot {
+        id,
+        schema_id,
+        base_manifest_list: base_list,
+        delta_manifest_list: delta_list,
+        commit_user: r.commit_user,
+        commit_identifier: pi(r.identifier)?,
+        time_millis: pi(r.time_ms)?,
+        total_record_count: total,
+        delta_record_count: delta_rows,
+        watermark: r.watermark,
+        marks: &marks,
+    });
+    if let Some(props) = snap.properties.as_mut() {
+        if let Some(p) = r.previous_of_user {
+            props.insert(P_PREVIOUS_IDENTIFIER.into(), format!("{}", p.identifier));
+        }
+        // Which subtask reported each file, for the read-back (the manifest entry
+        // has no field for it): computed from the record, no storage call.
+        if let Some(runs) = subtasks::encode_runs(r.committables.iter().map(|(s, _)| *s)) {
+            props.insert(subtasks::P_SUBTASKS.into(), runs);
+        }
+    }
+    Ok(snap)
+}
+
 fn pi(v: u64) -> core::result::Result<i64, StorageError> {
     i64::try_from(v).map_err(|_| unusable(format!("{v} does not fit a Paimon long")))
 }
 
+impl PaimonTable {
+    /// The base manifests after the merge the options ask for now, if any (its
+    /// inputs read, its outputs written); as they were otherwise. A function of
+    /// its own: inlined, it made `create_snapshot` too large for a JVM's JIT
+    /// (BENCHMARKS.md, "Huge functions on the JVM").
+    #[inline(never)]
+    fn merge_due(
+        &self,
+        st: &mut dyn Storage,
+        schema: &TableSchema,
+        mut base: Vec<ManifestFileMeta>,
+        id: i64,
+        snapshot: u64,
+    ) -> core::result::Result<Vec<ManifestFileMeta>, StorageError> {
+        let bad = |what: &str| unusable(format!("writing snapshot {snapshot}: {what}"));
+        if let Some(range) = manifest::plan_merge(&base, &self.merge) {
+            let mut inputs = Vec::with_capacity(range.len());
+            for m in &base[range.clone()] {
+                let key = psnap::manifest_key(&m.file_name);
+                inputs.push(
+                    st.get(&key)?
+                        .ok_or_else(|| unusable(format!("the manifest {key} is missing")))?,
+                );
+            }
+            let refs: Vec<&[u8]> = inputs.iter().map(|b| b.as_slice()).collect();
+            let merged = manifest::merge_manifests(
+                &schema.partition_kinds(),
+                &base[range.clone()],
+                &refs,
+                id,
+            )
+            .map_err(|_| bad("merging its manifests failed"))?;
+            if let Some(m) = merged {
+                for (meta, bytes) in &m.written {
+                    st.put(&psnap::manifest_key(&meta.file_name), bytes)?;
+                }
+                base = manifest::apply_merge(&base, range, &m);
+            }
+        }
+        Ok(base)
+    }
+}
+
+// The larger methods are kept out of `AnyFormat`'s dispatch (and so out
+// of the native commit path's functions): HotSpot's JIT compiles no method
+// over 8,000 bytecode bytes, and a wasm function that grew past that by
+// inlining ran in the JVM's interpreter on Chicory (BENCHMARKS.md, "Huge
+// functions on the JVM").
 impl TableFormat for PaimonTable {
+    #[inline(never)]
     fn read_snapshot(&mut self, st: &mut dyn Storage, id: u64) -> Result<Option<StoredSnapshot>> {
         let Some((key, s)) = self.get_snapshot(st, id)? else {
             return Ok(None);
@@ -422,6 +532,7 @@ impl TableFormat for PaimonTable {
         Ok(Some(stored))
     }
 
+    #[inline(never)]
     fn create_snapshot(
         &mut self,
         st: &mut dyn Storage,
@@ -451,81 +562,23 @@ impl TableFormat for PaimonTable {
             st.put(&psnap::manifest_key(&meta.file_name), &bytes)?;
             delta.push(meta);
         }
-        let (previous, mut base) = match prev {
+        let (previous, base) = match prev {
             Some((p, lists)) => (Some(p), lists),
             None => (None, Vec::new()),
         };
-        if let Some(range) = manifest::plan_merge(&base, &self.merge) {
-            let mut inputs = Vec::with_capacity(range.len());
-            for m in &base[range.clone()] {
-                let key = psnap::manifest_key(&m.file_name);
-                inputs.push(
-                    st.get(&key)?
-                        .ok_or_else(|| unusable(format!("the manifest {key} is missing")))?,
-                );
-            }
-            let refs: Vec<&[u8]> = inputs.iter().map(|b| b.as_slice()).collect();
-            let merged = manifest::merge_manifests(
-                &schema.partition_kinds(),
-                &base[range.clone()],
-                &refs,
-                id,
-            )
-            .map_err(|_| bad("merging its manifests failed"))?;
-            if let Some(m) = merged {
-                for (meta, bytes) in &m.written {
-                    st.put(&psnap::manifest_key(&meta.file_name), bytes)?;
-                }
-                base = manifest::apply_merge(&base, range, &m);
-            }
-        }
+        let mut base = self.merge_due(st, &schema, base, id, r.id)?;
         let (base_name, base_bytes) = manifest::write_manifest_list(&base, Role::BaseList, id);
         let (delta_name, delta_bytes) = manifest::write_manifest_list(&delta, Role::DeltaList, id);
         st.put(&psnap::manifest_key(&base_name), &base_bytes)?;
         st.put(&psnap::manifest_key(&delta_name), &delta_bytes)?;
-        let mut marks = Marks::default();
-        for (u, m) in r.users {
-            marks.users.insert(
-                (*u).to_string(),
-                psnap::UserMark {
-                    identifier: pi(m.identifier)?,
-                    snapshot_id: pi(m.snapshot_id)?,
-                },
-            );
-        }
-        marks.previous_of_user = r.previous_of_user.map(|p| p.snapshot_id as i64);
-        // Each count fits i64 (the decoder checks); their sum saturates.
-        let delta_rows = files
-            .iter()
-            .fold(0i64, |n, f| n.saturating_add(f.row_count as i64));
-        let total = previous
-            .as_ref()
-            .and_then(|p| p.total_record_count)
-            .unwrap_or(0)
-            .saturating_add(delta_rows);
-        let mut snap = psnap::Snapshot::new_append(&NewSnapshot {
-            id,
-            schema_id: schema.id,
-            base_manifest_list: (&base_name, base_bytes.len() as i64),
-            delta_manifest_list: (&delta_name, delta_bytes.len() as i64),
-            commit_user: r.commit_user,
-            commit_identifier: pi(r.identifier)?,
-            time_millis: pi(r.time_ms)?,
-            total_record_count: total,
-            delta_record_count: delta_rows,
-            watermark: r.watermark,
-            marks: &marks,
-        });
-        if let Some(props) = snap.properties.as_mut() {
-            if let Some(p) = r.previous_of_user {
-                props.insert(P_PREVIOUS_IDENTIFIER.into(), format!("{}", p.identifier));
-            }
-            // Which subtask reported each file, for the read-back (the manifest entry
-            // has no field for it): computed from the record, no storage call.
-            if let Some(runs) = subtasks::encode_runs(r.committables.iter().map(|(s, _)| *s)) {
-                props.insert(subtasks::P_SUBTASKS.into(), runs);
-            }
-        }
+        let snap = new_snapshot(
+            r,
+            previous.as_ref(),
+            schema.id,
+            &files,
+            (&base_name, base_bytes.len() as i64),
+            (&delta_name, delta_bytes.len() as i64),
+        )?;
         let created = st.put_if_absent(&psnap::snapshot_key(id), &snap.encode())?;
         if created {
             base.extend(delta);
@@ -611,6 +664,7 @@ impl TableFormat for PaimonTable {
     }
 
     /// A Paimon tag: the tagged snapshot's JSON, with the tag's times in its properties.
+    #[inline(never)]
     fn create_tag(
         &mut self,
         st: &mut dyn Storage,
@@ -649,6 +703,7 @@ impl TableFormat for PaimonTable {
         st.put_if_absent(&key, &psnap::tag_bytes(&snap.encode(), times))
     }
 
+    #[inline(never)]
     fn read_tag(&mut self, st: &mut dyn Storage, name: &str) -> Result<Option<StoredTag>> {
         let Ok(key) = psnap::tag_key(name) else {
             return Ok(None); // no such key can exist
@@ -670,6 +725,7 @@ impl TableFormat for PaimonTable {
         }
     }
 
+    #[inline(never)]
     fn list_tags(&mut self, st: &mut dyn Storage) -> Result<Vec<Tag>> {
         let keys = st
             .list("tag/")

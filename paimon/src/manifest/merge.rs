@@ -109,6 +109,7 @@ fn opt_fold<T: Copy>(vals: impl Iterator<Item = Option<T>>, f: impl Fn(T, T) -> 
 /// sit in the range, e.g. this crate's and pypaimon's manifests interleaved; otherwise
 /// only consecutive files of one header merge, keeping every entry's order. `None` when
 /// nothing merges.
+#[inline(never)] // see `avro::unzstd`
 pub fn merge_manifests(
     partition_kinds: &[ColumnType],
     metas: &[ManifestFileMeta],
@@ -170,6 +171,7 @@ pub fn merge_manifests(
 }
 
 /// The manifest-list record of a merged manifest.
+#[inline(never)] // see `avro::unzstd`
 fn combine(
     partition_kinds: &[ColumnType],
     used: &[&ManifestFileMeta],

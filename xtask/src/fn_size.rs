@@ -6,7 +6,7 @@
 //! about 1.25 to 1.45 bytecode bytes per wasm byte (measured on this module),
 //! so a wasm function over [`MAX_FUNCTION_BYTES`] is at risk. One such
 //! function, `TableLog::commit` at 30 KB after inlining, made Chicory's
-//! checkpoint cycle 3.4 times slower (BENCHMARKS.md, "Huge functions on the
+//! checkpoint cycle about 3 times slower (BENCHMARKS.md, "Huge functions on the
 //! JVM"). The build checks the optimized module, whose names it still has;
 //! the JVM host's `MethodSizeTest` checks the methods Chicory made.
 

@@ -1,8 +1,10 @@
 //! The table formats a [`super::TableLog`] can write, chosen per table.
 //!
 //! An enum rather than a `dyn TableFormat`: the log is `Clone` (model checkers copy
-//! whole coordinators), and without the `paimon` feature (the component's build) the
-//! enum has the native variant only, so the native path compiles as before.
+//! whole coordinators), and without the `paimon` feature (`--no-default-features`;
+//! the component carries it) the enum has the native variant only, so the native path
+//! compiles as before. The Paimon methods are out of line (`paimon.rs`), so that this
+//! dispatch does not grow the native commit path's functions.
 
 use alloc::vec::Vec;
 
